@@ -1,0 +1,58 @@
+"""rfexplain: formal, guaranteed explanations of scikit-learn random forest decisions.
+
+>>> import rfexplain as rx
+>>> forest = rx.Forest.from_sklearn(model)                      # doctest: +SKIP
+>>> decision = rx.Explainer(forest, engine="sat").explain(x)     # doctest: +SKIP
+>>> print(decision.sufficient_reason())                          # doctest: +SKIP
+"""
+
+from .budget import Budget, Enumeration
+from .engines import Engine, EngineBase, Instance, available_engines, register
+from .errors import (
+    ForestFormatError,
+    InvalidInstanceError,
+    NotFittedError,
+    OracleTooLargeError,
+    RFExplainError,
+    UnknownClassError,
+    UnknownDatasetError,
+    UnknownEngineError,
+    UnsupportedModelError,
+    UnsupportedQuery,
+)
+from .explainer import Decision, Explainer, SoftVoteWarning
+from .forest import Forest, Tree
+from .reasons import Literal, Reason, Witness
+from .verify import Verification, verify
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Forest",
+    "Tree",
+    "Explainer",
+    "Decision",
+    "Literal",
+    "Reason",
+    "Witness",
+    "Budget",
+    "Enumeration",
+    "Engine",
+    "EngineBase",
+    "Instance",
+    "register",
+    "available_engines",
+    "verify",
+    "Verification",
+    "SoftVoteWarning",
+    "RFExplainError",
+    "UnsupportedModelError",
+    "NotFittedError",
+    "InvalidInstanceError",
+    "UnknownEngineError",
+    "UnknownClassError",
+    "UnsupportedQuery",
+    "ForestFormatError",
+    "UnknownDatasetError",
+    "OracleTooLargeError",
+]

@@ -1,0 +1,182 @@
+"""The engine contract: what every explanation engine implements (DESIGN.md section 3).
+
+An engine is constructed once per forest (``EngineClass(forest, **options)``) and then answers
+queries about many instances. Each query method receives the :class:`Instance` (its raw float32
+values, its state vector and the forest's decision on it); enumerations also receive a
+:class:`~rfexplain.budget.Budget` and must poll ``budget.expired()`` in long searches.
+
+Engines subclass :class:`EngineBase`, list the queries they answer in ``queries``, and leave the
+others alone: the base class raises :class:`~rfexplain.errors.UnsupportedQuery` for them, naming
+the registered engines that do answer them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkable
+
+from ..budget import Budget
+from ..errors import UnsupportedQuery
+from ..forest import Forest
+from ..reasons import Reason
+
+__all__ = ["Instance", "Engine", "EngineBase", "ReasonFormula", "QUERIES", "ENUMERATION_QUERIES"]
+
+#: Every query of the Decision API, by name.
+QUERIES: tuple[str, ...] = (
+    "sufficient_reason",
+    "necessary_reason",
+    "sufficient_reasons",
+    "necessary_reasons",
+    "shortest_sufficient_reasons",
+    "shortest_necessary_reasons",
+    "contrastive_reasons",
+    "robustness",
+    "complete_reason",
+    "general_reason",
+    "general_sufficient_reasons",
+    "general_necessary_reasons",
+    "shortest_flips",
+)
+
+#: Queries that enumerate and therefore take ``limit=`` and ``timeout=``.
+ENUMERATION_QUERIES: frozenset[str] = frozenset(
+    {
+        "sufficient_reasons",
+        "necessary_reasons",
+        "shortest_sufficient_reasons",
+        "shortest_necessary_reasons",
+        "contrastive_reasons",
+        "general_sufficient_reasons",
+        "general_necessary_reasons",
+        "shortest_flips",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One explained input: raw float32 values, states, and the forest's decision (class index)."""
+
+    values: tuple[float, ...]
+    states: tuple[int, ...]
+    prediction: int
+
+    @classmethod
+    def of(cls, forest: Forest, x: Any) -> "Instance":
+        """Validate a raw instance and compute its states and decision."""
+        values = forest.check_instances(x)
+        if values.shape[0] != 1:
+            raise ValueError(f"expected one instance, got {values.shape[0]}")
+        states = forest.states(values)
+        return cls(
+            values=tuple(float(v) for v in values[0]),
+            states=tuple(int(s) for s in states[0]),
+            prediction=int(forest.predict_states(states)[0]),
+        )
+
+    @classmethod
+    def from_states(cls, forest: Forest, states: Sequence[int]) -> "Instance":
+        """An instance given by its state vector (raw values are state representatives)."""
+        st = tuple(int(s) for s in states)
+        values = tuple(forest.state_value(f, s) for f, s in enumerate(st))
+        return cls(values=values, states=st, prediction=int(forest.predict_states([st])[0]))
+
+
+@runtime_checkable
+class ReasonFormula(Protocol):
+    """A complete or general reason: a formula over state vectors (engine-specific form)."""
+
+    def __contains__(self, states: object) -> bool:
+        """Whether a state vector is a model of the formula."""
+
+
+class Engine(Protocol):
+    """The interface every engine implements (subclass :class:`EngineBase` to get it)."""
+
+    name: ClassVar[str]
+    queries: ClassVar[frozenset[str]]
+
+    def sufficient_reason(self, instance: Instance) -> Reason: ...
+    def necessary_reason(self, instance: Instance) -> Reason | None: ...
+    def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def shortest_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def shortest_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def contrastive_reasons(self, instance: Instance, target: int, budget: Budget) -> Iterator[Reason]: ...
+    def robustness(self, instance: Instance) -> float: ...
+    def complete_reason(self, instance: Instance) -> ReasonFormula: ...
+    def general_reason(self, instance: Instance) -> ReasonFormula: ...
+    def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
+    def close(self) -> None: ...
+
+
+class EngineBase:
+    """Default implementations: every query this engine does not list raises UnsupportedQuery."""
+
+    name: ClassVar[str] = "base"
+    queries: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, forest: Forest, **options: Any) -> None:
+        if options:
+            raise TypeError(
+                f"engine {self.name!r} takes no options {sorted(options)}"
+            )
+        self.forest = forest
+
+    def _unsupported(self, query: str) -> UnsupportedQuery:
+        from .registry import engines_supporting
+
+        others = [name for name in engines_supporting(query) if name != self.name]
+        where = f"; engines that answer it: {others}" if others else "; no installed engine answers it"
+        return UnsupportedQuery(f"engine {self.name!r} does not answer {query}(){where}")
+
+    def sufficient_reason(self, instance: Instance) -> Reason:
+        raise self._unsupported("sufficient_reason")
+
+    def necessary_reason(self, instance: Instance) -> Reason | None:
+        raise self._unsupported("necessary_reason")
+
+    def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("sufficient_reasons")
+
+    def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("necessary_reasons")
+
+    def shortest_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("shortest_sufficient_reasons")
+
+    def shortest_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("shortest_necessary_reasons")
+
+    def contrastive_reasons(self, instance: Instance, target: int, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("contrastive_reasons")
+
+    def robustness(self, instance: Instance) -> float:
+        raise self._unsupported("robustness")
+
+    def complete_reason(self, instance: Instance) -> ReasonFormula:
+        raise self._unsupported("complete_reason")
+
+    def general_reason(self, instance: Instance) -> ReasonFormula:
+        raise self._unsupported("general_reason")
+
+    def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("general_sufficient_reasons")
+
+    def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("general_necessary_reasons")
+
+    def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        raise self._unsupported("shortest_flips")
+
+    def close(self) -> None:
+        """Release solver resources; the default has none."""
+
+    def __enter__(self) -> "EngineBase":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,61 @@
+"""Exceptions of rfexplain.
+
+Every exception subclasses :class:`RFExplainError` *and* the builtin exception users already
+catch for that kind of problem (scikit-learn's convention), so ``except ValueError`` keeps
+working for code that does not know about rfexplain.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RFExplainError",
+    "UnsupportedModelError",
+    "NotFittedError",
+    "InvalidInstanceError",
+    "UnknownEngineError",
+    "UnknownClassError",
+    "UnsupportedQuery",
+    "ForestFormatError",
+    "UnknownDatasetError",
+    "OracleTooLargeError",
+]
+
+
+class RFExplainError(Exception):
+    """Root of every error raised on purpose by rfexplain."""
+
+
+class UnsupportedModelError(RFExplainError, TypeError):
+    """The model is not a fitted tree ensemble classifier rfexplain can explain."""
+
+
+class NotFittedError(RFExplainError, ValueError):
+    """The scikit-learn model has not been fitted."""
+
+
+class InvalidInstanceError(RFExplainError, ValueError):
+    """An instance has the wrong shape, a NaN, or a non-numeric value."""
+
+
+class UnknownEngineError(RFExplainError, ValueError):
+    """No engine is registered under that name."""
+
+
+class UnknownClassError(RFExplainError, ValueError):
+    """A class label that is not one of the model's classes."""
+
+
+class UnsupportedQuery(RFExplainError, NotImplementedError):
+    """The engine cannot answer this query; the message names the engines that can."""
+
+
+class ForestFormatError(RFExplainError, ValueError):
+    """A forest JSON document is corrupt or of a version this release cannot read."""
+
+
+class UnknownDatasetError(RFExplainError, ValueError):
+    """No dataset of that name exists; the message lists the available ones."""
+
+
+class OracleTooLargeError(RFExplainError, ValueError):
+    """The forest has too many state vectors for brute-force enumeration."""

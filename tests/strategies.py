@@ -1,0 +1,81 @@
+"""Hypothesis strategies for small random forests, shared by every engine's property tests.
+
+``forests()`` draws forests of 1-7 trees of depth <= 3 over <= 4 features with 2-4 classes; each
+feature has at most three distinct thresholds (so at most four states), which keeps every query
+within the oracle's reach. Trees may re-test a feature, including in ways that make a branch
+unreachable, and ties between classes are reachable (even tree counts, many classes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from rfexplain import Forest
+from rfexplain.engines.base import Instance
+
+THRESHOLD_POOL = (0.5, 1.5, 2.5, 3.5)
+
+
+@st.composite
+def _tree(draw: Any, n_features: int, pools: list[list[float]], n_classes: int, max_depth: int) -> dict:
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    label: list[int] = []
+    testable = [f for f in range(n_features) if pools[f]]
+
+    def grow(depth: int) -> int:
+        node = len(feature)
+        feature.append(-1)
+        threshold.append(0.0)
+        left.append(-1)
+        right.append(-1)
+        label.append(draw(st.integers(0, n_classes - 1)))
+        if depth < max_depth and testable and draw(st.booleans() if depth else st.integers(0, 4).map(bool)):
+            f = draw(st.sampled_from(testable))
+            feature[node] = f
+            threshold[node] = draw(st.sampled_from(pools[f]))
+            label[node] = -1
+            left[node] = grow(depth + 1)
+            right[node] = grow(depth + 1)
+        return node
+
+    grow(0)
+    return {"feature": feature, "threshold": threshold, "left": left, "right": right, "label": label}
+
+
+@st.composite
+def forests(
+    draw: Any,
+    *,
+    min_trees: int = 1,
+    max_trees: int = 7,
+    max_depth: int = 3,
+    max_features: int = 4,
+    min_classes: int = 2,
+    max_classes: int = 4,
+) -> Forest:
+    """A random small forest (see the module docstring)."""
+    n_features = draw(st.integers(1, max_features))
+    n_classes = draw(st.integers(min_classes, max_classes))
+    pools = [
+        sorted(draw(st.sets(st.sampled_from(THRESHOLD_POOL), min_size=0, max_size=3)))
+        for _ in range(n_features)
+    ]
+    if not any(pools):
+        pools[0] = [THRESHOLD_POOL[1]]
+    n_trees = draw(st.integers(min_trees, max_trees))
+    trees = [draw(_tree(n_features, pools, n_classes, max_depth)) for _ in range(n_trees)]
+    classes = draw(st.sampled_from([list(range(n_classes)), [f"c{i}" for i in range(n_classes)]]))
+    return Forest.from_raw_trees(trees, n_features=n_features, classes=classes)
+
+
+@st.composite
+def forests_and_instances(draw: Any, **kwargs: Any) -> tuple[Forest, Instance]:
+    """A random small forest and one of its state vectors, as an :class:`Instance`."""
+    forest = draw(forests(**kwargs))
+    states = [draw(st.integers(0, n - 1)) for n in forest.states_per_feature]
+    return forest, Instance.from_states(forest, states)
