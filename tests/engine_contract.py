@@ -1,0 +1,266 @@
+"""The engine contract: one test class, subclassed once per engine (the ``dd`` pattern).
+
+Every query an engine lists in ``queries`` is compared with the brute-force oracle on random
+small forests (``tests/strategies.py``): whole *sets* of reasons, not samples. Witnesses are
+checked with :func:`rfexplain.verify` against the forest. A subclass sets ``engine`` (the registry
+name) and may set ``options`` and ``max_examples``::
+
+    class TestSatEngine(EngineContract):
+        engine = "sat"
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rfexplain import Budget, verify
+from rfexplain.engines import engine_class
+from rfexplain.engines.base import Instance
+from rfexplain.oracle import Oracle
+
+from .strategies import forests, forests_and_instances
+
+
+def _keys(reasons: Any) -> set[tuple[str, tuple[tuple[int, tuple[int, ...]], ...], Any]]:
+    """Reasons as comparable keys (kind, literals, target); fails on duplicates."""
+    items = list(reasons)
+    keys = [(r.kind, tuple((lit.feature, tuple(sorted(lit.states))) for lit in r.conditions), r.target) for r in items]
+    assert len(keys) == len(set(keys)), f"duplicate reasons in {items}"
+    return set(keys)
+
+
+class EngineContract:
+    """Shared tests for an engine; subclasses name the engine."""
+
+    engine: ClassVar[str]
+    options: ClassVar[dict[str, Any]] = {}
+    max_examples: ClassVar[int] = 60
+
+    # ------------------------------------------------------------------ helpers
+    def make(self, forest: Any) -> Any:
+        return engine_class(self.engine)(forest, **self.options)
+
+    def supports(self, query: str) -> bool:
+        return query in engine_class(self.engine).queries
+
+    def require(self, query: str) -> None:
+        if not self.supports(query):
+            pytest.skip(f"engine {self.engine!r} does not answer {query}")
+
+    def check_witnesses(self, forest: Any, reasons: Any) -> None:
+        for reason in reasons:
+            result = verify(reason, forest)
+            assert result.ok, (reason, result.problems)
+
+    def run(self, check: Any) -> None:
+        @settings(
+            max_examples=self.max_examples,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
+        @given(forests_and_instances())
+        def property_test(case: Any) -> None:
+            forest, instance = case
+            engine = self.make(forest)
+            try:
+                check(forest, instance, engine, Oracle(forest))
+            finally:
+                engine.close()
+
+        property_test()
+
+    # ------------------------------------------------------------------ sufficient / necessary
+    def test_sufficient_reasons_equal_oracle(self) -> None:
+        self.require("sufficient_reasons")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            got = list(engine.sufficient_reasons(instance, Budget()))
+            assert _keys(got) == _keys(oracle.sufficient_reasons(instance))
+            self.check_witnesses(forest, got)
+
+        self.run(check)
+
+    def test_one_sufficient_reason_is_an_axp(self) -> None:
+        self.require("sufficient_reason")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            reason = engine.sufficient_reason(instance)
+            assert reason.kind == "sufficient"
+            assert _keys([reason]) <= _keys(oracle.sufficient_reasons(instance))
+            self.check_witnesses(forest, [reason])
+
+        self.run(check)
+
+    def test_necessary_reasons_equal_oracle(self) -> None:
+        self.require("necessary_reasons")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            got = list(engine.necessary_reasons(instance, Budget()))
+            assert _keys(got) == _keys(oracle.necessary_reasons(instance))
+            self.check_witnesses(forest, got)
+
+        self.run(check)
+
+    def test_one_necessary_reason_is_a_cxp(self) -> None:
+        self.require("necessary_reason")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            reason = engine.necessary_reason(instance)
+            expected = oracle.necessary_reasons(instance)
+            if not expected:
+                assert reason is None
+                return
+            assert reason is not None and _keys([reason]) <= _keys(expected)
+            self.check_witnesses(forest, [reason])
+
+        self.run(check)
+
+    def test_shortest_reasons_equal_oracle(self) -> None:
+        self.require("shortest_sufficient_reasons")
+        self.require("shortest_necessary_reasons")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            for query, everything in (
+                ("shortest_sufficient_reasons", oracle.sufficient_reasons(instance)),
+                ("shortest_necessary_reasons", oracle.necessary_reasons(instance)),
+            ):
+                best = min((len(r) for r in everything), default=0)
+                expected = [r for r in everything if len(r) == best]
+                got = list(getattr(engine, query)(instance, Budget()))
+                assert _keys(got) == _keys(expected), query
+                self.check_witnesses(forest, got)
+
+        self.run(check)
+
+    def test_robustness_equals_oracle(self) -> None:
+        self.require("robustness")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            expected = oracle.robustness(instance)
+            got = engine.robustness(instance)
+            assert got == expected
+            assert expected == math.inf or isinstance(got, int)
+
+        self.run(check)
+
+    def test_contrastive_reasons_equal_oracle(self) -> None:
+        self.require("contrastive_reasons")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            for target in range(forest.n_classes):
+                if target == instance.prediction:
+                    continue
+                got = list(engine.contrastive_reasons(instance, target, Budget()))
+                assert _keys(got) == _keys(oracle.contrastive_reasons(instance, target)), target
+                self.check_witnesses(forest, got)
+
+        self.run(check)
+
+    # ------------------------------------------------------------------ complete / general reasons
+    def test_complete_and_general_reason_membership(self) -> None:
+        self.require("complete_reason")
+        self.require("general_reason")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            complete = engine.complete_reason(instance)
+            general = engine.general_reason(instance)
+            want_complete = oracle.complete_reason(instance)
+            want_general = oracle.general_reason(instance)
+            for row in oracle.grid:
+                z = tuple(int(s) for s in row)
+                assert (z in complete) == (z in want_complete), ("complete", z)
+                assert (z in general) == (z in want_general), ("general", z)
+
+        self.run(check)
+
+    def test_general_reasons_equal_oracle(self) -> None:
+        self.require("general_sufficient_reasons")
+        self.require("general_necessary_reasons")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            got_gsr = list(engine.general_sufficient_reasons(instance, Budget()))
+            got_gnr = list(engine.general_necessary_reasons(instance, Budget()))
+            assert _keys(got_gsr) == _keys(oracle.general_sufficient_reasons(instance))
+            assert _keys(got_gnr) == _keys(oracle.general_necessary_reasons(instance))
+            self.check_witnesses(forest, got_gsr + got_gnr)
+
+        self.run(check)
+
+    def test_shortest_flips_equal_oracle(self) -> None:
+        self.require("shortest_flips")
+
+        def check(forest: Any, instance: Instance, engine: Any, oracle: Oracle) -> None:
+            got = list(engine.shortest_flips(instance, Budget()))
+            assert _keys(got) == _keys(oracle.shortest_flips(instance))
+            self.check_witnesses(forest, got)
+
+        self.run(check)
+
+    # ------------------------------------------------------------------ budgets and lifecycle
+    def test_limit_cuts_enumeration_cleanly(self) -> None:
+        self.require("sufficient_reasons")
+        from rfexplain import Explainer
+
+        @settings(max_examples=20, deadline=None)
+        @given(forests(min_trees=3), st.integers(0, 2))
+        def property_test(forest: Any, limit: int) -> None:
+            decision = Explainer(forest, engine=self.engine, **self.options).explain(
+                [forest.state_value(f, 0) for f in range(forest.n_features)]
+            )
+            everything = list(decision.sufficient_reasons())
+            limited = decision.sufficient_reasons(limit=limit)
+            got = list(limited)
+            assert len(got) == min(limit, len(everything))
+            if len(everything) > limit:
+                assert limited.complete is False and limited.stopped_by == "limit"
+
+        property_test()
+
+    def test_timeout_zero_ends_incomplete(self) -> None:
+        self.require("necessary_reasons")
+        from rfexplain import Explainer
+
+        @settings(max_examples=10, deadline=None)
+        @given(forests(min_trees=2))
+        def property_test(forest: Any) -> None:
+            decision = Explainer(forest, engine=self.engine, **self.options).explain(
+                [forest.state_value(f, 0) for f in range(forest.n_features)]
+            )
+            result = decision.necessary_reasons(timeout=0)
+            assert list(result) == []
+            assert result.complete is False and result.stopped_by == "timeout"
+
+        property_test()
+
+    def test_unsupported_queries_raise(self) -> None:
+        from rfexplain import UnsupportedQuery
+        from rfexplain.engines.base import QUERIES
+
+        cls = engine_class(self.engine)
+        missing = [q for q in QUERIES if q not in cls.queries]
+        if not missing:
+            pytest.skip("engine answers every query")
+
+        @settings(max_examples=3, deadline=None)
+        @given(forests_and_instances())
+        def property_test(case: Any) -> None:
+            forest, instance = case
+            engine = self.make(forest)
+            for query in missing:
+                args: tuple[Any, ...] = (instance,)
+                if query == "contrastive_reasons":
+                    args += ((instance.prediction + 1) % forest.n_classes,)
+                if query in ("sufficient_reasons", "necessary_reasons", "shortest_sufficient_reasons",
+                             "shortest_necessary_reasons", "contrastive_reasons", "general_sufficient_reasons",
+                             "general_necessary_reasons", "shortest_flips"):
+                    args += (Budget(),)
+                with pytest.raises(UnsupportedQuery, match="oracle"):
+                    result = getattr(engine, query)(*args)
+                    list(result) if hasattr(result, "__iter__") else result
+
+        property_test()
