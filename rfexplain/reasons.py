@@ -173,20 +173,13 @@ class Reason:
 
 
 def format_threshold(t: float) -> str:
-    """The shortest decimal ``d`` (at least two decimals) that reads exactly like ``t`` in float32.
+    """The float32 number an input must not exceed to satisfy ``x <= t``, printed shortest.
 
-    Inputs are compared as float32 (DESIGN.md section 1), and ``float32(d)`` is the largest
-    float32 not above ``t``: so a value ``x`` satisfies ``float32(x) <= t`` iff
-    ``float32(x) <= float32(d)``. scikit-learn's threshold ``0.800000011920929`` prints ``0.80``.
+    Inputs are compared as float32 (DESIGN.md section 1): ``float32(x) <= t`` holds iff
+    ``float32(x) <= m`` where ``m`` is the largest float32 not above ``t``; this prints ``m`` with
+    the fewest digits that read back as ``m`` (at least two decimals).
     """
-    if math.isinf(t):
-        return "inf" if t > 0 else "-inf"
-    target = _largest_f32_at_most(t)
-    for digits in range(2, 18):
-        text = f"{t:.{digits}f}"
-        if float(np.float32(float(text))) == target:
-            return text
-    return repr(target)
+    return _f32_text(_largest_f32_at_most(t))
 
 
 def _largest_f32_at_most(t: float) -> float:
@@ -194,6 +187,28 @@ def _largest_f32_at_most(t: float) -> float:
     if float(f) > t:
         f = np.nextafter(f, np.float32(-np.inf))
     return float(f)
+
+
+def _f32_text(value: float) -> str:
+    v = np.float32(value)
+    if v != 0 and not 1e-4 <= abs(float(v)) < 1e7:
+        return np.format_float_scientific(v, unique=True)
+    return np.format_float_positional(v, unique=True, trim="k", min_digits=2)
+
+
+def _upper_bound(t: float) -> tuple[str, str]:
+    """``x <= t`` on float32 inputs, exactly, as ``("<=", m)`` or ``("<", m')``, whichever is shorter
+    (``m`` the largest float32 not above ``t``, ``m'`` the next float32)."""
+    at_most = _largest_f32_at_most(t)
+    below = _f32_text(float(np.nextafter(np.float32(at_most), np.float32(np.inf))))
+    le = _f32_text(at_most)
+    return ("<", below) if len(below) < len(le) else ("<=", le)
+
+
+def _lower_bound(t: float) -> tuple[str, str]:
+    """``x > t`` on float32 inputs, exactly, as ``(">", m)`` or ``(">=", m')``, whichever is shorter."""
+    op, text = _upper_bound(t)
+    return (">", text) if op == "<=" else (">=", text)
 
 
 def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tuple[float, float]]:
@@ -212,9 +227,10 @@ def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tup
 
 
 def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, ...]) -> str:
-    """Render ``name in states`` as conditions on raw values.
+    """Render ``name in states`` as exact conditions on float32 raw values.
 
-    One interval reads ``name <= 0.80``, ``name > 1.75`` or ``2.45 < name <= 4.75``; several read
+    One interval reads ``name <= 0.80``, ``name > 1.75`` or ``2.45 < name <= 4.75`` (``<`` and
+    ``>=`` appear where they print a shorter exact bound); several read
     ``name in (1.00, 2.00] or (3.00, 4.00]``; all states read ``name is anything``.
     """
     intervals = _intervals(states, thresholds)
@@ -223,14 +239,27 @@ def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, .
         if math.isinf(lo) and math.isinf(hi):
             return f"{name} is anything"
         if math.isinf(lo):
-            return f"{name} <= {format_threshold(hi)}"
+            op, text = _upper_bound(hi)
+            return f"{name} {op} {text}"
         if math.isinf(hi):
-            return f"{name} > {format_threshold(lo)}"
-        return f"{format_threshold(lo)} < {name} <= {format_threshold(hi)}"
+            op, text = _lower_bound(lo)
+            return f"{name} {op} {text}"
+        lop, ltext = _lower_bound(lo)
+        hop, htext = _upper_bound(hi)
+        return f"{ltext} {'<' if lop == '>' else '<='} {name} {hop} {htext}"
     pieces = []
     for lo, hi in intervals:
-        right = "+inf)" if math.isinf(hi) else f"{format_threshold(hi)}]"
-        pieces.append(f"({format_threshold(lo)}, {right}")
+        if math.isinf(lo):
+            left = "(-inf"
+        else:
+            lop, ltext = _lower_bound(lo)
+            left = ("(" if lop == ">" else "[") + ltext
+        if math.isinf(hi):
+            right = "+inf)"
+        else:
+            hop, htext = _upper_bound(hi)
+            right = htext + ("]" if hop == "<=" else ")")
+        pieces.append(f"{left}, {right}")
     return f"{name} in " + " or ".join(pieces)
 
 

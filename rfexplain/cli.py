@@ -1,0 +1,235 @@
+"""The ``rfexplain`` command line.
+
+``rfexplain demo`` explains a few iris decisions with every available engine; ``rfexplain info``
+describes a saved forest or model; ``rfexplain train`` fits a forest on a dataset and saves it as
+JSON; ``rfexplain explain`` answers one query about one instance. Bad input prints one line on
+stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["main", "build_parser"]
+
+QUERY_CHOICES = (
+    "sufficient_reason",
+    "necessary_reason",
+    "sufficient_reasons",
+    "necessary_reasons",
+    "shortest_sufficient_reasons",
+    "shortest_necessary_reasons",
+    "contrastive_reasons",
+    "robustness",
+    "general_sufficient_reasons",
+    "general_necessary_reasons",
+    "shortest_flips",
+)
+ALL_OF = {"sufficient_reason": "sufficient_reasons", "necessary_reason": "necessary_reasons"}
+
+
+class UsageError(Exception):
+    """Bad command-line input; reported on one line with exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rfexplain", description="Formal explanations of scikit-learn random forest decisions."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="explain a few iris decisions with every available engine")
+    demo.add_argument("--instances", type=int, default=3, help="number of test instances (default 3)")
+    demo.add_argument("--engine", action="append", help="engine(s) to show (default: all available)")
+
+    info = sub.add_parser("info", help="statistics of a saved forest (JSON) or model (joblib/pickle)")
+    info.add_argument("model", help="forest JSON, or a joblib/pickle file of a fitted model (trusted files only)")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+
+    train = sub.add_parser("train", help="fit a random forest on a dataset and save it as forest JSON")
+    _add_training_options(train, required=True)
+    train.add_argument("-o", "--output", required=True, help="where to write the forest JSON")
+
+    explain = sub.add_parser("explain", help="answer one query about one instance")
+    explain.add_argument("model", nargs="?", help="forest JSON or joblib/pickle model (or use --dataset)")
+    _add_training_options(explain, required=False)
+    where = explain.add_mutually_exclusive_group(required=True)
+    where.add_argument("--index", type=int, help="row of the dataset (--dataset) to explain")
+    where.add_argument("--values", help="comma-separated feature values of the instance")
+    explain.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
+    explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
+    explain.add_argument("--target", help="class label for contrastive_reasons")
+    explain.add_argument("--engine", default="sat", help="engine name (default sat)")
+    explain.add_argument("--limit", type=int, help="at most this many reasons")
+    explain.add_argument("--timeout", type=float, help="stop enumerating after this many seconds")
+    explain.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument("--dataset", required=required, help="dataset name (see rfexplain.datasets)")
+    parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--trees", type=int, default=20, help="number of trees (default 20)")
+    parser.add_argument("--depth", type=int, default=4, help="maximum depth (default 4)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+# ---------------------------------------------------------------------- loading models
+def load_forest_or_model(path: str) -> tuple[Any, Any]:
+    """``(forest, model)`` from a forest JSON (``model`` is None) or a joblib/pickle model file."""
+    from .forest import Forest
+
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"no such file: {path}")
+    head = file.read_bytes()[:1].strip()
+    if head in (b"{", b""):
+        return Forest.from_json(file.read_text()), None
+    import joblib
+
+    try:
+        model = joblib.load(file)
+    except Exception as exc:  # unpickling reports every kind of corruption differently
+        raise UsageError(f"cannot read {path} as forest JSON or joblib/pickle model: {exc}") from None
+    return Forest.from_sklearn(model), model
+
+
+def train_forest(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """Fit a RandomForestClassifier on ``args.dataset``: ``(forest, model, dataset)``."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from . import datasets
+    from .forest import Forest
+
+    if args.trees < 1 or args.depth < 1:
+        raise UsageError("--trees and --depth must be positive")
+    data = datasets.load(args.dataset, args.data)
+    model = RandomForestClassifier(n_estimators=args.trees, max_depth=args.depth, random_state=args.seed)
+    model.fit(data.X, data.y)
+    return Forest.from_sklearn(model, feature_names=list(data.feature_names)), model, data
+
+
+# ---------------------------------------------------------------------- commands
+def cmd_info(args: argparse.Namespace) -> int:
+    forest, _ = load_forest_or_model(args.model)
+    stats = forest.statistics()
+    stats["classes"] = list(forest.classes)
+    stats["source"] = forest.source
+    if args.json:
+        print(json.dumps(stats, default=str))
+    else:
+        for key, value in stats.items():
+            print(f"{key:>18}: {value}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    forest, model, data = train_forest(args)
+    Path(args.output).write_text(forest.to_json())
+    print(f"wrote {args.output}: {forest!r}, agreement with sklearn predict {forest.agreement(data.X, model)}")
+    return 0
+
+
+def _instance(args: argparse.Namespace, forest: Any, data: Any) -> Any:
+    if args.values is not None:
+        try:
+            return [float(v) for v in args.values.split(",")]
+        except ValueError:
+            raise UsageError(f"--values must be comma-separated numbers, got {args.values!r}") from None
+    if data is None:
+        raise UsageError("--index needs --dataset (the rows to index into)")
+    if not 0 <= args.index < len(data.X):
+        raise UsageError(f"--index must be in [0, {len(data.X) - 1}], got {args.index}")
+    return data.X[args.index]
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from . import datasets
+    from .explainer import Explainer
+
+    data = None
+    if args.model:
+        forest, model = load_forest_or_model(args.model)
+        if args.dataset:
+            data = datasets.load(args.dataset, args.data)
+    elif args.dataset:
+        forest, model, data = train_forest(args)
+    else:
+        raise UsageError("give a model file or --dataset")
+    explainer = Explainer(model if model is not None else forest, engine=args.engine)
+    decision = explainer.explain(_instance(args, forest, data))
+    query = ALL_OF.get(args.query, args.query) if args.all else args.query
+    kwargs: dict[str, Any] = {}
+    if query == "contrastive_reasons":
+        if args.target is None:
+            raise UsageError("contrastive_reasons needs --target CLASS")
+        kwargs["target"] = _label(forest, args.target)
+    if query.endswith("s") and query != "robustness":
+        kwargs.update(limit=args.limit, timeout=args.timeout)
+    result = getattr(decision, query)(**kwargs)
+    output: dict[str, Any] = {
+        "prediction": _jsonable(decision.prediction),
+        "sklearn_prediction": _jsonable(decision.sklearn_prediction),
+        "engine": args.engine,
+        "query": query,
+    }
+    if query == "robustness":
+        output["robustness"] = None if result == math.inf else result
+    elif hasattr(result, "complete"):
+        output["reasons"] = [r.to_dict() for r in result]
+        output["complete"] = result.complete
+        output["stopped_by"] = result.stopped_by
+    else:
+        output["reasons"] = [] if result is None else [result.to_dict()]
+    explainer.close()
+    if args.json:
+        print(json.dumps(output, default=str))
+        return 0
+    print(f"prediction: {output['prediction']!r} (engine {args.engine}, query {query})")
+    if query == "robustness":
+        print(f"robustness: {'cannot be flipped' if result == math.inf else result}")
+    else:
+        if not output["reasons"]:
+            print("no reason: the decision cannot be changed that way")
+        for reason in output["reasons"]:
+            print(f"  {reason['text']}")
+        if output.get("complete") is False:
+            print(f"  (incomplete: stopped by {output['stopped_by']})")
+    return 0
+
+
+def _label(forest: Any, text: str) -> Any:
+    for c in forest.classes:
+        if str(c) == text:
+            return c
+    return text
+
+
+def _jsonable(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from .errors import RFExplainError
+
+    commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain}
+    try:
+        if args.command == "demo":
+            from .demo import run_demo
+
+            return run_demo(n_instances=args.instances, engines=args.engine)
+        return commands[args.command](args)
+    except (UsageError, RFExplainError, ValueError, OSError) as exc:
+        print(f"rfexplain: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

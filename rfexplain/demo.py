@@ -1,0 +1,114 @@
+"""``rfexplain demo``: the showcase on built-in data.
+
+Trains a small random forest on iris, then explains a few test instances with every available
+engine: the decision (and scikit-learn's own soft-vote prediction), sufficient and necessary
+reasons as readable conditions, the shortest ones, the robustness, contrastive reasons, general
+reasons and the shortest flips where the engine computes them, and whether the engines agree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable, Sequence
+
+from .errors import OracleTooLargeError, UnsupportedQuery
+
+__all__ = ["run_demo"]
+
+#: (title, query, uses a target class) in the order the demo shows them.
+SHOWN = (
+    ("sufficient reasons", "sufficient_reasons", False),
+    ("necessary reasons", "necessary_reasons", False),
+    ("shortest sufficient reasons", "shortest_sufficient_reasons", False),
+    ("robustness", "robustness", False),
+    ("contrastive reasons toward", "contrastive_reasons", True),
+    ("general sufficient reasons", "general_sufficient_reasons", False),
+    ("shortest flips (shortest general necessary reasons)", "shortest_flips", False),
+)
+
+
+def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: Callable[[str], None] = print) -> int:
+    """Run the demo, writing lines through ``write``; returns the exit status (1 if engines disagree)."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    from . import datasets
+    from .engines.registry import available_engines
+    from .explainer import Explainer
+    from .forest import Forest
+
+    data = datasets.load("iris")
+    X_train, X_test, y_train, _ = train_test_split(data.X, data.y, test_size=0.2, random_state=0, stratify=data.y)
+    model = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X_train, y_train)
+    forest = Forest.from_sklearn(model, feature_names=list(data.feature_names))
+    stats = forest.statistics()
+    write("rfexplain demo: iris, RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0)")
+    write(
+        f"forest: {stats['trees']} trees, {stats['nodes']} nodes, {stats['thresholds']} thresholds, "
+        f"{stats['state_vectors']:,} state vectors"
+    )
+    write(f"hard majority vote agrees with sklearn's predict on the test set: {forest.agreement(X_test, model)}")
+    names = list(engines) if engines else available_engines()
+    explainers = {}
+    for name in names:
+        try:
+            explainers[name] = Explainer(model, engine=name, feature_names=list(data.feature_names))
+        except OracleTooLargeError as exc:
+            write(f"engine {name}: skipped ({exc})")
+    write(f"engines: {', '.join(explainers)}")
+    disagreements = 0
+    rows = np.linspace(0, len(X_test) - 1, num=min(n_instances, len(X_test))).astype(int)
+    for row in rows:
+        x = X_test[row]
+        write("")
+        write("instance: " + ", ".join(f"{n} = {v:g}" for n, v in zip(data.feature_names, x)))
+        answers: dict[tuple[str, Any], dict[str, Any]] = {}
+        for name, explainer in explainers.items():
+            decision = explainer.explain(x)
+            write(f"  [{name}] decision: {decision.prediction!r} (sklearn predict: {decision.sklearn_prediction!r})")
+            for title, query, targeted in SHOWN:
+                targets = [c for c in forest.classes if c != decision.prediction] if targeted else [None]
+                for target in targets:
+                    shown = _answer(decision, query, target)
+                    if shown is None:
+                        continue
+                    text, key = shown
+                    label = f"{title} {target!r}" if targeted else title
+                    write(f"    {label}: {text}")
+                    if key is not None:
+                        answers.setdefault((query, target), {})[name] = key
+        for (query, target), by_engine in answers.items():
+            if len(set(map(repr, by_engine.values()))) > 1:
+                disagreements += 1
+                write(f"  ENGINES DISAGREE on {query} {target or ''}: {by_engine}")
+        if len(explainers) > 1:
+            write(f"  engines agree on every shared query: {'yes' if not disagreements else 'NO'}")
+    for explainer in explainers.values():
+        explainer.close()
+    return 1 if disagreements else 0
+
+
+def _answer(decision: Any, query: str, target: Any) -> tuple[str, Any] | None:
+    """Rendered answer and a comparable key, or None when the engine does not answer ``query``."""
+    start = time.perf_counter()
+    try:
+        if query == "robustness":
+            value = decision.robustness()
+            text = "cannot be flipped" if value == math.inf else f"{value} feature(s)"
+            return f"{text}  [{_ms(start)}]", value
+        result = decision.contrastive_reasons(target, timeout=30) if target is not None else getattr(decision, query)(timeout=30)
+        reasons = list(result)
+    except UnsupportedQuery:
+        return None
+    except OracleTooLargeError:
+        return "(too large for the brute-force oracle)", None
+    rendered = "; ".join(f"[{r}]" for r in reasons) if reasons else "none"
+    suffix = "" if result.complete else f" (stopped by {result.stopped_by})"
+    key = frozenset((r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items()))) for r in reasons)
+    return f"{rendered}{suffix}  [{_ms(start)}]", key if result.complete else None
+
+
+def _ms(start: float) -> str:
+    return f"{(time.perf_counter() - start) * 1000:.1f} ms"
