@@ -1,0 +1,108 @@
+"""Bad input gets clear errors (issue 2's list), through the Python API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+import rfexplain as rx
+
+
+@pytest.fixture(scope="module")
+def iris_model() -> RandomForestClassifier:
+    X, y = load_iris(return_X_y=True)
+    return RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+
+
+def test_unfitted_model() -> None:
+    with pytest.raises(rx.NotFittedError, match="not fitted"):
+        rx.Forest.from_sklearn(RandomForestClassifier())
+    with pytest.raises(ValueError):  # also a ValueError, like sklearn's own
+        rx.Explainer(RandomForestClassifier(), engine="oracle")
+
+
+@pytest.mark.parametrize("model", [RandomForestRegressor(n_estimators=2), GradientBoostingClassifier(n_estimators=2), "a string"])
+def test_unsupported_estimators(model: object) -> None:
+    X, y = load_iris(return_X_y=True)
+    if hasattr(model, "fit"):
+        model.fit(X, y)  # type: ignore[union-attr]
+    with pytest.raises(rx.UnsupportedModelError, match="model must be one of"):
+        rx.Forest.from_sklearn(model)
+    with pytest.raises(TypeError):
+        rx.Forest.from_sklearn(model)
+
+
+def test_pipeline_with_transformer_is_refused() -> None:
+    X, y = load_iris(return_X_y=True)
+    pipe = Pipeline([("scale", StandardScaler()), ("rf", RandomForestClassifier(n_estimators=2))]).fit(X, y)
+    with pytest.raises(rx.UnsupportedModelError, match="transformed features"):
+        rx.Forest.from_sklearn(pipe)
+
+
+def test_wrong_number_of_features(iris_model: RandomForestClassifier) -> None:
+    explainer = rx.Explainer(iris_model, engine="oracle")
+    with pytest.raises(rx.InvalidInstanceError, match="expected 4 features, got 3"):
+        explainer.explain([1.0, 2.0, 3.0])
+
+
+def test_nan_names_the_feature(iris_model: RandomForestClassifier) -> None:
+    explainer = rx.Explainer(iris_model, engine="oracle", feature_names=["sl", "sw", "pl", "pw"])
+    with pytest.raises(rx.InvalidInstanceError, match="NaN in feature 2 .'pl'."):
+        explainer.explain([1.0, 2.0, np.nan, 3.0])
+
+
+def test_non_numeric_values(iris_model: RandomForestClassifier) -> None:
+    explainer = rx.Explainer(iris_model, engine="oracle")
+    with pytest.raises(rx.InvalidInstanceError, match="numeric"):
+        explainer.explain([1.0, "two", 3.0, 4.0])
+
+
+def test_unknown_engine_lists_known_ones(iris_model: RandomForestClassifier) -> None:
+    with pytest.raises(rx.UnknownEngineError, match=r"engine must be one of \[.*'oracle'.*\]. Got 'smt' instead"):
+        rx.Explainer(iris_model, engine="smt")
+
+
+def test_unknown_class_label(iris_model: RandomForestClassifier) -> None:
+    decision = rx.Explainer(iris_model, engine="oracle").explain([5.1, 3.5, 1.4, 0.2])
+    with pytest.raises(rx.UnknownClassError, match=r"class must be one of \[0, 1, 2\]. Got 7 instead"):
+        decision.contrastive_reasons(7)
+    with pytest.raises(ValueError, match="must differ from the prediction"):
+        decision.contrastive_reasons(decision.prediction)
+
+
+def test_budget_arguments_are_validated(iris_model: RandomForestClassifier) -> None:
+    decision = rx.Explainer(iris_model, engine="oracle").explain([5.1, 3.5, 1.4, 0.2])
+    with pytest.raises(ValueError, match="limit must be"):
+        decision.sufficient_reasons(limit=-1)
+    with pytest.raises(ValueError, match="timeout must be"):
+        decision.sufficient_reasons(timeout="soon")  # type: ignore[arg-type]
+
+
+def test_oracle_refuses_large_forests_with_the_count() -> None:
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=50, max_depth=8, random_state=0).fit(X, y)
+    with pytest.raises(rx.OracleTooLargeError, match=r"state vectors \(\d+ x \d+ x \d+ x \d+\)"):
+        rx.Explainer(model, engine="oracle", max_state_vectors=1000)
+
+
+def test_engine_options_are_checked(iris_model: RandomForestClassifier) -> None:
+    with pytest.raises(TypeError, match="unexpected keyword|takes no options"):
+        rx.Explainer(iris_model, engine="oracle", colour="blue")
+
+
+def test_soft_vote_disagreement_warns() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X.sum(axis=1) + rng.normal(size=300) > 0).astype(int)
+    model = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
+    forest = rx.Forest.from_sklearn(model)
+    differ = forest.agreement(X, model).disagreeing_rows
+    assert len(differ), "this seed is chosen so that hard and soft votes differ on some rows"
+    explainer = rx.Explainer(model, engine="oracle")
+    with pytest.warns(rx.SoftVoteWarning, match="soft vote"):
+        decision = explainer.explain(X[differ[0]])
+    assert decision.sklearn_prediction != decision.prediction

@@ -1,0 +1,134 @@
+"""Fidelity: Forest.predict is exactly the hard majority vote of scikit-learn's own trees.
+
+The reference vote is computed here from each fitted tree's own ``predict`` (ties to the lowest
+class index), independently of rfexplain's discretisation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.tree import DecisionTreeClassifier
+
+from rfexplain import Forest
+
+
+def sklearn_hard_vote(model: Any, X: np.ndarray) -> np.ndarray:
+    X32 = np.asarray(X, dtype=np.float32)
+    classes = list(model.classes_)
+    trees = getattr(model, "estimators_", [model])
+    votes = []
+    for tree in trees:
+        pred = tree.predict(X32)
+        # sub-estimators of a forest predict class indices; a lone tree predicts labels
+        votes.append([classes.index(p) if tree is model else int(p) for p in pred])
+    votes_arr = np.asarray(votes).T
+    counts = np.stack([(votes_arr == c).sum(axis=1) for c in range(len(classes))], axis=1)
+    return np.asarray(classes)[np.argmax(counts, axis=1)]
+
+
+def probe_points(forest: Forest, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Rows of X with values replaced by thresholds exactly and one float32 step either side."""
+    rows = []
+    for f, ts in enumerate(forest.thresholds):
+        for t in ts:
+            t32 = np.float32(t)
+            for value in (t, t32, np.nextafter(t32, np.float32(-np.inf)), np.nextafter(t32, np.float32(np.inf))):
+                row = X[rng.integers(len(X))].copy()
+                row[f] = float(value)
+                rows.append(row)
+    return np.asarray(rows) if rows else X[:0]
+
+
+def check_fidelity(model: Any, X: np.ndarray, seed: int = 0) -> None:
+    forest = Forest.from_sklearn(model)
+    rng = np.random.default_rng(seed)
+    for data in (X, probe_points(forest, X, rng)):
+        if len(data):
+            assert np.array_equal(forest.predict(data), sklearn_hard_vote(model, data))
+
+
+DATASETS = {"iris": load_iris, "wine": load_wine, "breast_cancer": load_breast_cancer}
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+@pytest.mark.parametrize("n_trees", [1, 2, 4, 7, 20])
+def test_random_forest_fidelity(name: str, n_trees: int) -> None:
+    X, y = DATASETS[name](return_X_y=True)
+    model = RandomForestClassifier(n_estimators=n_trees, max_depth=4, random_state=n_trees).fit(X, y)
+    check_fidelity(model, X)
+
+
+def test_extra_trees_and_decision_tree_fidelity() -> None:
+    X, y = load_wine(return_X_y=True)
+    check_fidelity(ExtraTreesClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X, y), X)
+    check_fidelity(DecisionTreeClassifier(max_depth=6, random_state=0).fit(X, y), X)
+
+
+def test_string_labels_and_pipeline() -> None:
+    X, y = load_iris(return_X_y=True)
+    labels = np.asarray(["setosa", "versicolor", "virginica"])[y]
+    model = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=1).fit(X, labels)
+    check_fidelity(model, X)
+    pipe = Pipeline([("model", RandomForestClassifier(n_estimators=3, random_state=0))]).fit(X, labels)
+    assert np.array_equal(Forest.from_sklearn(pipe).predict(X), sklearn_hard_vote(pipe[-1], X))
+
+
+def test_single_leaf_trees_and_constant_features() -> None:
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=60), np.ones(60), rng.integers(0, 3, size=60)])
+    y = (X[:, 0] > 0).astype(int)
+    model = RandomForestClassifier(n_estimators=8, max_depth=1, min_impurity_decrease=0.3, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    assert any(t.n_nodes == 1 for t in forest.trees), "expected some single-leaf trees"
+    assert forest.n_states(1) == 1, "the constant feature is never tested"
+    check_fidelity(model, X)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_classes=st.integers(2, 5),
+    n_trees=st.integers(1, 8),
+    depth=st.integers(1, 5),
+    seed=st.integers(0, 10_000),
+    extra=st.booleans(),
+)
+def test_fidelity_on_random_data(n_classes: int, n_trees: int, depth: int, seed: int, extra: bool) -> None:
+    """Random data with duplicated and coarse values (many ties in votes and in thresholds)."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(80, 4)) * rng.choice([1, 10, 1000], size=4), decimals=rng.integers(0, 4))
+    y = rng.integers(0, n_classes, size=80)
+    cls = ExtraTreesClassifier if extra else RandomForestClassifier
+    model = cls(n_estimators=n_trees, max_depth=depth, random_state=seed).fit(X, y)
+    check_fidelity(model, X, seed)
+
+
+def test_ties_go_to_lowest_class_index() -> None:
+    """Two trees voting differently: the hard vote takes the lower class index."""
+    X = np.asarray([[0.0], [1.0], [0.0], [1.0]])
+    y = np.asarray([0, 1, 0, 1])
+    model = RandomForestClassifier(n_estimators=2, bootstrap=False, max_depth=1, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    # Rewire: one tree always votes 1, the other always votes 0 -> tie -> class 0
+    trees = [{"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [1]},
+             {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0]}]
+    tied = Forest.from_raw_trees(trees, n_features=1, classes=["b", "a"])
+    assert list(tied.predict([[0.0], [5.0]])) == ["b", "b"]
+    assert list(forest.predict(X)) == list(sklearn_hard_vote(model, X))
+
+
+def test_agreement_reports_soft_vote_differences() -> None:
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=4, max_depth=2, random_state=5).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    agreement = forest.agreement(X, model)
+    differ = np.flatnonzero(forest.predict(X) != model.predict(X.astype(np.float32)))
+    assert np.array_equal(agreement.disagreeing_rows, differ)
+    assert agreement.fraction == pytest.approx(1 - len(differ) / len(X))
