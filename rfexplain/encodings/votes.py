@@ -58,9 +58,9 @@ def at_least(pool: VarPool, lits: Sequence[int], bound: int, card: str) -> list[
     return [list(cl) for cl in enc.clauses]
 
 
-def _false(pool: VarPool, tag: str) -> list[Clause]:
+def _false(pool: VarPool) -> list[Clause]:
     """An unsatisfiable pair of unit clauses (python-sat solvers dislike the empty clause)."""
-    x = pool.fresh("false", len(pool.idpool.obj2id), hash(tag) & 0xFFFF)
+    x = pool.fresh("false", len(pool.idpool.obj2id))
     return [[x], [-x]]
 
 
@@ -113,11 +113,11 @@ def not_class(
     """Clauses saying "the forest does not predict class ``c``" (see the module docstring)."""
     counts = _Counts(pool, trees, n_classes)
     if n_classes < 2:
-        return _false(pool, f"not{c}")
+        return _false(pool)
     if n_classes == 2:
         lits, bound = beats(counts, 1 - c, c)
         clauses = at_least(pool, lits, bound, card)
-        return _false(pool, f"not{c}") if clauses is None else clauses
+        return _false(pool) if clauses is None else clauses
     if construction == "selectors":
         return _not_class_selectors(pool, trees, counts, c, card)
     if construction != "challengers":
@@ -137,7 +137,7 @@ def not_class(
         guards.append(guard)
         out.extend(_guarded(clauses, guard))
     if not guards:
-        return _false(pool, f"not{c}")
+        return _false(pool)
     out.append(guards)
     return out
 
@@ -197,7 +197,7 @@ def predicts_class(pool: VarPool, trees: Sequence[TreeVotes], n_classes: int, t:
         lits, bound = beats(counts, t, j)
         clauses = at_least(pool, lits, bound, card)
         if clauses is None:
-            return _false(pool, f"is{t}")
+            return _false(pool)
         out.extend(clauses)
         if n_classes == 2:
             break

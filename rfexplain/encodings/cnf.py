@@ -1,0 +1,131 @@
+"""The whole propositional encoding of a forest, one formula per question.
+
+:class:`ForestEncoding` allocates the variables of a forest once (feature domains, tree paths and
+votes, :mod:`.domains` and :mod:`.trees`) and builds, on demand and once each, the formulas the
+explanation algorithms query:
+
+- ``not_class(c)`` -- the forest does *not* predict ``c`` (:func:`.votes.not_class`): the hard part
+  ``H`` of the SAT paper's section 4 when explaining a decision ``c``;
+- ``predicts(t)`` -- the forest predicts ``t`` (:func:`.votes.predicts_class`): the targeted
+  variant used for contrastive reasons toward ``t``.
+
+Each formula is the base clauses plus its vote clauses; an instance enters only through the
+selector literals ``state(f, v_f)`` (:meth:`ForestEncoding.selector`), assumed by an incremental
+solver, so one formula serves every instance with the same decision.
+
+Example
+-------
+>>> from rfexplain import Forest
+>>> forest = Forest.from_raw_trees([{"feature": [0, -1, -1], "threshold": [0.5, 0, 0],
+...     "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 1]}], n_features=1, classes=[0, 1])
+>>> enc = ForestEncoding(forest)
+>>> formula = enc.not_class(0)
+>>> formula.n_clauses > 0
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..forest import Forest
+from .domains import decode_state, domain_clauses, state_literal
+from .pool import VarPool
+from .trees import TreeVotes, tree_clauses
+from .votes import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, not_class, predicts_class
+
+__all__ = ["ForestEncoding", "Formula"]
+
+Clause = list[int]
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A CNF over the encoding's variables: base clauses plus the clauses of one condition."""
+
+    name: str
+    clauses: tuple[tuple[int, ...], ...]
+
+    @property
+    def n_clauses(self) -> int:
+        return len(self.clauses)
+
+    @property
+    def n_vars(self) -> int:
+        """Distinct variables occurring in the clauses."""
+        return len({abs(lit) for cl in self.clauses for lit in cl})
+
+
+class ForestEncoding:
+    """Variables and base clauses of a forest, and its formulas (built lazily, cached).
+
+    Parameters
+    ----------
+    forest : Forest
+    card : str
+        The cardinality encoding (one of :data:`~.votes.CARD_ENCODINGS`), default ``"cardnetwrk"``.
+    multiclass : str
+        ``"challengers"`` (default) or ``"selectors"``; see :mod:`.votes`.
+    """
+
+    def __init__(self, forest: Forest, *, card: str = "cardnetwrk", multiclass: str = "challengers") -> None:
+        if card not in CARD_ENCODINGS:
+            raise ValueError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
+        if multiclass not in MULTICLASS_CONSTRUCTIONS:
+            raise ValueError(
+                f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead."
+            )
+        self.forest = forest
+        self.card = card
+        self.multiclass = multiclass
+        self.pool = VarPool()
+        self.n_states: tuple[int, ...] = forest.states_per_feature
+        #: Features with more than one state: the only ones a reason can mention.
+        self.features: tuple[int, ...] = tuple(f for f, n in enumerate(self.n_states) if n > 1)
+        base: list[Clause] = []
+        for f in self.features:
+            base.extend(domain_clauses(self.pool, f, self.n_states[f]))
+        self.trees: list[TreeVotes] = []
+        for k, tree in enumerate(forest.trees):
+            clauses, votes = tree_clauses(self.pool, k, tree, self.n_states)
+            base.extend(clauses)
+            self.trees.append(votes)
+        self.base: tuple[tuple[int, ...], ...] = tuple(tuple(cl) for cl in base)
+        self._formulas: dict[tuple[str, int], Formula] = {}
+
+    def _formula(self, name: str, cls: int, extra: Iterable[Clause]) -> Formula:
+        return Formula(f"{name}({cls})", self.base + tuple(tuple(cl) for cl in extra))
+
+    def not_class(self, c: int) -> Formula:
+        """The forest does not predict class ``c``."""
+        key = ("not", c)
+        if key not in self._formulas:
+            extra = not_class(
+                self.pool, self.trees, self.forest.n_classes, c, card=self.card, construction=self.multiclass
+            )
+            self._formulas[key] = self._formula("not", c, extra)
+        return self._formulas[key]
+
+    def predicts(self, t: int) -> Formula:
+        """The forest predicts class ``t``."""
+        key = ("is", t)
+        if key not in self._formulas:
+            extra = predicts_class(self.pool, self.trees, self.forest.n_classes, t, card=self.card)
+            self._formulas[key] = self._formula("predicts", t, extra)
+        return self._formulas[key]
+
+    def selector(self, feature: int, state: int) -> int:
+        """The literal fixing ``feature`` to ``state`` (feature must have several states)."""
+        return state_literal(self.pool, feature, state)
+
+    def selectors(self, states: Sequence[int]) -> dict[int, int]:
+        """Feature -> selector literal fixing it to its state in ``states`` (relevant features)."""
+        return {f: self.selector(f, states[f]) for f in self.features}
+
+    def decode(self, model: Iterable[int]) -> tuple[int, ...]:
+        """The state vector of a solver model."""
+        true_vars = {lit for lit in model if lit > 0}
+        return tuple(
+            decode_state(self.pool, true_vars, f, n) if n > 1 else 0 for f, n in enumerate(self.n_states)
+        )
