@@ -76,6 +76,8 @@ class Explainer:
         sklearn_prediction = None
         if self.model is not None:
             sklearn_prediction = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
+            if isinstance(sklearn_prediction, np.generic):
+                sklearn_prediction = sklearn_prediction.item()
             ours = self.forest.classes[instance.prediction]
             if sklearn_prediction != ours:
                 warnings.warn(

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkable
 
+import numpy as np
+
 from ..budget import Budget
 from ..errors import UnsupportedQuery
 from ..forest import Forest
@@ -80,7 +82,7 @@ class Instance:
         """An instance given by its state vector (raw values are state representatives)."""
         st = tuple(int(s) for s in states)
         values = tuple(forest.state_value(f, s) for f, s in enumerate(st))
-        return cls(values=values, states=st, prediction=int(forest.predict_states([st])[0]))
+        return cls(values=values, states=st, prediction=int(forest.predict_states(np.asarray([st]))[0]))
 
 
 @runtime_checkable
