@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from .engines.base import Instance, ReasonFormula
 from .engines.registry import engine_class
 from .forest import Forest
 from .reasons import Reason
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .batch import BatchRecord
 
 __all__ = ["Explainer", "Decision", "SoftVoteWarning"]
 
@@ -68,6 +71,7 @@ class Explainer:
             self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
             self.model = model_or_forest
         self.engine_name = engine
+        self.options = dict(options)
         self.engine = engine_class(engine)(self.forest, **options)
 
     def explain(self, x: Any) -> "Decision":
@@ -87,6 +91,72 @@ class Explainer:
                     stacklevel=2,
                 )
         return Decision(self, instance, sklearn_prediction)
+
+    def explain_many(
+        self,
+        X: Any,
+        query: str = "sufficient_reason",
+        *,
+        n_jobs: int | None = None,
+        timeout: float | None = None,
+        progress: bool | None = None,
+        indices: Sequence[int] | None = None,
+        chunk_size: int | None = None,
+        backend: Any = None,
+        **query_args: Any,
+    ) -> "list[BatchRecord]":
+        """Answer one Decision query on many instances, in parallel (see :mod:`rfexplain.batch`).
+
+        Parameters
+        ----------
+        X : 2-D array-like or DataFrame
+            The instances, one per row.
+        query : str
+            A Decision query name (``"sufficient_reason"``, ``"necessary_reasons"``,
+            ``"robustness"``, ``"contrastive_reasons"``, ...).
+        n_jobs : int, optional
+            joblib's ``n_jobs`` (``-1``: every core). With one job the queries run in this
+            process with this explainer's engine; otherwise every worker builds the engine once
+            and reuses it. The active joblib backend is used (processes by default; a Dask
+            cluster inside ``joblib.parallel_config(backend="dask")``).
+        timeout : float, optional
+            Per-instance wall-clock budget in seconds (cooperative; see :mod:`rfexplain.batch`).
+        progress : bool, optional
+            Show a progress bar on stderr; by default only when stderr is a terminal.
+        indices : sequence of int, optional
+            Distinct ids reported in the records instead of the row numbers.
+        chunk_size : int, optional
+            Instances per task (default: about four tasks per worker, at most 64 instances).
+        backend : str or joblib backend, optional
+            Force a joblib backend instead of the active one.
+        **query_args
+            The query's own arguments (``limit=``, ``target=``).
+
+        Returns
+        -------
+        list of BatchRecord
+            One record per instance, in the order of ``X``; a failure is recorded on its
+            instance (``error``) and never loses the others.
+
+        Examples
+        --------
+        >>> records = explainer.explain_many(X_test, "necessary_reasons", n_jobs=2, limit=5)  # doctest: +SKIP
+        >>> [len(r.result) for r in records if r.ok]                                            # doctest: +SKIP
+        """
+        from .batch import explain_many
+
+        return explain_many(
+            self,
+            X,
+            query,
+            n_jobs=n_jobs,
+            timeout=timeout,
+            progress=progress,
+            indices=indices,
+            chunk_size=chunk_size,
+            backend=backend,
+            **query_args,
+        )
 
     def close(self) -> None:
         """Release the engine's resources (solvers kept open for the explainer's life)."""

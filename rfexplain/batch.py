@@ -1,0 +1,521 @@
+"""Explaining many instances at once, in parallel processes or on a Dask cluster.
+
+:meth:`rfexplain.Explainer.explain_many` is the entry point; this module holds the machinery.
+
+How it runs
+-----------
+Instances are cut into chunks and handed to :mod:`joblib`. Each task carries an
+:class:`EngineSpec` (the forest as JSON, the engine class and its options); every worker process
+(or worker thread, under Dask) builds the engine **once**, keeps it in a small per-thread cache,
+and reuses it for every chunk it receives, so SAT solvers and compiled circuits are built once
+per worker, not once per instance. With one job the explainer's own engine is used in-process.
+
+The joblib backend is whatever is active: processes (``loky``) by default, or a Dask cluster
+inside ``joblib.parallel_config(backend="dask")`` with a ``dask.distributed.Client`` open.
+
+Failures
+--------
+An exception on one instance becomes that instance's record (``error``); the others go on. If a
+worker process dies (a crash in native code, the out-of-memory killer), the chunks in flight
+are retried instance by instance in fresh workers, so one poisonous instance costs only its own
+record.
+
+Budgets
+-------
+``timeout`` is a per-instance wall-clock budget in seconds, enforced cooperatively by the engines
+(they poll it). Enumerations receive it directly. A single-answer query (``sufficient_reason``,
+``necessary_reason``, ``robustness``) given a timeout is answered through its enumeration with
+``limit=1`` (the first sufficient / necessary reason, the size of the first shortest necessary
+reason), which is the same answer by definition and can be stopped by the budget.
+
+Example
+-------
+>>> from sklearn.datasets import load_iris
+>>> from sklearn.ensemble import RandomForestClassifier
+>>> from rfexplain import Explainer
+>>> X, y = load_iris(return_X_y=True)
+>>> model = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+>>> records = Explainer(model, engine="oracle").explain_many(X[:4], n_jobs=1)
+>>> [r.index for r in records], records[0].complete, records[0].error
+([0, 1, 2, 3], True, None)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import logging
+import math
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+
+from .budget import Budget, Enumeration
+from .engines.base import ENUMERATION_QUERIES, QUERIES, Instance
+from .progress import Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .explainer import Explainer
+
+__all__ = [
+    "BatchRecord",
+    "EngineSpec",
+    "explain_many",
+    "write_jsonl",
+    "write_csv",
+    "CSV_COLUMNS",
+]
+
+log = logging.getLogger(__name__)
+
+#: Single-answer queries and the enumeration that answers them under a budget.
+_SINGLE_VIA = {
+    "sufficient_reason": "sufficient_reasons",
+    "necessary_reason": "necessary_reasons",
+    "robustness": "shortest_necessary_reasons",
+}
+_FORMULA_QUERIES = frozenset({"complete_reason", "general_reason"})
+#: Engines kept alive per worker thread (older ones are closed).
+_CACHE_SIZE = 2
+
+
+# ---------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class BatchRecord:
+    """The outcome of one query on one instance.
+
+    Attributes
+    ----------
+    index : int
+        The instance's index (its row number in ``X``, or the ``indices`` given).
+    query : str
+        The Decision query asked.
+    engine : str
+        The engine that answered.
+    prediction : label or None
+        The forest's decision (hard majority vote), ``None`` if the instance was invalid.
+    prediction_index : int or None
+        Its index in ``classes``.
+    sklearn_prediction : label or None
+        The scikit-learn model's own ``predict`` (soft vote), when a model was explained.
+    result : list of dict, float, str or None
+        Reason queries: the reasons as :meth:`Reason.to_dict` dictionaries (a single-answer query
+        gives a list of zero or one). ``robustness``: an int, or ``math.inf`` when nothing flips
+        the decision. ``complete_reason`` / ``general_reason``: the formula's text. ``None`` on
+        error.
+    time : float
+        Seconds spent answering (engine construction excluded).
+    complete : bool or None
+        ``True`` when the answer is complete, ``False`` when a budget cut it short, ``None`` on
+        error.
+    stopped_by : str or None
+        ``"limit"`` or ``"timeout"`` when cut short.
+    error : str or None
+        ``"ExceptionType: message"`` when this instance failed.
+    """
+
+    index: int
+    query: str
+    engine: str
+    prediction: Any = None
+    prediction_index: int | None = None
+    sklearn_prediction: Any = None
+    result: Any = None
+    time: float = 0.0
+    complete: bool | None = None
+    stopped_by: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No error (the answer may still be incomplete)."""
+        return self.error is None
+
+    @property
+    def reasons(self) -> list[dict[str, Any]]:
+        """The reason dictionaries of a reason query (empty otherwise)."""
+        return list(self.result) if isinstance(self.result, list) else []
+
+    def feature_sets(self) -> list[frozenset[int]]:
+        """The feature sets of the reasons, in order."""
+        return [frozenset(r["features"]) for r in self.reasons]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (``math.inf`` robustness becomes ``None``, labels plain Python)."""
+        out = asdict(self)
+        out["prediction"] = _plain(self.prediction)
+        out["sklearn_prediction"] = _plain(self.sklearn_prediction)
+        if isinstance(self.result, float) and math.isinf(self.result):
+            out["result"] = None
+        return out
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+# ---------------------------------------------------------------------- engines in workers
+@dataclass(frozen=True)
+class EngineSpec:
+    """Everything a worker needs to build the engine: forest JSON, engine class and options."""
+
+    forest_json: str
+    engine: str
+    engine_cls: Any
+    options: tuple[tuple[str, Any], ...] = ()
+    key: str = field(default="", compare=False)
+
+    @classmethod
+    def of(cls, explainer: "Explainer") -> "EngineSpec":
+        forest_json = explainer.forest.to_json()
+        options = tuple(sorted(getattr(explainer, "options", {}).items()))
+        digest = hashlib.sha1(
+            f"{forest_json}\0{explainer.engine_name}\0{type(explainer.engine).__module__}."
+            f"{type(explainer.engine).__qualname__}\0{options!r}".encode()
+        ).hexdigest()
+        return cls(forest_json, explainer.engine_name, type(explainer.engine), options, digest)
+
+    def build(self) -> "Explainer":
+        """A forest-only :class:`Explainer` with this engine."""
+        from .engines.registry import register
+        from .explainer import Explainer
+        from .forest import Forest
+
+        register(self.engine, self.engine_cls)  # a plug-in registered only in the parent process
+        return Explainer(Forest.from_json(self.forest_json), engine=self.engine, **dict(self.options))
+
+
+_local = threading.local()
+
+
+def _worker_explainer(spec: EngineSpec) -> "Explainer":
+    """The engine of ``spec`` for this worker thread, built on first use and then reused."""
+    cache: OrderedDict[str, Any] | None = getattr(_local, "cache", None)
+    if cache is None:
+        cache = _local.cache = OrderedDict()
+    if spec.key in cache:
+        cache.move_to_end(spec.key)
+        return cache[spec.key]
+    while len(cache) >= _CACHE_SIZE:
+        _, old = cache.popitem(last=False)
+        old.close()
+    started = time.perf_counter()
+    explainer = spec.build()
+    log.debug("worker built engine %r in %.3fs", spec.engine, time.perf_counter() - started)
+    cache[spec.key] = explainer
+    return explainer
+
+
+# ---------------------------------------------------------------------- one instance
+def _answer(decision: Any, query: str, args: dict[str, Any], timeout: float | None) -> tuple[Any, bool, str | None]:
+    """``(result, complete, stopped_by)`` for one query on one decision."""
+    if query in ENUMERATION_QUERIES:
+        enumeration: Enumeration[Any] = getattr(decision, query)(**args, timeout=timeout)
+        reasons = [r.to_dict() for r in enumeration]
+        return reasons, bool(enumeration.complete), enumeration.stopped_by
+    if query in _FORMULA_QUERIES:
+        return str(getattr(decision, query)(**args)), True, None
+    if timeout is None:
+        value = getattr(decision, query)(**args)
+        if query == "robustness":
+            return value, True, None
+        return ([] if value is None else [value.to_dict()]), True, None
+    enumeration = getattr(decision, _SINGLE_VIA[query])(limit=1, timeout=timeout, **args)
+    found = list(enumeration)
+    done = bool(found) or bool(enumeration.complete)
+    stopped = None if done else enumeration.stopped_by
+    if query == "robustness":
+        return (len(found[0]) if found else (math.inf if done else None)), done, stopped
+    return [r.to_dict() for r in found], done, stopped
+
+
+def _explain_one(
+    explainer: "Explainer",
+    index: int,
+    row: Any,
+    query: str,
+    args: dict[str, Any],
+    timeout: float | None,
+    sklearn_prediction: Any,
+) -> BatchRecord:
+    from .explainer import Decision
+
+    base = dict(index=int(index), query=query, engine=explainer.engine_name, sklearn_prediction=sklearn_prediction)
+    try:
+        instance = Instance.of(explainer.forest, row)
+    except Exception as exc:
+        return BatchRecord(**base, error=f"{type(exc).__name__}: {exc}")
+    base.update(prediction=explainer.forest.classes[instance.prediction], prediction_index=instance.prediction)
+    started = time.perf_counter()
+    try:
+        decision = Decision(explainer, instance, sklearn_prediction)
+        result, complete, stopped_by = _answer(decision, query, args, timeout)
+    except Exception as exc:
+        log.debug("instance %s failed", index, exc_info=True)
+        return BatchRecord(**base, time=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
+    return BatchRecord(
+        **base, result=result, time=time.perf_counter() - started, complete=complete, stopped_by=stopped_by
+    )
+
+
+def _run_chunk(
+    chunk_id: int,
+    spec: EngineSpec,
+    items: list[tuple[int, Any, Any]],
+    query: str,
+    args: dict[str, Any],
+    timeout: float | None,
+) -> tuple[int, list[BatchRecord]]:
+    """A worker's task: build (or reuse) the engine and answer every instance of the chunk."""
+    try:
+        explainer = _worker_explainer(spec)
+    except Exception as exc:
+        message = f"engine construction failed: {type(exc).__name__}: {exc}"
+        return chunk_id, [
+            BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=sk, error=message)
+            for i, _, sk in items
+        ]
+    return chunk_id, [_explain_one(explainer, i, row, query, args, timeout, sk) for i, row, sk in items]
+
+
+# ---------------------------------------------------------------------- the driver
+def _rows(X: Any) -> list[np.ndarray]:
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    arr = np.asarray(X, dtype=object if not isinstance(X, np.ndarray) else None)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"X must be a 2-D array of instances, got {arr.ndim} dimensions")
+    return [np.asarray(row) for row in arr]
+
+
+def _check_query(query: str, query_args: dict[str, Any]) -> None:
+    if query not in QUERIES:
+        raise ValueError(f"query must be one of {list(QUERIES)}. Got {query!r} instead.")
+    if "timeout" in query_args:
+        raise TypeError("pass the per-instance timeout as explain_many(..., timeout=...)")
+    if "limit" in query_args and query not in ENUMERATION_QUERIES:
+        raise TypeError(f"{query} takes no limit= (it answers one result)")
+
+
+def _sklearn_predictions(explainer: "Explainer", rows: list[np.ndarray]) -> list[Any]:
+    if explainer.model is None:
+        return [None] * len(rows)
+    out: list[Any] = []
+    for row in rows:
+        try:
+            out.append(_plain(np.asarray(explainer.model.predict(np.asarray([row], dtype=np.float32)))[0]))
+        except Exception:
+            out.append(None)
+    return out
+
+
+def _uses_processes(n_jobs: int | None, backend: Any) -> bool:
+    import joblib
+    from joblib.parallel import get_active_backend
+
+    if backend is not None:
+        return not (isinstance(backend, str) and backend in ("sequential",))
+    active, active_n = get_active_backend()
+    if "dask" in type(active).__name__.lower():
+        return True
+    return joblib.effective_n_jobs(n_jobs if n_jobs is not None else (active_n or 1)) > 1
+
+
+def explain_many(
+    explainer: "Explainer",
+    X: Any,
+    query: str = "sufficient_reason",
+    *,
+    n_jobs: int | None = None,
+    timeout: float | None = None,
+    progress: bool | None = None,
+    indices: Sequence[int] | None = None,
+    chunk_size: int | None = None,
+    backend: Any = None,
+    **query_args: Any,
+) -> list[BatchRecord]:
+    """Answer ``query`` on every row of ``X``; see :meth:`rfexplain.Explainer.explain_many`."""
+    import joblib
+
+    _check_query(query, query_args)
+    if timeout is not None:
+        Budget(timeout=timeout)  # validates
+    rows = _rows(X)
+    ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
+    if len(ids) != len(rows):
+        raise ValueError(f"indices has {len(ids)} entries for {len(rows)} instances")
+    position = {i: k for k, i in enumerate(ids)}
+    if len(position) != len(ids):
+        raise ValueError("indices must be distinct")
+    sk = _sklearn_predictions(explainer, rows)
+    items = list(zip(ids, rows, sk))
+    records: dict[int, list[BatchRecord]] = {}
+    bar = Progress(len(items), f"{query} ({explainer.engine_name})", enabled=progress)
+
+    def collect(chunk_id: int, chunk_records: list[BatchRecord]) -> None:
+        records[chunk_id] = chunk_records
+        bar.update(len(chunk_records), failed=sum(1 for r in chunk_records if r.error))
+
+    try:
+        if not _uses_processes(n_jobs, backend):
+            for k, (i, row, s) in enumerate(items):
+                collect(k, [_explain_one(explainer, i, row, query, query_args, timeout, s)])
+        else:
+            workers = max(1, joblib.effective_n_jobs(n_jobs if n_jobs is not None else -1))
+            size = chunk_size or max(1, min(64, math.ceil(len(items) / (4 * workers))))
+            chunks = [items[k : k + size] for k in range(0, len(items), size)]
+            spec = EngineSpec.of(explainer)
+            _run_parallel(chunks, spec, query, query_args, timeout, n_jobs, backend, collect)
+    finally:
+        bar.close()
+    out = sorted((r for chunk in records.values() for r in chunk), key=lambda r: position[r.index])
+    _warn_soft_vote(explainer, out)
+    return out
+
+
+def _parallel(n_jobs: int | None, backend: Any) -> Any:
+    import joblib
+
+    kwargs: dict[str, Any] = {"n_jobs": n_jobs, "return_as": "generator_unordered"}
+    if backend is not None:
+        kwargs["backend"] = backend
+    return joblib.Parallel(**kwargs)
+
+
+def _run_parallel(
+    chunks: list[list[tuple[int, Any, Any]]],
+    spec: EngineSpec,
+    query: str,
+    args: dict[str, Any],
+    timeout: float | None,
+    n_jobs: int | None,
+    backend: Any,
+    collect: Any,
+) -> None:
+    import joblib
+
+    done: set[int] = set()
+
+    def run(tasks: list[tuple[int, list[tuple[int, Any, Any]]]]) -> Exception | None:
+        try:
+            for chunk_id, chunk_records in _parallel(n_jobs, backend)(
+                joblib.delayed(_run_chunk)(cid, spec, chunk, query, args, timeout) for cid, chunk in tasks
+            ):
+                done.add(chunk_id)
+                collect(chunk_id, chunk_records)
+        except Exception as exc:  # a worker died or the cluster failed: keep what finished
+            return exc
+        return None
+
+    tasks = list(enumerate(chunks))
+    failure = run(tasks)
+    if failure is None:
+        return
+    log.warning("parallel run failed (%s: %s); retrying unfinished instances one by one", type(failure).__name__, failure)
+    counter = [len(chunks)]
+
+    def isolate(singles: list[list[tuple[int, Any, Any]]]) -> None:
+        # Every unfinished instance is its own task; a group that fails again is halved until
+        # the instance that kills its worker is alone, and that one gets an error record.
+        numbered = []
+        for single in singles:
+            numbered.append((counter[0], single))
+            counter[0] += 1
+        failure = run(numbered)
+        if failure is None:
+            return
+        left = [single for cid, single in numbered if cid not in done]
+        if len(left) == 1:
+            (i, _, s), = left[0]
+            cid = counter[0]
+            counter[0] += 1
+            done.add(cid)
+            message = f"worker died: {type(failure).__name__}: {failure}"
+            collect(cid, [BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s, error=message)])
+            return
+        half = max(1, len(left) // 2)
+        isolate(left[:half])
+        isolate(left[half:])
+
+    isolate([[item] for cid, chunk in tasks if cid not in done for item in chunk])
+
+
+def _warn_soft_vote(explainer: "Explainer", records: list[BatchRecord]) -> None:
+    from .explainer import SoftVoteWarning
+
+    differ = [r.index for r in records if r.sklearn_prediction is not None and r.prediction is not None
+              and _plain(r.sklearn_prediction) != _plain(r.prediction)]
+    if differ:
+        warnings.warn(
+            f"{len(differ)} of {len(records)} instances (indices {differ[:10]}{'...' if len(differ) > 10 else ''}) "
+            "are decided differently by scikit-learn's predict (soft vote) and by the hard majority vote explained here",
+            SoftVoteWarning,
+            stacklevel=3,
+        )
+
+
+# ---------------------------------------------------------------------- output
+#: Columns of :func:`write_csv`.
+CSV_COLUMNS = (
+    "index",
+    "query",
+    "engine",
+    "prediction",
+    "sklearn_prediction",
+    "n_reasons",
+    "features",
+    "reasons",
+    "value",
+    "time",
+    "complete",
+    "stopped_by",
+    "error",
+)
+
+
+def write_jsonl(records: Iterable[BatchRecord], stream: IO[str]) -> None:
+    """One JSON object per record and line (``BatchRecord.to_dict``)."""
+    for record in records:
+        stream.write(json.dumps(record.to_dict(), default=str) + "\n")
+
+
+def write_csv(records: Iterable[BatchRecord], stream: IO[str]) -> None:
+    """A flat CSV: reason feature sets as JSON lists, reason texts joined by `` | ``."""
+    writer = csv.writer(stream)
+    writer.writerow(CSV_COLUMNS)
+    for r in records:
+        is_reasons = isinstance(r.result, list)
+        value = "" if is_reasons or r.result is None else ("inf" if r.result == math.inf else r.result)
+        writer.writerow(
+            [
+                r.index,
+                r.query,
+                r.engine,
+                _plain(r.prediction) if r.prediction is not None else "",
+                _plain(r.sklearn_prediction) if r.sklearn_prediction is not None else "",
+                len(r.result) if is_reasons else "",
+                json.dumps([sorted(f) for f in r.feature_sets()]) if is_reasons else "",
+                " | ".join(d.get("text", "") for d in r.reasons) if is_reasons else "",
+                value,
+                f"{r.time:.6f}",
+                "" if r.complete is None else r.complete,
+                r.stopped_by or "",
+                r.error or "",
+            ]
+        )
+
+
+def records_to_text(records: Iterable[BatchRecord], fmt: str = "jsonl") -> str:
+    """The records as JSON lines (``"jsonl"``) or CSV (``"csv"``) text."""
+    out = io.StringIO()
+    (write_csv if fmt == "csv" else write_jsonl)(records, out)
+    return out.getvalue()
