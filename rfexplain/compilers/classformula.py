@@ -1,0 +1,174 @@
+"""Class formulas of a forest: Algorithm 3 (NNF), 3A and 3B (circuit paper ``000``, Section 3).
+
+For a forest of ``n`` trees and ``k`` classes, the class formula ``R^i`` holds exactly on the
+state vectors the forest decides as class ``i`` under DESIGN.md section 1's rule: hard majority,
+ties to the **lowest class index**. The paper's formulas let ties belong to every tied class; ours
+do not, so the formulas of different classes are mutually exclusive and exhaustive:
+
+- ``k = 2``: class 0 wins iff it has at least ``ceil(n/2)`` votes, class 1 iff it has at least
+  ``floor(n/2) + 1``; each is one output of a sorting network on the trees' class formulas
+  (lines 5-10 of Algorithm 3, with the threshold made tie-aware).
+- ``k > 2``: ``R^i = AND_{j != i} F^{ij}`` where ``F^{ij}`` compares the votes of ``i`` and ``j``
+  through a sorting network on ``C^i_1, not C^j_1, ..., C^i_n, not C^j_n`` (lines 11-19): output
+  ``n`` (``N_i >= N_j``) when ``j > i`` and output ``n + 1`` (``N_i > N_j``) when ``j < i``.
+
+Three forms are produced:
+
+- **Algorithm 3**: every input is an NNF (Definition 3 of paper ``002``) and a comparator
+  builds ``or``/``and`` nodes (:meth:`ClassFormulas.nnf`).
+- **Algorithm 3B**: inputs are weak test-once decision graphs, comparators run Apply
+  (Algorithm 4), and ``R^i`` is kept as the *conjunction* of the graphs ``F^{ij}``
+  (:meth:`ClassFormulas.dg_3b`).
+- **Algorithm 3A**: the conjunction is also computed by Apply, giving one weak test-once decision
+  graph per class (:meth:`ClassFormulas.dg_3a`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Sequence
+
+from ..forest import Forest
+from .dgraph import DGManager
+from .nnf import NNFManager
+from .sortnet import threshold
+
+__all__ = ["ClassFormulas", "tree_class_nnf", "dg_to_nnf", "vote_thresholds"]
+
+log = logging.getLogger(__name__)
+
+
+def dg_to_nnf(dg: DGManager, root: int, nnf: NNFManager, memo: dict[int, int] | None = None) -> int:
+    """Definition 3 of paper ``002``: ``Delta[T] = AND_j (Delta[T_j] or X not in S_j)``.
+
+    The complement of an edge label is taken in the variable's full domain.
+    """
+    memo = {} if memo is None else memo
+    memo.setdefault(0, nnf.false)
+    memo.setdefault(1, nnf.true)
+    full = dg.full
+    for n in dg.reachable([root]):
+        if n in memo:
+            continue
+        v = dg.var[n]
+        memo[n] = nnf.conj_all(nnf.disj(memo[c], nnf.literal(v, full[v] & ~s)) for s, c in dg.edges[n])
+    return memo[root]
+
+
+def tree_class_nnf(forest: Forest, tree_index: int, cls: int, nnf: NNFManager, *, negated: bool = False) -> int:
+    """The NNF class formula of one tree for class ``cls`` (or its negation)."""
+    dg = DGManager(forest.states_per_feature)
+    leaf = [(1 if (c == cls) != negated else 0) for c in range(forest.n_classes)]
+    return dg_to_nnf(dg, dg.from_tree(forest.trees[tree_index], leaf), nnf)
+
+
+def vote_thresholds(n_trees: int, n_classes: int, i: int) -> list[tuple[int | None, int]]:
+    """For class ``i``: ``(j, k)`` pairs meaning "output ``k`` of the network comparing ``i`` with
+    ``j``" (``j is None`` for the binary network on ``i``'s votes alone)."""
+    n = n_trees
+    if n_classes == 1:
+        return []
+    if n_classes == 2:
+        return [(None, (n + 1) // 2 if i == 0 else n // 2 + 1)]
+    return [(j, n if j > i else n + 1) for j in range(n_classes) if j != i]
+
+
+class ClassFormulas:
+    """Compiles and caches the class formulas of one forest (lazily, once per class and form).
+
+    Parameters
+    ----------
+    forest : Forest
+    """
+
+    def __init__(self, forest: Forest) -> None:
+        self.forest = forest
+        self.dg = DGManager(forest.states_per_feature)
+        self._tree_dg: dict[tuple[int, int, bool], int] = {}
+        self._3b: dict[int, tuple[int, ...]] = {}
+        self._3a: dict[int, int] = {}
+        self.timings: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ inputs
+    def tree_dg(self, tree: int, cls: int, negated: bool = False) -> int:
+        """``C^cls_tree`` (or its negation) as a weak test-once decision graph."""
+        key = (tree, cls, negated)
+        if key not in self._tree_dg:
+            leaf = [(1 if (c == cls) != negated else 0) for c in range(self.forest.n_classes)]
+            self._tree_dg[key] = self.dg.from_tree(self.forest.trees[tree], leaf)
+        return self._tree_dg[key]
+
+    def _inputs(self, i: int, j: int | None, make) -> list:
+        n = self.forest.n_trees
+        if j is None:
+            return [make(l, i, False) for l in range(n)]
+        xs = []
+        for l in range(n):
+            xs.append(make(l, j, True))   # x[2l]   = not C^j_l
+            xs.append(make(l, i, False))  # x[2l+1] = C^i_l
+        return xs
+
+    # ------------------------------------------------------------------ Algorithm 3 (NNF)
+    def nnf(self, manager: NNFManager | None = None, classes: Sequence[int] | None = None) -> tuple[NNFManager, dict[int, int]]:
+        """Algorithm 3: the class formula of every class (or of ``classes``) as NNF circuits in one
+        manager. Returns ``(manager, {class: root})``."""
+        forest = self.forest
+        m = manager if manager is not None else NNFManager(forest.states_per_feature)
+        dg = DGManager(forest.states_per_feature)
+        memo: dict[int, int] = {}
+        cache: dict[tuple[int, int, bool], int] = {}
+
+        def make(l: int, c: int, negated: bool) -> int:
+            key = (l, c, negated)
+            if key not in cache:
+                leaf = [(1 if (x == c) != negated else 0) for x in range(forest.n_classes)]
+                cache[key] = dg_to_nnf(dg, dg.from_tree(forest.trees[l], leaf), m, memo)
+            return cache[key]
+
+        roots = {}
+        for i in classes if classes is not None else range(forest.n_classes):
+            parts = [threshold(self._inputs(i, j, make), k, m, m.false) for j, k in vote_thresholds(forest.n_trees, forest.n_classes, i)]
+            roots[i] = m.conj_all(parts)
+        return m, roots
+
+    # ------------------------------------------------------------------ Algorithms 3B and 3A
+    def dg_3b(self, i: int) -> tuple[int, ...]:
+        """Algorithm 3B: class ``i`` as a conjunction of weak test-once decision graphs ``F^{ij}``
+        (constant-true conjuncts dropped; a false conjunct leaves just ``(false,)``)."""
+        if i not in self._3b:
+            start = time.perf_counter()
+            forest = self.forest
+            parts = []
+            for j, k in vote_thresholds(forest.n_trees, forest.n_classes, i):
+                f = threshold(self._inputs(i, j, self.tree_dg), k, self.dg, self.dg.false)
+                parts.append(f)
+            if any(f == 0 for f in parts):
+                parts = [0]
+            parts = [f for f in parts if f != 1]
+            self._3b[i] = tuple(dict.fromkeys(parts))
+            self.timings[f"3B:{i}"] = time.perf_counter() - start
+            log.debug("3B class %d: %d graphs, %d nodes in %.2fs", i, len(parts), self.dg.size(parts or [1]),
+                      self.timings[f"3B:{i}"])
+        return self._3b[i]
+
+    def dg_3a(self, i: int) -> int:
+        """Algorithm 3A: class ``i`` as one weak test-once decision graph (Apply-conjunction of
+        the 3B graphs)."""
+        if i not in self._3a:
+            parts = self.dg_3b(i)
+            start = time.perf_counter()
+            root = 1
+            # conjoin smaller graphs first
+            for f in sorted(parts, key=self.dg.size):
+                root = self.dg.conj(root, f)
+            self._3a[i] = root
+            self.timings[f"3A-3B:{i}"] = time.perf_counter() - start
+        return self._3a[i]
+
+    def conjuncts(self, i: int, compiler: str) -> tuple[int, ...]:
+        """The class formula of ``i`` as a tuple of decision graphs to be conjoined."""
+        if compiler == "3A":
+            root = self.dg_3a(i)
+            return () if root == 1 else (root,)
+        return self.dg_3b(i)

@@ -1,0 +1,88 @@
+"""Closed-form complete and general reasons of weak test-once decision graphs.
+
+Complete reason (paper ``002``, Proposition 7, Equation 1): for a decision graph ``T``, instance
+``v`` and class ``c`` (leaves: ``true`` where the graph says ``c``)::
+
+    Gamma[T] = AND_j (Gamma[T_j] or l_j)    at a node with edges  X, S_j -> T_j
+    l_j      = (X = v[X])   if v[X] lies on another edge S_k (k != j) of the node, else false
+
+"Why not ``t``" (Equation 2) is the same form on the class formula of ``t`` with its leaves
+swapped; its prime implicates are the contrastive reasons toward ``t``.
+
+General reason (DESIGN.md section 2, after paper ``000``'s reference [27]): the same form with
+``l_j = (X not in S_j)`` when ``v`` satisfies it (``v[X]`` not in ``S_j``), else false.
+
+Both distribute over conjunction, so for Algorithm 3B's conjunction of graphs they are the
+conjunction of the per-graph forms. Both are linear in the graph size: one bottom-up pass with a
+memo, no recursion. The complete reason is a monotone, or-decomposable NNF over the instance's
+states (Proposition 8); the general reason is *locally fixated* on ``v`` (every literal contains
+``v``'s state).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..compilers.dgraph import DGManager
+from ..compilers.nnf import NNFManager
+
+__all__ = ["complete_reason", "general_reason"]
+
+
+def _leaf_map(negated: bool, nnf: NNFManager) -> dict[int, int]:
+    return {0: nnf.true, 1: nnf.false} if negated else {0: nnf.false, 1: nnf.true}
+
+
+def complete_reason(
+    dg: DGManager,
+    roots: Sequence[int],
+    v: Sequence[int],
+    nnf: NNFManager,
+    *,
+    negated: bool = False,
+) -> int:
+    """Equation 1 for the conjunction of the graphs ``roots`` (Equation 2 with ``negated``: the
+    graphs' true leaves count as false and vice versa, which needs a single graph)."""
+    if negated and len(roots) != 1:
+        raise ValueError("the 'why not' complete reason needs the target's class formula as one graph (Algorithm 3A)")
+    memo = _leaf_map(negated, nnf)
+    var, edges = dg.var, dg.edges
+    for n in dg.reachable(roots):
+        if n <= 1:
+            continue
+        x = var[n]
+        bit = 1 << int(v[x])
+        here = [j for j, (s, _) in enumerate(edges[n]) if s & bit]
+        lit = nnf.state(x, int(v[x]))
+        parts = []
+        for j, (s, c) in enumerate(edges[n]):
+            other = bool(here) and here[0] != j
+            parts.append(nnf.disj(memo[c], lit) if other else memo[c])
+        memo[n] = nnf.conj_all(parts)
+    return nnf.conj_all(memo[r] for r in roots)
+
+
+def general_reason(
+    dg: DGManager,
+    roots: Sequence[int],
+    v: Sequence[int],
+    nnf: NNFManager,
+    *,
+    negated: bool = False,
+) -> int:
+    """The general reason of the conjunction of the graphs ``roots`` at instance ``v``."""
+    memo = _leaf_map(negated, nnf)
+    var, edges, full = dg.var, dg.edges, dg.full
+    for n in dg.reachable(roots):
+        if n <= 1:
+            continue
+        x = var[n]
+        bit = 1 << int(v[x])
+        parts = []
+        for s, c in edges[n]:
+            if s & bit:
+                parts.append(memo[c])
+            else:
+                parts.append(nnf.disj(memo[c], nnf.literal(x, full[x] & ~s)))
+        memo[n] = nnf.conj_all(parts)
+    return nnf.conj_all(memo[r] for r in roots)

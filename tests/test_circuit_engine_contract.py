@@ -1,0 +1,15 @@
+"""The circuit engine passes the shared engine contract: every query equals the brute-force
+oracle on random small forests (ties, multi-class, re-tested features), witnesses verified."""
+
+from .engine_contract import EngineContract
+
+
+class TestCircuitEngine(EngineContract):
+    engine = "circuit"
+    max_examples = 60
+
+
+class TestCircuitEngine3A(EngineContract):
+    engine = "circuit"
+    options = {"compiler": "3A"}
+    max_examples = 30
