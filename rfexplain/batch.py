@@ -300,8 +300,6 @@ def _rows(X: Any) -> list[np.ndarray]:
 def _check_query(query: str, query_args: dict[str, Any]) -> None:
     if query not in QUERIES:
         raise ValueError(f"query must be one of {list(QUERIES)}. Got {query!r} instead.")
-    if "timeout" in query_args:
-        raise TypeError("pass the per-instance timeout as explain_many(..., timeout=...)")
     if "limit" in query_args and query not in ENUMERATION_QUERIES:
         raise TypeError(f"{query} takes no limit= (it answers one result)")
 

@@ -2,7 +2,8 @@
 
 ``rfexplain demo`` explains a few iris decisions with every available engine; ``rfexplain info``
 describes a saved forest or model; ``rfexplain train`` fits a forest on a dataset and saves it as
-JSON; ``rfexplain explain`` answers one query about one instance. Bad input prints one line on
+JSON; ``rfexplain explain`` answers one query about one instance; ``rfexplain batch`` answers one
+query about many instances in parallel and writes JSON lines or CSV. Bad input prints one line on
 stderr and exits with status 2.
 """
 
@@ -68,6 +69,32 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--limit", type=int, help="at most this many reasons")
     explain.add_argument("--timeout", type=float, help="stop enumerating after this many seconds")
     explain.add_argument("--json", action="store_true", help="machine-readable output")
+
+    batch = sub.add_parser(
+        "batch",
+        help="answer one query about many instances in parallel (JSON lines or CSV)",
+        description="Explain many instances. With --dataset and no model file, a forest is trained on a "
+        "train split and the test rows are explained; with a model file, the rows of --dataset or --input "
+        "are explained. Exit status 1 when some instance failed (its record says why).",
+    )
+    batch.add_argument("model", nargs="?", help="forest JSON or joblib/pickle model (or use --dataset)")
+    _add_training_options(batch, required=False)
+    batch.add_argument("--test-size", type=float, default=0.2, help="test fraction when training here (default 0.2)")
+    rows = batch.add_mutually_exclusive_group()
+    rows.add_argument("--rows", help="a range START:STOP of the instance pool (default: all of it)")
+    rows.add_argument("--input", help="CSV of instances (optional header; an extra last column is taken as the label)")
+    batch.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
+    batch.add_argument("--target", help="class label for contrastive_reasons")
+    batch.add_argument("--engine", default="sat", help="engine name (default sat)")
+    batch.add_argument("--limit", type=int, help="at most this many reasons per instance (enumerations)")
+    batch.add_argument("--timeout", type=float, help="per-instance time budget in seconds")
+    batch.add_argument("--jobs", type=int, default=1, help="parallel worker processes (-1: every core; default 1)")
+    batch.add_argument("--format", choices=("jsonl", "csv"), help="output format (default: from -o's suffix, else jsonl)")
+    batch.add_argument("-o", "--output", help="output file (default stdout)")
+    batch.add_argument("--save-forest", help="also write the explained forest as JSON (reproducibility)")
+    bar = batch.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
+    bar.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
     return parser
 
 
@@ -203,6 +230,136 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_rows(text: str, n: int) -> range:
+    start, sep, stop = text.partition(":")
+    try:
+        lo = int(start) if start.strip() else 0
+        hi = int(stop) if stop.strip() else n
+    except ValueError:
+        raise UsageError(f"--rows must be START:STOP (integers), got {text!r}") from None
+    if not sep:
+        hi = lo + 1
+    if not 0 <= lo < hi <= n:
+        raise UsageError(f"--rows {text!r} is outside the {n} instances available")
+    return range(lo, hi)
+
+
+def _read_instances(path: str, n_features: int) -> Any:
+    import csv
+
+    import numpy as np
+
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"no such file: {path}")
+    rows = [[cell.strip() for cell in row] for row in csv.reader(file.read_text().splitlines()) if row]
+    if rows:
+        try:
+            [float(c) for c in rows[0][:n_features]]
+        except ValueError:
+            rows = rows[1:]  # a header
+    if not rows:
+        raise UsageError(f"{path} has no instances")
+    out = []
+    for k, row in enumerate(rows, start=1):
+        if len(row) not in (n_features, n_features + 1):
+            raise UsageError(f"{path}: row {k} has {len(row)} columns, the forest has {n_features} features")
+        try:
+            out.append([float(c) for c in row[:n_features]])
+        except ValueError:
+            raise UsageError(f"{path}: row {k} has a non-numeric feature value") from None
+    return np.asarray(out, dtype=np.float64)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    import time
+
+    from . import datasets
+    from .batch import write_csv, write_jsonl
+    from .explainer import Explainer
+
+    pool = pool_ids = None
+    if args.model:
+        forest, model = load_forest_or_model(args.model)
+        if args.dataset and not args.input:
+            data = datasets.load(args.dataset, args.data)
+            pool, pool_ids = data.X, list(range(len(data.X)))
+    elif args.dataset:
+        forest, model, pool, pool_ids = _train_split(args)
+    else:
+        raise UsageError("give a model file or --dataset")
+    if args.input:
+        pool = _read_instances(args.input, forest.n_features)
+        pool_ids = list(range(len(pool)))
+    if pool is None:
+        raise UsageError("give the instances: --dataset (its rows) or --input CSV")
+    chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
+    X = pool[list(chosen)]
+    ids = [pool_ids[k] for k in chosen]
+    kwargs: dict[str, Any] = {}
+    if args.query == "contrastive_reasons":
+        if args.target is None:
+            raise UsageError("contrastive_reasons needs --target CLASS")
+        kwargs["target"] = _label(forest, args.target)
+        forest.class_index(kwargs["target"])
+    if args.limit is not None:
+        if not args.query.endswith("reasons") and args.query != "shortest_flips":
+            raise UsageError(f"--limit applies to enumerations, not {args.query}")
+        kwargs["limit"] = args.limit
+    if args.save_forest:
+        Path(args.save_forest).write_text(forest.to_json())
+    fmt = args.format or ("csv" if args.output and args.output.endswith(".csv") else "jsonl")
+    if model is not None:
+        explainer = Explainer(model, engine=args.engine, feature_names=list(forest.feature_names))
+    else:
+        explainer = Explainer(forest, engine=args.engine)
+    started = time.perf_counter()
+    try:
+        records = explainer.explain_many(
+            X, args.query, n_jobs=args.jobs, timeout=args.timeout, progress=args.progress, indices=ids, **kwargs
+        )
+    finally:
+        explainer.close()
+    elapsed = time.perf_counter() - started
+    writer = write_csv if fmt == "csv" else write_jsonl
+    if args.output:
+        with open(args.output, "w", newline="") as handle:
+            writer(records, handle)
+    else:
+        writer(records, sys.stdout)
+    failed = sum(1 for r in records if r.error)
+    cut = sum(1 for r in records if r.complete is False)
+    print(
+        f"rfexplain batch: {len(records)} instances, {len(records) - failed - cut} complete, {cut} cut by the budget, "
+        f"{failed} failed, {elapsed:.2f}s (engine {args.engine}, query {args.query}, jobs {args.jobs})",
+        file=sys.stderr,
+    )
+    return 1 if failed else 0
+
+
+def _train_split(args: argparse.Namespace) -> tuple[Any, Any, Any, list[int]]:
+    """Fit on a train split of ``args.dataset``: ``(forest, model, test rows, their row numbers)``."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    from . import datasets
+    from .forest import Forest
+
+    if args.trees < 1 or args.depth < 1:
+        raise UsageError("--trees and --depth must be positive")
+    if not 0 < args.test_size < 1:
+        raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
+    data = datasets.load(args.dataset, args.data)
+    rows = np.arange(len(data.X))
+    train, test = train_test_split(rows, test_size=args.test_size, random_state=args.seed)
+    model = RandomForestClassifier(n_estimators=args.trees, max_depth=args.depth, random_state=args.seed)
+    model.fit(data.X[train], data.y[train])
+    forest = Forest.from_sklearn(model, feature_names=list(data.feature_names))
+    test = np.sort(test)
+    return forest, model, data.X[test], [int(i) for i in test]
+
+
 def _label(forest: Any, text: str) -> Any:
     for c in forest.classes:
         if str(c) == text:
@@ -219,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from .errors import RFExplainError
 
-    commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain}
+    commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch}
     try:
         if args.command == "demo":
             from .demo import run_demo

@@ -1,0 +1,55 @@
+"""Plug-in engines for the batch tests: they count constructions, fail, crash or stall on demand.
+
+They live in an importable module (not a test file) so that worker processes can unpickle them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Iterator
+
+from rfexplain.budget import Budget
+from rfexplain.engines.base import Instance
+from rfexplain.forest import Forest
+from rfexplain.oracle import OracleEngine
+from rfexplain.reasons import Reason
+
+
+class ProbeEngine(OracleEngine):
+    """The oracle engine, plus: writes ``<pid>-<n>`` files into ``log_dir`` when constructed; on an
+    instance whose feature 0 equals ``poison`` it raises (``mode="raise"``) or kills its process
+    (``mode="exit"``); ``mode="slow"`` makes every enumeration yield nothing until the budget ends."""
+
+    name = "probe"
+
+    def __init__(self, forest: Forest, *, log_dir: str = "", poison: float | None = None, mode: str = "raise") -> None:
+        super().__init__(forest)
+        self.poison = poison
+        self.mode = mode
+        if log_dir:
+            Path(log_dir, f"{os.getpid()}-{time.monotonic_ns()}").write_text("built")
+
+    def _check(self, instance: Instance) -> None:
+        if self.poison is not None and instance.values[0] == self.poison:
+            if self.mode == "exit":
+                os._exit(3)
+            raise RuntimeError(f"poisoned instance {instance.values[0]}")
+
+    def sufficient_reason(self, instance: Instance) -> Reason:
+        self._check(instance)
+        return super().sufficient_reason(instance)
+
+    def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        self._check(instance)
+        if self.mode == "slow":
+            return self._stall(budget)
+        return super().sufficient_reasons(instance, budget)
+
+    @staticmethod
+    def _stall(budget: Budget) -> Iterator[Reason]:
+        while not budget.expired():
+            time.sleep(0.01)
+        return
+        yield  # pragma: no cover - makes this a generator
