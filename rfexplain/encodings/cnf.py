@@ -9,6 +9,13 @@ explanation algorithms query:
 - ``predicts(t)`` -- the forest predicts ``t`` (:func:`.votes.predicts_class`): the targeted
   variant used for contrastive reasons toward ``t``.
 
+States that contain no float32 value (two thresholds between the same two consecutive float32
+numbers, which scikit-learn forests do produce: ``0.75`` and ``0.7500000149011612`` on iris) can be
+reached by no input; the base clauses exclude them (``~state(f, s)``), so that every
+counterexample the solver finds is a realisable input and every witness can be checked with the
+model itself. (The brute-force oracle enumerates every state; on forests without such states the
+two agree, which is what the property tests draw.)
+
 Each formula is the base clauses plus its vote clauses; an instance enters only through the
 selector literals ``state(f, v_f)`` (:meth:`ForestEncoding.selector`), assumed by an incremental
 solver, so one formula serves every instance with the same decision.
@@ -26,16 +33,19 @@ True
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..forest import Forest
 from .domains import decode_state, domain_clauses, state_literal
-from .pool import VarPool
+from .pool import Var, VarPool
 from .trees import TreeVotes, tree_clauses
 from .votes import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, not_class, predicts_class
 
 __all__ = ["ForestEncoding", "Formula"]
+
+log = logging.getLogger(__name__)
 
 Clause = list[int]
 
@@ -55,6 +65,15 @@ class Formula:
     def n_vars(self) -> int:
         """Distinct variables occurring in the clauses."""
         return len({abs(lit) for cl in self.clauses for lit in cl})
+
+
+def _realisable(forest: Forest, feature: int, state: int) -> bool:
+    """Whether some float32 value falls in the state's interval."""
+    try:
+        forest.state_value(feature, state)
+    except ValueError:
+        return False
+    return True
 
 
 class ForestEncoding:
@@ -84,8 +103,20 @@ class ForestEncoding:
         #: Features with more than one state: the only ones a reason can mention.
         self.features: tuple[int, ...] = tuple(f for f, n in enumerate(self.n_states) if n > 1)
         base: list[Clause] = []
+        #: Feature -> states no float32 value falls in (excluded from the domain).
+        self.empty_states: dict[int, tuple[int, ...]] = {}
         for f in self.features:
             base.extend(domain_clauses(self.pool, f, self.n_states[f]))
+            empty = tuple(s for s in range(self.n_states[f]) if not _realisable(forest, f, s))
+            if empty:
+                self.empty_states[f] = empty
+                base.extend([-state_literal(self.pool, f, s)] for s in empty)
+        if self.empty_states:
+            log.info(
+                "%d states contain no float32 value and are excluded: %s",
+                sum(map(len, self.empty_states.values())),
+                self.empty_states,
+            )
         self.trees: list[TreeVotes] = []
         for k, tree in enumerate(forest.trees):
             clauses, votes = tree_clauses(self.pool, k, tree, self.n_states)
@@ -93,6 +124,7 @@ class ForestEncoding:
             self.trees.append(votes)
         self.base: tuple[tuple[int, ...], ...] = tuple(tuple(cl) for cl in base)
         self._formulas: dict[tuple[str, int], Formula] = {}
+        self._order_vars: list[list[int]] | None = None
 
     def _formula(self, name: str, cls: int, extra: Iterable[Clause]) -> Formula:
         return Formula(f"{name}({cls})", self.base + tuple(tuple(cl) for cl in extra))
@@ -123,8 +155,19 @@ class ForestEncoding:
         """Feature -> selector literal fixing it to its state in ``states`` (relevant features)."""
         return {f: self.selector(f, states[f]) for f in self.features}
 
-    def decode(self, model: Iterable[int]) -> tuple[int, ...]:
-        """The state vector of a solver model."""
+    def decode(self, model: Sequence[int]) -> tuple[int, ...]:
+        """The state vector of a solver model (python-sat's list of signed literals).
+
+        The state of ``f`` is the number of its order variables ``gt(f, j)`` set true (they form
+        a prefix thanks to the order clauses).
+        """
+        if self._order_vars is None:
+            self._order_vars = [
+                [self.pool.var(Var.gt(f, j)) for j in range(n - 1)] if n > 1 else [] for f, n in enumerate(self.n_states)
+            ]
+        size = len(model)
+        if size and abs(model[-1]) == size:
+            return tuple(sum(1 for x in xs if model[x - 1] > 0) for xs in self._order_vars)
         true_vars = {lit for lit in model if lit > 0}
         return tuple(
             decode_state(self.pool, true_vars, f, n) if n > 1 else 0 for f, n in enumerate(self.n_states)

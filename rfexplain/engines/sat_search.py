@@ -144,8 +144,16 @@ class Search:
         self.features: tuple[int, ...] = self.encoding.features
         self.sel = self.encoding.selectors(self.v)
         self.feature_of = {lit: f for f, lit in self.sel.items()}
-        self.last_states: tuple[int, ...] = ()
+        self._last_model: list[int] = []
+        self._last_states: tuple[int, ...] | None = None
         self.last_core: frozenset[int] = frozenset()
+
+    @property
+    def last_states(self) -> tuple[int, ...]:
+        """The counterexample of the last satisfiable call (decoded on demand)."""
+        if self._last_states is None:
+            self._last_states = self.encoding.decode(self._last_model)
+        return self._last_states
 
     # ------------------------------------------------------------------ one query
     def fixes(self, fixed: Iterable[int], budget: Budget | None = None) -> bool | None:
@@ -156,13 +164,16 @@ class Search:
         """
         outcome = self.oracle.solve([self.sel[f] for f in fixed], budget)
         if outcome:
-            self.last_states = self.encoding.decode(self.oracle.model())
+            self._last_model = self.oracle.model()
+            self._last_states = None
         elif outcome is False:
             self.last_core = frozenset(self.feature_of[lit] for lit in self.oracle.core() if lit in self.feature_of)
         return outcome
 
     # ------------------------------------------------------------------ AXp: deletion-based MUS
-    def axp(self, start: Iterable[int] | None = None, budget: Budget | None = None) -> Found | None:
+    def axp(
+        self, start: Iterable[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
+    ) -> Found | None:
         """One AXp inside ``start`` (default: every feature) by deletion-based MUS extraction with
         core refinement (SAT paper, section 4, "Computing AXps"); ``None`` on budget expiry.
 
@@ -179,7 +190,7 @@ class Search:
         core = self.last_core
         todo = [f for f in start if f in core]
         kept: list[int] = []
-        witnesses: dict[int, tuple[int, ...]] = {}
+        found: dict[int, tuple[int, ...]] = {}
         while todo:
             f = todo.pop(0)
             outcome = self.fixes(kept + todo, budget)
@@ -187,11 +198,12 @@ class Search:
                 return None
             if outcome:
                 kept.append(f)
-                witnesses[f] = self.last_states
+                if witnesses:
+                    found[f] = self.last_states
             else:
                 core = self.last_core
                 todo = [g for g in todo if g in core]
-        return Found(frozenset(kept), witnesses)
+        return Found(frozenset(kept), found)
 
     # ------------------------------------------------------------------ CXp: MCS by growing an MSS
     def cxp_from(self, z: Sequence[int], budget: Budget | None = None) -> Found | None:
@@ -281,7 +293,8 @@ class Search:
                 witnesses = self._witness_from_cxps(hs, cxps, budget)
                 if witnesses is None:
                     return
-                best = len(hs) if best is None else best
+                if minimum and best is None:
+                    best = len(hs)
                 yield Found(hs, witnesses)
                 if not hs:
                     return
@@ -312,12 +325,9 @@ class Search:
                     hitman.block(sorted(hs))
                     continue
                 core = self.last_core
-                ax = self.axp(sorted(core), budget)
-                if ax is None:
-                    return
-                if not ax.features:
+                if not core:
                     return  # an empty sufficient set: nothing can change the outcome
-                hitman.hit(sorted(ax.features))
+                hitman.hit(sorted(core))
         finally:
             hitman.delete()
 
