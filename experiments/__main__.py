@@ -1,0 +1,119 @@
+"""One entry point for every benchmark: ``python -m experiments <name> [--quick]``.
+
+``python -m experiments list`` shows the registry; ``python -m experiments all [--quick]`` runs
+every benchmark in turn (a failure is reported and the others still run; the exit status is 1 if
+any failed). Arguments after the name go to the benchmark itself; ``--results-dir DIR`` (before
+or after the name) sets ``$RFEXPLAIN_RESULTS_DIR`` for the run.
+
+Convention for a benchmark module ``experiments/<module>.py``: it defines
+``main(argv: list[str] | None = None) -> int`` that parses its own arguments, accepts ``--quick``
+(a size that finishes in minutes, used by CI) and writes its CSV, markdown and machine
+description with :func:`experiments._common.write_report`. A registered module that is not
+there yet (written in another branch) is skipped with a message, not an error; a module can also
+say it cannot run here (a missing optional tool) by raising :class:`Skip` from ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from experiments._common import Skip
+
+__all__ = ["Benchmark", "BENCHMARKS", "Skip", "main"]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    module: str
+    description: str
+
+
+#: The registry, in the order ``all`` runs them.
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark("sat_table1", "experiments.sat_table1", "SAT engine: per-dataset AXp/CXp timings (paper 001, Table 1)"),
+    Benchmark("circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"),
+    Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
+)
+_BY_NAME = {b.name: b for b in BENCHMARKS}
+
+
+def _load(bench: Benchmark) -> Callable[[list[str]], int] | str:
+    """The benchmark's ``main``, or a message saying why it cannot be loaded."""
+    if importlib.util.find_spec(bench.module) is None:
+        return f"{bench.module} is not in this checkout yet"
+    module = importlib.import_module(bench.module)
+    run = getattr(module, "main", None)
+    if not callable(run):
+        return f"{bench.module} defines no main(argv)"
+    return run
+
+
+def run_one(bench: Benchmark, argv: list[str]) -> str:
+    """Run one benchmark: ``"ok"``, ``"skipped"`` or ``"failed"`` (messages on stderr)."""
+    loaded = _load(bench)
+    if isinstance(loaded, str):
+        print(f"[experiments] skip {bench.name}: {loaded}", file=sys.stderr)
+        return "skipped"
+    print(f"[experiments] run {bench.name} {' '.join(argv)}".rstrip(), file=sys.stderr)
+    started = time.perf_counter()
+    try:
+        status = loaded(list(argv))
+    except Skip as reason:
+        print(f"[experiments] skip {bench.name}: {reason}", file=sys.stderr)
+        return "skipped"
+    except Exception as exc:  # one broken benchmark must not stop "all"
+        logging.getLogger("experiments").exception("benchmark %s failed", bench.name)
+        print(f"[experiments] FAILED {bench.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return "failed"
+    elapsed = time.perf_counter() - started
+    outcome = "ok" if not status else "failed"
+    print(f"[experiments] {outcome} {bench.name} in {elapsed:.1f}s (status {status or 0})", file=sys.stderr)
+    return outcome
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments",
+        description="Run one benchmark, or all of them. Arguments after the name go to the benchmark.",
+    )
+    parser.add_argument("name", help="a benchmark name, 'all' or 'list'")
+    parser.add_argument("--quick", action="store_true", help="the smoke-test size (minutes)")
+    parser.add_argument("--results-dir", help="write results here instead of experiments/results")
+    args, rest = parser.parse_known_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if args.results_dir:
+        os.environ["RFEXPLAIN_RESULTS_DIR"] = os.path.abspath(args.results_dir)
+    passed = (["--quick"] if args.quick else []) + rest
+    if args.name == "list":
+        for bench in BENCHMARKS:
+            state = _load(bench)
+            note = "" if callable(state) else f"  [{state}]"
+            print(f"{bench.name:16} {bench.description}{note}")
+        return 0
+    if args.name == "all":
+        outcomes = {bench.name: run_one(bench, passed) for bench in BENCHMARKS}
+        summary = ", ".join(f"{name}: {outcome}" for name, outcome in outcomes.items())
+        print(f"[experiments] all: {summary}", file=sys.stderr)
+        return 1 if "failed" in outcomes.values() else 0
+    if args.name not in _BY_NAME:
+        print(
+            f"python -m experiments: error: name must be one of {sorted(_BY_NAME) + ['all', 'list']}. "
+            f"Got {args.name!r} instead.",
+            file=sys.stderr,
+        )
+        return 2
+    outcome = run_one(_BY_NAME[args.name], passed)
+    return {"ok": 0, "skipped": 0, "failed": 1}[outcome]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
