@@ -34,6 +34,7 @@ import logging
 import math
 from typing import Any, Iterator
 
+import numpy as np
 from pysat.solvers import SolverNames
 
 from ..budget import Budget
@@ -114,6 +115,9 @@ class SatEngine(EngineBase):
         self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass)
         self.stats = SolverStats()
         self._oracles: dict[tuple[str, int], SelectorOracle] = {}
+        self._representatives: dict[tuple[int, int], float] = {}
+        self._cache_instance: Instance | None = None
+        self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
 
     # ------------------------------------------------------------------ plumbing
     def oracle(self, kind: str, cls: int) -> SelectorOracle:
@@ -143,15 +147,31 @@ class SatEngine(EngineBase):
         return max(range(len(counts)), key=lambda c: (counts[c], -c))
 
     def _witness(self, instance: Instance, z: tuple[int, ...], dropped: int | None, target: int | None) -> Witness:
-        prediction = self._classify(z)
+        if self._cache_instance != instance:
+            self._cache_instance = instance
+            self._cache.clear()
+        if z not in self._cache:
+            self._cache[z] = (self._values(instance, z), self._classify(z))
+        values, prediction = self._cache[z]
         wrong = prediction != target if target is not None else prediction == instance.prediction
         if wrong:
             raise RuntimeError(
                 f"SAT engine internal error: counterexample {z} is classified {prediction} "
                 f"(instance decision {instance.prediction}, target {target})"
             )
-        values = self.forest.values_for_states(z, instance.values)
         return Witness(values, prediction, dropped=dropped)
+
+    def _values(self, instance: Instance, z: tuple[int, ...]) -> tuple[float, ...]:
+        """``forest.values_for_states(z, instance.values)``, with state representatives cached
+        (the instance's value where its state is kept, a representative of the state elsewhere)."""
+        out = [float(np.float32(v)) for v in instance.values]
+        for f, (s, vs) in enumerate(zip(z, instance.states)):
+            if s != vs:
+                key = (f, s)
+                if key not in self._representatives:
+                    self._representatives[key] = self.forest.state_value(f, s)
+                out[f] = self._representatives[key]
+        return tuple(out)
 
     def _reason(self, kind: str, instance: Instance, found: Found, target: int | None = None) -> Reason:
         if kind == "sufficient":

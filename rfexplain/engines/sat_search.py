@@ -238,23 +238,28 @@ class Search:
 
     # ------------------------------------------------------------------ enumeration (MARCO style)
     def _witness_from_cxps(
-        self, hs: frozenset[int], cxps: Sequence[Found], budget: Budget | None
+        self, hs: frozenset[int], cxps: Sequence[Found], masks: Sequence[int], budget: Budget | None
     ) -> dict[int, tuple[int, ...]] | None:
-        """Witnesses for an AXp ``hs`` that is a minimal hitting set of ``cxps``: for each
-        ``f``, a CXp meeting ``hs`` only in ``f`` has a counterexample fixing ``hs - {f}``."""
+        """Witnesses for an AXp ``hs`` that is a minimal hitting set of ``cxps`` (``masks`` are
+        their feature bit sets): for each ``f``, a CXp meeting ``hs`` only in ``f`` has a
+        counterexample fixing ``hs - {f}``."""
+        hs_mask = sum(1 << f for f in hs)
         witnesses: dict[int, tuple[int, ...]] = {}
-        for f in hs:
-            for cx in cxps:
-                if f in cx.features and not (cx.features & hs) - {f}:
-                    witnesses[f] = cx.witnesses[-1]
-                    break
-            else:  # not a minimal hitting set after all: ask the solver
-                outcome = self.fixes(sorted(hs - {f}), budget)
-                if outcome is None:
-                    return None
-                if not outcome:
-                    raise RuntimeError(f"hitting set {sorted(hs)} is not subset-minimal")
-                witnesses[f] = self.last_states
+        for k in range(len(masks) - 1, -1, -1):
+            common = masks[k] & hs_mask
+            if common and common & (common - 1) == 0:
+                f = common.bit_length() - 1
+                if f not in witnesses:
+                    witnesses[f] = cxps[k].witnesses[-1]
+                    if len(witnesses) == len(hs):
+                        break
+        for f in sorted(hs - witnesses.keys()):  # not a minimal hitting set after all: ask
+            outcome = self.fixes(sorted(hs - {f}), budget)
+            if outcome is None:
+                return None
+            if not outcome:
+                raise RuntimeError(f"hitting set {sorted(hs)} is not subset-minimal")
+            witnesses[f] = self.last_states
         return witnesses
 
     def sufficient_reasons(self, budget: Budget, *, minimum: bool = False) -> Iterator[Found]:
@@ -271,6 +276,7 @@ class Search:
             return
         hitman = Hitman(htype="rc2", solver="g3") if minimum else Hitman(htype="sat", solver="mgh")
         cxps: list[Found] = []
+        masks: list[int] = []
         best: int | None = None
         try:
             while not budget.expired():
@@ -288,9 +294,10 @@ class Search:
                     if cx is None:
                         return
                     cxps.append(cx)
+                    masks.append(sum(1 << f for f in cx.features))
                     hitman.hit(sorted(cx.features))
                     continue
-                witnesses = self._witness_from_cxps(hs, cxps, budget)
+                witnesses = self._witness_from_cxps(hs, cxps, masks, budget)
                 if witnesses is None:
                     return
                 if minimum and best is None:
