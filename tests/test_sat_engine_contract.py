@@ -1,7 +1,30 @@
-"""The SAT engine against the brute-force oracle: the shared engine contract."""
+"""The SAT engine against the brute-force oracle: the shared engine contract, with the default
+options and with other cardinality encodings, the paper's multi-class selector construction and
+CaDiCaL (whose budgets go through conflict limits)."""
+
+from typing import Any, ClassVar
 
 from .engine_contract import EngineContract
 
 
 class TestSatEngine(EngineContract):
     engine = "sat"
+    max_examples = 100
+
+
+class TestSatEngineTotalizerSelectors(EngineContract):
+    engine = "sat"
+    options: ClassVar[dict[str, Any]] = {"card": "totalizer", "multiclass": "selectors"}
+    max_examples = 25
+
+
+class TestSatEngineSeqcounterCadical(EngineContract):
+    engine = "sat"
+    options: ClassVar[dict[str, Any]] = {"card": "seqcounter", "solver": "cd195"}
+    max_examples = 25
+
+
+class TestSatEngineKMTotalizerSelectors(EngineContract):
+    engine = "sat"
+    options: ClassVar[dict[str, Any]] = {"card": "kmtotalizer", "multiclass": "selectors", "solver": "mgh"}
+    max_examples = 25
