@@ -158,6 +158,8 @@ class ADDManager:
         self._unique: dict[tuple[int, int, int], int] = {}
         self._terminals: dict[tuple[type, Hashable], int] = {}
         self._cache: dict[tuple, int] = {}
+        #: ``time.perf_counter()`` value after which Apply raises :class:`TimeoutError`.
+        self.deadline: float | None = None
 
     def __len__(self) -> int:
         return len(self.level)
@@ -241,7 +243,12 @@ class ADDManager:
         if root in cache:
             return cache[root]
         stack = [(a, b)]
+        deadline = self.deadline
+        steps = 0
         while stack:
+            steps += 1
+            if deadline is not None and not steps & 0xFFF and time.perf_counter() > deadline:
+                raise TimeoutError("ADD Apply exceeded the manager's deadline")
             x, y = stack[-1]
             key = key_of(x, y)
             if key in cache:
@@ -348,6 +355,66 @@ class ADDManager:
             if chi > j:
                 stack.append((lo[n], cf, max(clo, j + 1), chi))
         return out
+
+    def count_states(self, root: int, n_states: Sequence[int]) -> dict[Any, int]:
+        """Number of state vectors reaching each terminal value of a diagram, exactly.
+
+        Only valid for a reduced diagram (``reduce=True``), whose paths are feasible except for
+        the interval bookkeeping done here. ``n_states[f]`` is the number of states of feature
+        ``f``; features the order does not list have one state.
+        """
+        fo = list(self.order.feature_order)
+        pos = {f: i + 1 for i, f in enumerate(fo)}  # position 0 is a virtual one-state feature
+        width = [1] + [int(n_states[f]) for f in fo]
+        suffix = [1] * (len(width) + 1)
+        for p in range(len(width) - 1, -1, -1):
+            suffix[p] = suffix[p + 1] * width[p]
+        level, hi, lo, vf, vs = self.level, self.hi, self.lo, self.vfeature, self.vsplit
+        memo: dict[tuple[int, int, int, int], dict[Any, int]] = {}
+
+        def deps(key: tuple[int, int, int, int]) -> list[tuple[tuple[int, int, int, int], int]]:
+            """(sub-key, multiplier) pairs whose sum is ``key``'s count; [] for a terminal."""
+            n, p, a, b = key
+            if level[n] == TERMINAL:
+                return []
+            q = pos[vf[level[n]]]
+            if q > p:
+                between = 1
+                for r in range(p + 1, q):
+                    between *= width[r]
+                return [((n, q, 0, width[q] - 1), (b - a + 1) * between)]
+            j = vs[level[n]]
+            out = []
+            if a <= j:
+                out.append(((hi[n], p, a, min(b, j)), 1))
+            if b > j:
+                out.append(((lo[n], p, max(a, j + 1), b), 1))
+            return out
+
+        top = (root, 0, 0, 0)
+        stack = [top]
+        while stack:
+            key = stack[-1]
+            if key in memo:
+                stack.pop()
+                continue
+            n, p, a, b = key
+            if level[n] == TERMINAL:
+                memo[key] = {self.value[n]: (b - a + 1) * suffix[p + 1]}
+                stack.pop()
+                continue
+            parts = deps(key)
+            missing = [k for k, _ in parts if k not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            total: dict[Any, int] = {}
+            for k, mult in parts:
+                for v, c in memo[k].items():
+                    total[v] = total.get(v, 0) + c * mult
+            memo[key] = total
+            stack.pop()
+        return memo[top]
 
     def collect(self, roots: Sequence[int]) -> list[int]:
         """Garbage collection: keep only the nodes reachable from ``roots``; return their new ids.
@@ -466,6 +533,13 @@ class AggregatedForest:
             self._bdds[cls] = self.manager.map_terminals(lambda c: c == cls, self.majority, name=f"is{cls}")
         return self._bdds[cls]
 
+    def counts(self) -> list[int]:
+        """Number of state vectors decided as each class (exact; reduced diagrams only)."""
+        if not self.manager.reduce:
+            raise ValueError("state counts need the infeasible-path reduction (aggregate(..., reduce=True))")
+        by_class = self.manager.count_states(self.majority, self.forest.states_per_feature)
+        return [by_class.get(c, 0) for c in range(self.forest.n_classes)]
+
     def predict_states_one(self, states: Sequence[int]) -> int:
         """Decision for one state vector by walking the majority-vote ADD."""
         return int(self.manager.evaluate(self.majority, states))
@@ -533,6 +607,7 @@ def aggregate(
 
     order = PredicateOrder.for_forest(forest, feature_order)
     m = ADDManager(order, reduce=reduce, max_nodes=max_nodes)
+    m.deadline = deadline
     k = forest.n_classes
     one_hot = [tuple(int(c == i) for i in range(k)) for c in range(k)]
     roots = []
@@ -574,6 +649,7 @@ def aggregate(
     t_vector = time.perf_counter()
     sizes = {"class_vector_nodes": m.size(acc)}
     majority = m.map_terminals(majority_index, acc, name="majority")
+    m.deadline = None
     t_major = time.perf_counter()
     class_vector: int | None = acc
     if not keep_class_vector:

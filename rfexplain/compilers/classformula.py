@@ -82,9 +82,11 @@ class ClassFormulas:
     forest : Forest
     """
 
-    def __init__(self, forest: Forest) -> None:
+    def __init__(self, forest: Forest, *, ordered: bool = True) -> None:
         self.forest = forest
+        self.ordered = ordered
         self.dg = DGManager(forest.states_per_feature)
+        self.dg.ordered = ordered
         self._tree_dg: dict[tuple[int, int, bool], int] = {}
         self._3b: dict[int, tuple[int, ...]] = {}
         self._3a: dict[int, int] = {}
@@ -96,7 +98,10 @@ class ClassFormulas:
         key = (tree, cls, negated)
         if key not in self._tree_dg:
             leaf = [(1 if (c == cls) != negated else 0) for c in range(self.forest.n_classes)]
-            self._tree_dg[key] = self.dg.from_tree(self.forest.trees[tree], leaf)
+            if self.ordered:
+                self._tree_dg[key] = self.dg.from_tree_ordered(self.forest.trees[tree], leaf)
+            else:
+                self._tree_dg[key] = self.dg.from_tree(self.forest.trees[tree], leaf)
         return self._tree_dg[key]
 
     def _inputs(self, i: int, j: int | None, make) -> list:

@@ -72,13 +72,21 @@ class DGManager:
         self._unique: dict[tuple, int] = {}
         self._apply_cache: dict[tuple, int] = {}
         self._neg_cache: dict[int, int] = {0: 1, 1: 0}
+        self.policy = 1
+        #: every graph tests variables in increasing index order (test-once): Apply then needs no
+        #: path (every feasible set is the full domain) and caches on (op, D1, D2) alone
+        self.ordered = False
+        self._and_cache: dict[tuple[int, int], int] = {}
+        self._or_cache: dict[tuple[int, int], int] = {}
 
     def __len__(self) -> int:
         return len(self.var)
 
     def clear_caches(self) -> None:
-        """Drop the Apply cache (the unique table stays)."""
+        """Drop the Apply caches (the unique table stays)."""
         self._apply_cache.clear()
+        self._and_cache.clear()
+        self._or_cache.clear()
 
     # ------------------------------------------------------------------ nodes
     def node(self, var: int, edges: Iterable[tuple[int, int]]) -> int:
@@ -90,7 +98,10 @@ class DGManager:
         by_child: dict[int, int] = {}
         for mask, child in edges:
             if mask:
-                by_child[child] = by_child.get(child, 0) | mask
+                if child in by_child:
+                    by_child[child] |= mask
+                else:
+                    by_child[child] = mask
         if not by_child:
             raise ValueError(f"a decision node on variable {var} needs at least one non-empty edge")
         if len(by_child) == 1:
@@ -146,6 +157,23 @@ class DGManager:
             result[key] = self.node(f, [(m, result[(c, cp)]) for m, c, cp in children])
         return result[(0, self.full)]
 
+    def from_tree_ordered(self, tree: Tree, leaf_value: Sequence[int]) -> int:
+        """A tree as a decision graph that tests variables in increasing index order (an ordered
+        multi-valued decision diagram), built with Apply from the tree's literals: node
+        ``x <= t`` becomes ``(x <= t and left) or (x > t and right)``."""
+        value: dict[int, int] = {}
+        for t in range(tree.n_nodes - 1, -1, -1):  # children have larger indices than parents
+            f = tree.feature[t]
+            if f < 0:
+                value[t] = leaf_value[tree.label[t]]
+                continue
+            low = (1 << (tree.split[t] + 1)) - 1
+            lo_mask, hi_mask = self.full[f] & low, self.full[f] & ~low
+            left = self.node(f, [(lo_mask, 1), (hi_mask, 0)])
+            right = self.node(f, [(lo_mask, 0), (hi_mask, 1)])
+            value[t] = self.disj(self.conj(left, value[tree.left[t]]), self.conj(right, value[tree.right[t]]))
+        return value[0]
+
     # ------------------------------------------------------------------ traversal
     def reachable(self, roots: Iterable[int]) -> list[int]:
         """Nodes reachable from ``roots`` in increasing (children-first) order."""
@@ -198,17 +226,84 @@ class DGManager:
         """Algorithm 4, ``Apply(D1, D2, p, op)`` from the full path: ``a and b`` or ``a or b``."""
         if op not in ("and", "or"):
             raise ValueError(f"op must be one of ['and', 'or']. Got {op!r} instead.")
-        return self._apply(op == "and", a, b, self.full)
+        return self.conj(a, b) if op == "and" else self.disj(a, b)
 
     def conj(self, a: int, b: int) -> int:
+        if self.ordered:
+            return self._apply_ordered(True, a, b)
         return self._apply(True, a, b, self.full)
 
     def disj(self, a: int, b: int) -> int:
+        if self.ordered:
+            return self._apply_ordered(False, a, b)
         return self._apply(False, a, b, self.full)
 
     # comparator operations for the sorting networks
     and_ = conj
     or_ = disj
+
+    def _apply_ordered(self, is_and: bool, a: int, b: int) -> int:
+        """Algorithm 4 on ordered graphs: the root with the smaller variable is expanded, so the
+        path never restricts a variable still tested below and ``p*`` is always the full domain."""
+        var, edges = self.var, self.edges
+        cache = self._and_cache if is_and else self._or_cache
+        node = self.node
+
+        def start(a: int, b: int):
+            if is_and:
+                if a == 0 or b == 0:
+                    return 0
+                if a == 1 or a == b:
+                    return b
+                if b == 1:
+                    return a
+            else:
+                if a == 1 or b == 1:
+                    return 1
+                if a == 0 or a == b:
+                    return b
+                if b == 0:
+                    return a
+            if a > b:
+                a, b = b, a
+            hit = cache.get((a, b))
+            if hit is not None:
+                return hit
+            va, vb = var[a], var[b]
+            if va == vb:
+                tasks = [(s1 & s2, c1, c2) for s1, c1 in edges[a] for s2, c2 in edges[b] if s1 & s2]
+            elif va < vb:
+                tasks = [(s1, c1, b) for s1, c1 in edges[a]]
+            else:
+                va = vb
+                tasks = [(s2, a, c2) for s2, c2 in edges[b]]
+            return [(a, b), va, tasks, 0, []]
+
+        first = start(a, b)
+        if isinstance(first, int):
+            return first
+        stack = [first]
+        while True:
+            frame = stack[-1]
+            tasks = frame[2]
+            i = frame[3]
+            if i < len(tasks):
+                s, c1, c2 = tasks[i]
+                sub = start(c1, c2)
+                if isinstance(sub, int):
+                    frame[4].append((s, sub))
+                    frame[3] = i + 1
+                else:
+                    stack.append(sub)
+                continue
+            result = node(frame[1], frame[4])
+            cache[frame[0]] = result
+            stack.pop()
+            if not stack:
+                return result
+            parent = stack[-1]
+            parent[4].append((parent[2][parent[3]][0], result))
+            parent[3] += 1
 
     def restrict(self, a: int, p: Sequence[int]) -> int:
         """``a`` with every edge label intersected with the path ``p`` (line 6 of Algorithm 4)."""
@@ -237,6 +332,7 @@ class DGManager:
         var, edges, vars_mask, full = self.var, self.edges, self.vars_mask, self.full
         cache = self._apply_cache
         node = self.node
+        policy = self.policy
 
         def start(a: int, b: int, p: tuple[int, ...]):
             """A finished id, or a new frame for the call (a, b, p)."""
@@ -256,6 +352,15 @@ class DGManager:
             hit = cache.get(key)
             if hit is not None:
                 return hit
+            if b >= 0 and policy and var[b] != var[a]:
+                if policy == 1:
+                    swap = var[b] < var[a]
+                elif policy == 2:
+                    swap = True
+                else:
+                    swap = vars_mask[b].bit_count() < vars_mask[a].bit_count()
+                if swap:
+                    a, b = b, a
             v = var[a]
             pv = p[v]
             tasks = []
