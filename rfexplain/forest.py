@@ -8,6 +8,12 @@ thresholds strictly below it. A tree node testing ``x[f] <= t_j`` sends a state 
 ``state[f] <= j`` (0-based ``j``), which is exactly scikit-learn's test
 ``float64(float32(x[f])) <= t_j`` on the raw value.
 
+Thresholds are stored *canonically*: each scikit-learn threshold ``t`` is replaced by the largest
+float32 number not above it, which is the same test on float32 inputs. Two thresholds with no
+float32 number between them (possible with ExtraTrees' random thresholds) thereby become one, so
+every state contains a float32 value (its upper threshold, or the next float32 above the last
+threshold) and no explanation ever mentions a state no input can reach.
+
 Each tree votes for the class of the leaf it reaches (the largest entry of ``tree_.value``, ties
 to the lowest class index); the forest decides by hard majority, ties to the lowest class index.
 
@@ -33,7 +39,7 @@ import numpy as np
 
 from .errors import ForestFormatError, InvalidInstanceError
 
-__all__ = ["Tree", "Forest", "FeatureSpace", "Agreement", "FOREST_FORMAT_VERSION"]
+__all__ = ["Tree", "Forest", "FeatureSpace", "Agreement", "FOREST_FORMAT_VERSION", "largest_float32_at_most"]
 
 FOREST_FORMAT_VERSION = 1
 _FORMAT_NAME = "rfexplain-forest"
@@ -184,6 +190,11 @@ class Forest:
         for f, ts in enumerate(self.thresholds):
             if any(not math.isfinite(t) for t in ts) or any(a >= b for a, b in zip(ts, ts[1:])):
                 raise ValueError(f"thresholds of feature {f} must be finite and strictly increasing")
+            if any(float(np.float32(t)) != t for t in ts):
+                raise ValueError(
+                    f"thresholds of feature {f} must be float32 numbers (use Forest.from_raw_trees, "
+                    "which makes them canonical)"
+                )
         for k, tree in enumerate(self.trees):
             sizes = {len(a) for a in (tree.feature, tree.split, tree.left, tree.right, tree.label)}
             if len(sizes) != 1 or tree.n_nodes == 0:
@@ -215,7 +226,8 @@ class Forest:
 
         Each raw tree is a mapping with equal-length sequences ``feature`` (``-1`` or any negative
         number at leaves), ``threshold`` (float, ignored at leaves), ``left``, ``right`` and
-        ``label`` (class index, used at leaves). Nodes go left iff ``x[feature] <= threshold``.
+        ``label`` (class index, used at leaves). Nodes go left iff ``float32(x[feature]) <=
+        threshold``; thresholds are made canonical (see the module docstring).
         """
         per_feature: list[set[float]] = [set() for _ in range(n_features)]
         for raw in raw_trees:
@@ -223,7 +235,7 @@ class Forest:
                 if f >= 0:
                     if f >= n_features:
                         raise ValueError(f"feature index {f} out of range for {n_features} features")
-                    per_feature[int(f)].add(float(t))
+                    per_feature[int(f)].add(largest_float32_at_most(float(t)))
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
         trees = []
@@ -233,7 +245,8 @@ class Forest:
                 Tree(
                     feature=feature,
                     split=tuple(
-                        index[f][float(t)] if f >= 0 else -1 for f, t in zip(feature, raw["threshold"])
+                        index[f][largest_float32_at_most(float(t))] if f >= 0 else -1
+                        for f, t in zip(feature, raw["threshold"])
                     ),
                     left=tuple(int(c) if f >= 0 else -1 for f, c in zip(feature, raw["left"])),
                     right=tuple(int(c) if f >= 0 else -1 for f, c in zip(feature, raw["right"])),
@@ -422,33 +435,22 @@ class Forest:
         return low, high
 
     def state_value(self, feature: int, state: int) -> float:
-        """A float32-representable raw value whose state is ``state``.
-
-        Raises ``ValueError`` when no float32 value falls in the interval (possible only when two
-        thresholds lie between the same two consecutive float32 numbers).
-        """
+        """A float32 raw value whose state is ``state`` (a round number inside the interval when
+        one is at hand, else the interval's upper threshold or the next float32 above the last)."""
         low, high = self.state_interval(feature, state)
-        candidates = []
         if math.isinf(low) and math.isinf(high):
-            candidates.append(0.0)
+            candidates = [0.0]
         elif math.isinf(low):
-            candidates.append(high - max(1.0, abs(high)))
-            candidates.append(float(np.float32(high)))
+            candidates = [high - max(1.0, abs(high)), high]
         elif math.isinf(high):
-            candidates.append(low + max(1.0, abs(low)))
+            candidates = [low + max(1.0, abs(low)), float(np.nextafter(np.float32(low), np.float32(np.inf)))]
         else:
-            candidates.append((low + high) / 2)
-            candidates.append(float(np.float32(high)))
+            candidates = [(low + high) / 2, high]
         for value in candidates:
-            for v32 in (np.float32(value), np.nextafter(np.float32(value), np.float32(-np.inf))):
-                if low < float(v32) <= high:
-                    return float(v32)
-        above = np.nextafter(np.float32(low), np.float32(np.inf))
-        if low < float(above) <= high:
-            return float(above)
-        raise ValueError(
-            f"state {state} of feature {self.feature_names[feature]!r} contains no float32 value"
-        )
+            v32 = float(np.float32(value))
+            if low < v32 <= high:
+                return v32
+        raise ValueError(f"state {state} of feature {self.feature_names[feature]!r} holds no float32 value")
 
     def values_for_states(self, states: Sequence[int], base_values: Sequence[float]) -> tuple[float, ...]:
         """Raw values realising ``states``: ``base_values`` where their state already matches,
@@ -540,6 +542,15 @@ class Forest:
             f"Forest(trees={self.n_trees}, features={self.n_features}, classes={list(self.classes)}, "
             f"thresholds={sum(len(ts) for ts in self.thresholds)})"
         )
+
+
+def largest_float32_at_most(t: float) -> float:
+    """The largest float32 number not above ``t`` (as a float): the same test ``x <= t`` for
+    every float32 ``x``."""
+    f = np.float32(t)
+    if float(f) > t:
+        f = np.nextafter(f, np.float32(-np.inf))
+    return float(f)
 
 
 def _python_scalar(value: Any) -> Any:

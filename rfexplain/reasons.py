@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .forest import FeatureSpace
+from .forest import FeatureSpace, largest_float32_at_most
 
 __all__ = ["Literal", "Reason", "Witness", "REASON_KINDS", "format_threshold", "describe_states"]
 
@@ -179,14 +179,7 @@ def format_threshold(t: float) -> str:
     ``float32(x) <= m`` where ``m`` is the largest float32 not above ``t``; this prints ``m`` with
     the fewest digits that read back as ``m`` (at least two decimals).
     """
-    return _f32_text(_largest_f32_at_most(t))
-
-
-def _largest_f32_at_most(t: float) -> float:
-    f = np.float32(t)
-    if float(f) > t:
-        f = np.nextafter(f, np.float32(-np.inf))
-    return float(f)
+    return _f32_text(largest_float32_at_most(t))
 
 
 def _f32_text(value: float) -> str:
@@ -199,7 +192,7 @@ def _f32_text(value: float) -> str:
 def _upper_bound(t: float) -> tuple[str, str]:
     """``x <= t`` on float32 inputs, exactly, as ``("<=", m)`` or ``("<", m')``, whichever is shorter
     (``m`` the largest float32 not above ``t``, ``m'`` the next float32)."""
-    at_most = _largest_f32_at_most(t)
+    at_most = largest_float32_at_most(t)
     below = _f32_text(float(np.nextafter(np.float32(at_most), np.float32(np.inf))))
     le = _f32_text(at_most)
     return ("<", below) if len(below) < len(le) else ("<=", le)

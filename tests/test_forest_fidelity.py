@@ -132,3 +132,25 @@ def test_agreement_reports_soft_vote_differences() -> None:
     differ = np.flatnonzero(forest.predict(X) != model.predict(X.astype(np.float32)))
     assert np.array_equal(agreement.disagreeing_rows, differ)
     assert agreement.fraction == pytest.approx(1 - len(differ) / len(X))
+
+
+def test_thresholds_in_one_float32_gap_become_one_test() -> None:
+    """Two thresholds with no float32 number between them are the same test on float32 inputs:
+    the forest keeps one, and every state holds a float32 value."""
+    a = np.float32(1.0)
+    b = np.nextafter(a, np.float32(2.0))
+    t1 = float(a) + (float(b) - float(a)) * 0.25
+    t2 = float(a) + (float(b) - float(a)) * 0.75
+    trees = [
+        {"feature": [0, -1, -1], "threshold": [t1, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 1]},
+        {"feature": [0, -1, -1], "threshold": [t2, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 1]},
+        {"feature": [0, -1, -1], "threshold": [3.0, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 1, 0]},
+    ]
+    forest = Forest.from_raw_trees(trees, n_features=1, classes=[0, 1])
+    assert forest.thresholds == ((float(a), 3.0),)
+    for state in range(forest.n_states(0)):
+        value = forest.state_value(0, state)
+        assert forest.states([[value]])[0, 0] == state
+    for x in (a, b, np.float32(3.0), np.nextafter(np.float32(3.0), np.float32(9))):
+        votes = [int(float(x) > t1), int(float(x) > t2), int(float(x) <= 3.0)]
+        assert forest.predict([[float(x)]])[0] == int(sum(votes) >= 2)
