@@ -23,11 +23,13 @@ is implied, hence vacuous. :meth:`ADDManager.mk` therefore replaces a true-child
 same feature by that child's own true-child (one step suffices, by induction), and Apply's
 cofactors follow the same implication. The false edge implies nothing about larger thresholds,
 and a feature's tests are contiguous in the order, so these are the only vacuous tests there are.
-Because of that, the reduced diagram is still a *normal form* for this order: it is the chain
-encoding of a multi-valued decision diagram over the states, and two forests with the same
-decision function on state vectors get the same reduced majority-vote ADD. (The paper notes that
-vacuity reduction has no normal form in general; the grouped, increasing order is what restores
-one here.) With ``reduce=False`` the predicates are treated as independent Boolean variables (the
+One more rule makes the result minimal: a test ``x[f] <= t_j`` whose false-child tests ``f``
+again with the same true-child is redundant (both sides agree below ``t_j``). With both rules a
+feature's tests along a path are exactly the breakpoints of the function of its state, so the
+reduced diagram is a *normal form* for this order (the chain encoding of a reduced
+multi-valued decision diagram over the states): two forests with the same decision function on
+state vectors get the same reduced majority-vote ADD. (The paper notes that vacuity reduction
+has no normal form in general; the grouped, increasing order is what restores one here.) With ``reduce=False`` the predicates are treated as independent Boolean variables (the
 symbolic semantics of Def. 3), which gives the paper's unreduced sizes.
 
 Everything is iterative (explicit stacks), so deep diagrams never meet Python's recursion limit.
@@ -191,12 +193,19 @@ class ADDManager:
         """The reduced node testing predicate ``level`` (paper Theorem 2 and Sect. 7).
 
         With ``reduce``, a true-child that tests the same feature is replaced by its own
-        true-child (that test is implied); then a node with equal children is its child.
+        true-child (that test is implied); a node whose false-child tests the same feature with
+        the same true-child is that false-child (below ``t_j`` both give the same value); and a
+        node with equal children is its child.
         """
         if self.reduce:
+            f = self.vfeature[level]
             hl = self.level[hi]
-            if hl != TERMINAL and self.vfeature[hl] == self.vfeature[level]:
+            if hl != TERMINAL and self.vfeature[hl] == f:
                 hi = self.hi[hi]
+            ll = self.level[lo]
+            if ll != TERMINAL and self.vfeature[ll] == f and self.hi[lo] == hi:
+                # on state <= j the false-child already yields hi: this test is redundant
+                return lo
         if hi == lo:
             return hi
         key = (level, hi, lo)
