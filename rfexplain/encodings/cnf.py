@@ -85,10 +85,10 @@ class ForestEncoding:
     card : str
         The cardinality encoding (one of :data:`~.votes.CARD_ENCODINGS`), default ``"cardnetwrk"``.
     multiclass : str
-        ``"challengers"`` (default) or ``"selectors"``; see :mod:`.votes`.
+        ``"selectors"`` (default, the paper's construction) or ``"challengers"``; see :mod:`.votes`.
     """
 
-    def __init__(self, forest: Forest, *, card: str = "cardnetwrk", multiclass: str = "challengers") -> None:
+    def __init__(self, forest: Forest, *, card: str = "cardnetwrk", multiclass: str = "selectors") -> None:
         if card not in CARD_ENCODINGS:
             raise ValueError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
         if multiclass not in MULTICLASS_CONSTRUCTIONS:

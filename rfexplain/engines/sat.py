@@ -75,9 +75,10 @@ class SatEngine(EngineBase):
         Cardinality encoding of the vote: ``"cardnetwrk"`` (default), ``"seqcounter"``,
         ``"sortnetwrk"``, ``"totalizer"``, ``"mtotalizer"`` or ``"kmtotalizer"``.
     multiclass : str
-        With three classes or more, how "some class beats c" is built: ``"challengers"``
-        (default, one guarded constraint per challenger) or ``"selectors"`` (the paper's
-        two-constraint construction).
+        With three classes or more, how "some class beats c" is built: ``"selectors"`` (default,
+        the paper's two-constraint construction) or ``"challengers"`` (one guarded constraint per
+        challenger class). Measured on the benchmark's multi-class forests (``sat_cards``), the
+        selector construction halves the formula and is 2-6x faster per AXp.
     """
 
     name = "sat"
@@ -95,7 +96,7 @@ class SatEngine(EngineBase):
     )
 
     def __init__(
-        self, forest: Forest, *, solver: str = DEFAULT_SOLVER, card: str = "cardnetwrk", multiclass: str = "challengers"
+        self, forest: Forest, *, solver: str = DEFAULT_SOLVER, card: str = "cardnetwrk", multiclass: str = "selectors"
     ) -> None:
         super().__init__(forest)
         aliases = _solver_aliases()
