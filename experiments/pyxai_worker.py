@@ -1,13 +1,13 @@
 """PyXAI worker: runs inside PyXAI's own virtual environment, driven by ``peers_pyxai.py``.
 
 Never imported by rfexplain or by the benchmark driver: the driver starts it as
-``<pyxai-venv>/bin/python experiments/pyxai_worker.py MODEL.pkl`` and talks to it in JSON lines.
+``<pyxai-venv>/bin/python experiments/pyxai_worker.py MODEL.pkl [theory]`` and talks to it in JSON lines.
 PyXAI prints to stdout (also from C++), so the protocol uses a private copy of file descriptor 1
 and fd 1 itself is pointed at stderr.
 
 Requests (one JSON object a line): ``{"query": "sufficient" | "minimal_sufficient" |
 "minimal_contrastive", "x": [...], "time_limit": seconds}``. Answers: ``{"ok": true, "time": s,
-"prediction": class index, "features": [...], "literals": [...], "conditions": [...]}`` or
+"prediction": PyXAI's decision as text, "features": [...], "literals": [...], "conditions": [...]}`` or
 ``{"ok": false, "error": "..."}``. The first line written is ``{"ready": true}`` once PyXAI is
 imported and the model loaded.
 """
@@ -38,7 +38,11 @@ def main() -> int:
     frame["target"] = y
     _, rf = Learning.ModelIO.import_models(model, frame, instances_type="tabular")
     rf = rf[0] if isinstance(rf, list) else rf
-    explainer = Explaining.initialize(rf, instance=np.asarray(X[0]))
+    theory = len(sys.argv) > 2 and sys.argv[2] == "theory"
+    if theory:  # order links between the conditions on one feature (PyXAI's domain theory)
+        explainer = Explaining.initialize(rf, instance=np.asarray(X[0]), features_type={"numerical": Learning.DEFAULT})
+    else:
+        explainer = Explaining.initialize(rf, instance=np.asarray(X[0]))
     proto.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
@@ -75,7 +79,7 @@ def main() -> int:
                     "literals": [int(lit) for lit in reason],
                     "conditions": conditions,
                 }
-            answer["prediction"] = int(explainer.target_prediction)
+            answer["prediction"] = str(explainer.target_prediction)
         except Exception as exc:  # reported to the driver, which records it
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         proto.write(json.dumps(answer) + "\n")
