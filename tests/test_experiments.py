@@ -1,0 +1,150 @@
+"""The benchmark entry point and the PyXAI comparison's machinery, without PyXAI itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments import __main__ as entry
+from experiments import _common, peers_pyxai
+from rfexplain.engines.base import Instance
+
+from .handmade import forest as hand_forest
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_list_and_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert entry.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("sat_table1", "circuit_tables", "peers_pyxai"):
+        assert name in out
+    assert entry.main(["nope"]) == 2
+    assert "name must be one of" in capsys.readouterr().err
+
+
+def test_registry_skips_missing_and_runs_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = tmp_path / "fake_bench.py"
+    fake.write_text(
+        "from experiments._common import write_report\n"
+        "def main(argv):\n"
+        "    size = 1 if '--quick' in argv else 100\n"
+        "    write_report('fake', [{'x': size, 't': 0.5}], '# fake\\n', extra_versions={'tool': '1'})\n"
+        "    return 0\n"
+    )
+    broken = tmp_path / "broken_bench.py"
+    broken.write_text("def main(argv):\n    raise RuntimeError('boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(entry, "BENCHMARKS", (
+        entry.Benchmark("missing", "experiments.not_written_yet", "absent"),
+        entry.Benchmark("fake", "fake_bench", "a fake"),
+    ))
+    results = tmp_path / "results"
+    monkeypatch.setenv(_common.RESULTS_ENV, "")
+    assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 0
+    err = capsys.readouterr().err
+    assert "skip missing" in err and "ok fake" in err
+    assert (results / "fake.csv").read_text().splitlines() == ["x,t", "1,0.5"]
+    assert (results / "fake.md").read_text().startswith("# fake")
+    machine = json.loads((results / "fake.machine.json").read_text())
+    assert machine["python"] and machine["cpu"] and machine["libraries"]["tool"] == "1"
+    assert "numpy" in machine["libraries"] and "scikit-learn" in machine["libraries"]
+    monkeypatch.setattr(entry, "BENCHMARKS", entry.BENCHMARKS + (entry.Benchmark("broken", "broken_bench", "b"),))
+    assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 1
+    assert "FAILED broken: RuntimeError: boom" in capsys.readouterr().err
+
+
+def test_peers_pyxai_skips_without_pyxai(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = entry.main(["peers_pyxai", "--quick", "--results-dir", str(tmp_path), "--pyxai-python", str(tmp_path / "none")])
+    assert code == 0 and "skip peers_pyxai: no PyXAI interpreter" in capsys.readouterr().err
+
+
+def test_cactus_plot_and_tables(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = _common.cactus_plot({"a": [0.1, 0.2, None], "b": [1.0, 6.0]}, tmp_path / "c.png", title="t", limit=5)
+    assert path is not None and path.stat().st_size > 1000
+    table = _common.markdown_table([{"a": 1.23456, "b": "x|y"}], ["a", "b"])
+    assert table.splitlines()[2] == "| 1.23 | x\\|y |"
+
+
+# ---------------------------------------------------------------------- checking PyXAI's answers
+def small_forest():  # class 1 iff x0 > 1 and x1 > 1; feature 2 is never tested
+    return hand_forest([(0, 1.0, 0, (1, 1.0, 0, 1))], 3, [0, 1], ["a", "b", "c"])
+
+
+def answer(features: list[int], prediction: str = "1") -> dict[str, object]:
+    return {"ok": True, "status": "ok", "features": features, "literals": list(range(len(features))), "prediction": prediction}
+
+
+def check(query: str, features: list[int], ours_smallest: int | None = None, prediction: str = "1", mode: str = "plain"):
+    forest = small_forest()
+    x = np.array([2.0, 2.0, 0.0])
+    instance = Instance.of(forest, x)
+    config = peers_pyxai.Config("hand", 1, 2, 1, 1.0)
+    ours = {}
+    if ours_smallest is not None:
+        ours = {"sat": {(query, 0): {"error": None, "complete": True, "result": [{"features": list(range(ours_smallest))}]}}}
+    return peers_pyxai.check_pyxai(config, query, 7, 0, x, instance, answer(features, prediction),
+                                   peers_pyxai.Checker(forest), ours, mode)
+
+
+def test_checks_of_pyxai_sufficient_reasons() -> None:
+    assert check("sufficient", [0, 1]) == []
+    [wrong] = check("sufficient", [0])
+    assert wrong["problem"].startswith("not sufficient") and wrong["right"] == "rfexplain" and wrong["instance"] == 7
+    [extra] = check("sufficient", [0, 1, 2])
+    assert "not subset-minimal" in extra["problem"] and "[2]" in extra["problem"]
+    assert "independent" in extra["why"] and "independent" not in check("sufficient", [0, 1, 2], mode="theory")[0]["why"]
+    [bigger] = check("minimal_sufficient", [0, 1], ours_smallest=1)
+    assert bigger["right"] == "both (different measures)"
+    [smaller] = check("minimal_sufficient", [0, 1], ours_smallest=3)
+    assert smaller["right"] == "pyxai"
+    [vote] = check("sufficient", [0, 1], prediction="0")
+    assert vote["problem"].startswith("prediction")
+
+
+def test_checks_of_pyxai_contrastive_reasons() -> None:
+    assert check("minimal_contrastive", [0]) == []
+    [no_flip] = check("minimal_contrastive", [2])
+    assert "cannot flip" in no_flip["problem"] and no_flip["right"] == "rfexplain"
+    [not_minimal] = check("minimal_contrastive", [0, 1])
+    assert "not subset-minimal" in not_minimal["problem"]
+
+
+def test_summary_ratios_and_report() -> None:
+    rows = []
+    for k, (ours, theirs) in enumerate([(0.1, 1.0), (0.4, 0.2), (None, 0.3)]):
+        base = {"dataset": "d", "trees": 10, "depth": 3, "query": "sufficient", "instance": k}
+        rows.append({**base, "solver": "sat", "time": ours, "status": "ok" if ours else "timeout"})
+        rows.append({**base, "solver": "pyxai", "time": theirs, "status": "ok"})
+    [row] = peers_pyxai.summarise(rows, ["sat"], ["pyxai"])
+    assert row["sat unsolved"] == 1 and row["pyxai unsolved"] == 0
+    assert row["sat/pyxai median"] == pytest.approx(1.05) and row["sat/pyxai worst"] == pytest.approx(2.0)
+    text = peers_pyxai.render([row], [], rows, ["sat"], ["pyxai"], {"quick": True}, [])
+    assert "| d | 10x3 | sufficient | 3 |" in text and "Verdict counts: none" in text
+
+
+def test_pyxai_pool_kills_a_worker_past_the_limit(tmp_path: Path) -> None:
+    fake_python = tmp_path / "python"
+    fake_python.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_pyxai_worker.py'}\n")
+    fake_python.chmod(fake_python.stat().st_mode | stat.S_IEXEC)
+    pool = peers_pyxai.PyxaiPool(fake_python, tmp_path / "bundle.pkl", tmp_path)
+    try:
+        first = pool.ask("sufficient", [1.0, 2.0], limit=0.3)
+        assert first["status"] == "ok" and first["features"] == [0]
+        hung = pool.ask("minimal_sufficient", [1.0, 2.0], limit=0.3)
+        assert hung["status"] == "killed" and pool.kills == 1 and 0.3 < hung["time"] < 5
+        with pytest.raises(ProcessLookupError):
+            os.kill(first["pid"], 0)  # the hung worker is gone
+        again = pool.ask("sufficient", [1.0, 2.0], limit=0.3)
+        assert again["status"] == "ok" and again["pid"] != first["pid"]
+    finally:
+        pool.close()
