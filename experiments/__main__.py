@@ -2,12 +2,12 @@
 
 ``python -m experiments list`` shows the registry; ``python -m experiments all [--quick]`` runs
 every benchmark in turn (a failure is reported and the others still run; the exit status is 1 if
-any failed). Arguments after the name go to the benchmark itself; ``--results-dir DIR`` (before
-or after the name) sets ``$RFEXPLAIN_RESULTS_DIR`` for the run.
+any failed). Arguments after the name go to the benchmark itself; ``--results-dir DIR`` is passed
+on to every benchmark and also set as ``$RFEXPLAIN_RESULTS_DIR``.
 
 Convention for a benchmark module ``experiments/<module>.py``: it defines
 ``main(argv: list[str] | None = None) -> int`` that parses its own arguments, accepts ``--quick``
-(a size that finishes in minutes, used by CI) and writes its CSV, markdown and machine
+(a size that finishes in minutes, used by CI) and ``--results-dir DIR``, and writes its CSV, markdown and machine
 description with :func:`experiments._common.write_report`. A registered module that is not
 there yet (written in another branch) is skipped with a message, not an error; a module can also
 say it cannot run here (a missing optional tool) by raising :class:`Skip` from ``main``.
@@ -90,9 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results-dir", help="write results here instead of experiments/results")
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    passed = (["--quick"] if args.quick else []) + rest
     if args.results_dir:
         os.environ["RFEXPLAIN_RESULTS_DIR"] = os.path.abspath(args.results_dir)
-    passed = (["--quick"] if args.quick else []) + rest
+        passed += ["--results-dir", os.path.abspath(args.results_dir)]
     if args.name == "list":
         for bench in BENCHMARKS:
             state = _load(bench)

@@ -36,6 +36,7 @@ def test_registry_skips_missing_and_runs_the_others(
     fake.write_text(
         "from experiments._common import write_report\n"
         "def main(argv):\n"
+        "    assert argv[argv.index('--results-dir') + 1]\n"
         "    size = 1 if '--quick' in argv else 100\n"
         "    write_report('fake', [{'x': size, 't': 0.5}], '# fake\\n', extra_versions={'tool': '1'})\n"
         "    return 0\n"
