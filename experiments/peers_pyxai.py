@@ -156,7 +156,7 @@ def run_ours(forest_json: str, engine: str, X: np.ndarray, queries: list[str], l
     queue = ctx.Queue()
     proc = ctx.Process(target=_ours_child, args=(forest_json, engine, X, queries, limit, queue), daemon=True)
     proc.start()
-    deadline = time.monotonic() + 30 + len(queries) * len(X) * (limit + 1.0)
+    deadline = time.monotonic() + 20 + len(queries) * len(X) * (limit + 1.0)
     build: float | None = None
     records: dict[tuple[str, int], dict[str, Any]] = {}
     while time.monotonic() < deadline:
@@ -220,6 +220,67 @@ class Checker:
     def flips(self, instance: Any, features: set[int]) -> bool:
         """Whether changing only ``features`` can change the decision."""
         return self.counterexample(instance, self.all - features) is not None
+
+    def strict(self, c: int) -> "Checker":
+        """A checker on the same forest with class ``c`` moved last, so that ``c`` loses every
+        tie: the decision is ``c`` only by a strict majority (any tie rule is then covered)."""
+        key = ("strict", c)
+        cache = self.__dict__.setdefault("_strict", {})
+        if key not in cache:
+            from rfexplain import Forest
+
+            doc = self.forest.to_dict()
+            order = [k for k in range(self.forest.n_classes) if k != c] + [c]
+            new_index = {old: new for new, old in enumerate(order)}
+            doc["classes"] = [doc["classes"][k] for k in order]
+            for tree in doc["trees"]:
+                tree["label"] = [new_index[v] if v >= 0 else v for v in tree["label"]]
+            strict = Checker.__new__(Checker)
+            strict.forest = Forest.from_dict(doc)
+            from rfexplain.engines.sat import SatEngine
+
+            strict.sat, strict.oracle = SatEngine(strict.forest), None
+            strict.tested, strict.all = self.tested, self.all
+            cache[key] = strict
+        return cache[key]
+
+    def strict_instance(self, instance: Any) -> Any:
+        from rfexplain.engines.base import Instance
+
+        return Instance(instance.values, instance.states, self.forest.n_classes - 1)
+
+    # ------------------------------------------------------------------ PyXAI's own terms
+    def condition_literal(self, text: str) -> int | None:
+        """The SAT literal of a PyXAI condition such as ``"f3 <= 0.70000000298"`` over float32
+        values (``None``: true of every value)."""
+        from rfexplain.encodings.pool import Var
+
+        name, op, value = text.split()
+        f, t = int(name[1:]), float(value)
+        if op not in ("<=", ">"):
+            raise ValueError(f"unexpected PyXAI condition {text!r}")
+        t32 = np.float32(t)
+        above = t32 if float(t32) > t else np.nextafter(t32, np.float32(np.inf))  # smallest float32 > t
+        first = int(np.searchsorted(np.asarray(self.forest.space.thresholds[f], dtype=np.float64), float(above), side="left"))
+        if first == 0:  # every float32 value is > t
+            return None if op == ">" else 0
+        gt = self.sat.encoding.pool.var(Var.gt(f, first - 1))
+        return gt if op == ">" else -gt
+
+    def conditions_verdict(self, instance: Any, conditions: Sequence[str]) -> tuple[bool, list[str]]:
+        """Over real (float32) instances: are PyXAI's conditions sufficient for the decision, and
+        which of them could be dropped (PyXAI's own definition, with the order of the thresholds)?"""
+        lits = [self.condition_literal(c) for c in conditions]
+        oracle = self.sat.oracle("not", instance.prediction)
+
+        def sufficient(chosen: list[int | None]) -> bool:
+            if 0 in chosen:
+                return True
+            return oracle.solve([lit for lit in chosen if lit is not None]) is False
+
+        if not sufficient(lits):
+            return False, []
+        return True, [c for k, c in enumerate(conditions) if sufficient(lits[:k] + lits[k + 1:])]
 
     def votes(self, states: Sequence[int]) -> list[int]:
         return [int(v) for v in self.forest.vote_counts(np.asarray([states], dtype=np.int64))[0]]
@@ -300,7 +361,7 @@ def run_config(
                     rows.append({**base, "solver": solver, "query": query, "instance": ids[k], "time": answer.get("time"),
                                  "status": answer["status"], "features": feats, "size": None if feats is None else len(feats),
                                  "literals": len(answer.get("literals") or []) if answer.get("ok") else None,
-                                 "error": answer.get("error")})
+                                 "conditions": answer.get("conditions"), "error": answer.get("error")})
                     if answer.get("ok"):
                         disagreements += check_pyxai(config, query, ids[k], k, x, instances[k], answer, checker, ours, mode)
         finally:
@@ -308,6 +369,34 @@ def run_config(
     for engine, records in ours.items():
         disagreements += check_ours(config, engine, queries, ids, X, instances, records, checker)
     return rows, disagreements
+
+
+def _condition_rows(note: dict[str, Any], independent: bool) -> list[dict[str, Any]]:
+    """Disagreements over PyXAI's own terms: its conditions, with the order of the thresholds."""
+    if "conditions_sufficient" not in note:
+        return []
+    if not note["conditions_sufficient"]:
+        return [{**note, "problem": "over its own conditions: not sufficient (a float32 instance satisfying them all "
+                 "gets another class)", "right": "rfexplain",
+                 "why": "PyXAI's reason admits a counterexample under every tie rule; PyXAI reasons over float64 values "
+                 "while scikit-learn casts to float32, which only matters for values between two float32 numbers"}]
+    droppable, strict = note["conditions_droppable"], note.get("conditions_droppable_strict", [])
+    if not droppable:
+        return []
+    if not strict:
+        return [{**note, "problem": f"over its own conditions: {droppable} can be dropped under our tie rule only",
+                 "right": "both (tie rule)",
+                 "why": "dropping them admits only vote ties, which rfexplain gives to the lowest class index (the "
+                 "explained class) and PyXAI does not count as a win"}]
+    if independent:
+        return [{**note, "problem": f"over its own conditions: {strict} can be dropped once the thresholds' order is known",
+                 "right": "both (different definitions)",
+                 "why": "without its domain theory PyXAI treats the conditions as independent variables, so impossible "
+                 "combinations (x > 5 and x <= 3) count as counterexamples; with the order they are redundant"}]
+    return [{**note, "problem": f"over its own conditions (domain theory, strict majority): {strict} can be dropped",
+             "right": "rfexplain",
+             "why": "PyXAI's sufficient reason is not minimal even by its own definition: dropping these conditions "
+             "admits no instance of another class and no tie (PyXAI documents sufficient reasons as 'typically' minimal)"}]
 
 
 def _status(rec: dict[str, Any] | None) -> str:
@@ -352,6 +441,16 @@ def check_pyxai(
         return out
     if answer["status"] == "timeout":
         return out  # PyXAI says it stopped early: its answer need not be minimal
+    if query in ("sufficient", "minimal_sufficient") and answer.get("conditions"):
+        ok, droppable = checker.conditions_verdict(instance, answer["conditions"])
+        note["conditions_sufficient"] = ok
+        note["conditions_droppable"] = droppable
+        if droppable:  # also when a tie is not a win (strict majority)
+            strict = checker.strict(instance.prediction)
+            _, note["conditions_droppable_strict"] = strict.conditions_verdict(
+                strict.strict_instance(instance), answer["conditions"])
+        else:
+            note["conditions_droppable_strict"] = []
     if query in ("sufficient", "minimal_sufficient"):
         z = checker.counterexample(instance, feats)
         if z is not None:
@@ -362,6 +461,7 @@ def check_pyxai(
                         "why": "the counterexample is a vote tie, broken differently by the two tools" if tie
                         else "PyXAI's reason admits an instance of another class: a PyXAI error on this forest"})
             return out
+        out += _condition_rows(note, independent)
         redundant = checker.redundant(instance, feats)
         if redundant:
             out.append({**note, "problem": f"sufficient but not subset-minimal over features: {redundant} can be dropped",
@@ -640,7 +740,7 @@ def _write(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]], engi
     write_csv(out / f"{NAME}{suffix}_summary.csv", summary)
     write_csv(out / f"{NAME}{suffix}_disagreements.csv", disagreements,
               ["dataset", "trees", "depth", "instance", "query", "side", "problem", "right", "why", "pyxai_features",
-               "pyxai_conditions", "values"])
+               "pyxai_conditions", "conditions_sufficient", "conditions_droppable", "conditions_droppable_strict", "values"])
 
 
 if __name__ == "__main__":
