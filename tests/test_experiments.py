@@ -149,3 +149,24 @@ def test_pyxai_pool_kills_a_worker_past_the_limit(tmp_path: Path) -> None:
         assert again["status"] == "ok" and again["pid"] != first["pid"]
     finally:
         pool.close()
+
+
+def test_checks_over_pyxai_conditions_and_the_tie_rule() -> None:
+    checker = peers_pyxai.Checker(small_forest())
+    instance = Instance.of(checker.forest, [2.0, 2.0, 0.0])
+    assert checker.conditions_verdict(instance, ["f0 > 1.0", "f1 > 1.0"]) == (True, [])
+    assert checker.conditions_verdict(instance, ["f0 > 1.0"])[0] is False
+    with pytest.raises(ValueError, match="not a threshold"):
+        checker.condition_literal("f0 > 0.5")
+    # Two trees voting 0 unless x0 > 1 (tree 1) or x1 > 1 (tree 2): a 1-1 tie goes to class 0 here.
+    tied = peers_pyxai.Checker(hand_forest([(0, 1.0, 0, 1), (1, 1.0, 0, 1)], 2, [0, 1], ["a", "b"]))
+    low = Instance.of(tied.forest, [0.0, 0.0])
+    assert tied.conditions_verdict(low, ["f0 <= 1.0", "f1 <= 1.0"]) == (True, ["f0 <= 1.0", "f1 <= 1.0"])
+    strict = tied.strict(low.prediction)
+    assert strict.conditions_verdict(strict.strict_instance(low), ["f0 <= 1.0", "f1 <= 1.0"]) == (True, [])
+    note = {"conditions_sufficient": True, "conditions_droppable": ["f1 <= 1.0"], "conditions_droppable_strict": []}
+    [row] = peers_pyxai._condition_rows(note, independent=False)
+    assert row["right"] == "both (tie rule)"
+    note["conditions_droppable_strict"] = ["f1 <= 1.0"]
+    assert peers_pyxai._condition_rows(note, independent=False)[0]["right"] == "rfexplain"
+    assert peers_pyxai._condition_rows(note, independent=True)[0]["right"] == "both (different definitions)"
