@@ -278,7 +278,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from .batch import write_csv, write_jsonl
     from .explainer import Explainer
 
-    pool = pool_ids = None
+    pool: Any = None
+    pool_ids: list[int] = []
     if args.model:
         forest, model = load_forest_or_model(args.model)
         if args.dataset and not args.input:
