@@ -10,11 +10,12 @@ stderr and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -89,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--limit", type=int, help="at most this many reasons per instance (enumerations)")
     batch.add_argument("--timeout", type=float, help="per-instance time budget in seconds")
     batch.add_argument("--jobs", type=int, default=1, help="parallel worker processes (-1: every core; default 1)")
+    batch.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs "
+        "workers (needs rfexplain[cluster])",
+    )
     batch.add_argument("--format", choices=("jsonl", "csv"), help="output format (default: from -o's suffix, else jsonl)")
     batch.add_argument("-o", "--output", help="output file (default stdout)")
     batch.add_argument("--save-forest", help="also write the explained forest as JSON (reproducibility)")
@@ -316,9 +323,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
         explainer = Explainer(forest, engine=args.engine)
     started = time.perf_counter()
     try:
-        records = explainer.explain_many(
-            X, args.query, n_jobs=args.jobs, timeout=args.timeout, progress=args.progress, indices=ids, **kwargs
-        )
+        with _dask_backend(args.dask, args.jobs):
+            records = explainer.explain_many(
+                X, args.query, n_jobs=-1 if args.dask else args.jobs, timeout=args.timeout, progress=args.progress,
+                indices=ids, **kwargs,
+            )
     finally:
         explainer.close()
     elapsed = time.perf_counter() - started
@@ -332,10 +341,38 @@ def cmd_batch(args: argparse.Namespace) -> int:
     cut = sum(1 for r in records if r.complete is False)
     print(
         f"rfexplain batch: {len(records)} instances, {len(records) - failed - cut} complete, {cut} cut by the budget, "
-        f"{failed} failed, {elapsed:.2f}s (engine {args.engine}, query {args.query}, jobs {args.jobs})",
+        f"{failed} failed, {elapsed:.2f}s (engine {args.engine}, query {args.query}, "
+        f"{'dask ' + args.dask if args.dask else 'jobs ' + str(args.jobs)})",
         file=sys.stderr,
     )
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _dask_backend(address: str | None, jobs: int) -> Iterator[None]:
+    """Inside: joblib runs on a Dask cluster (``address`` or a LocalCluster); a no-op without one."""
+    if not address:
+        yield
+        return
+    try:
+        import joblib
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError("--dask needs dask.distributed: pip install 'rfexplain[cluster]'") from None
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            workers = jobs if jobs > 0 else None
+            cluster = stack.enter_context(
+                LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            )
+            client = stack.enter_context(Client(cluster))
+        else:
+            try:
+                client = stack.enter_context(Client(address, timeout=30))
+            except (OSError, TimeoutError) as exc:
+                raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        stack.enter_context(joblib.parallel_config(backend="dask"))
+        yield
 
 
 def _train_split(args: argparse.Namespace) -> tuple[Any, Any, Any, list[int]]:

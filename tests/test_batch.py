@@ -200,6 +200,16 @@ def test_cli_batch_dataset_rows_csv(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert docs[0]["prediction"] == "setosa" and isinstance(docs[0]["result"], int)
 
 
+def test_cli_batch_on_a_local_dask_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("dask.distributed")
+    code = main(["batch", "--dataset", "iris", "--trees", "3", "--depth", "2", "--engine", "oracle", "--rows", "0:4",
+                 "--dask", "local", "--jobs", "2", "--query", "necessary_reasons"])
+    captured = capsys.readouterr()
+    docs = [json.loads(line) for line in captured.out.splitlines()]
+    assert code == 0 and len(docs) == 4 and all(d["complete"] and d["result"] for d in docs)
+    assert "dask local" in captured.err
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
