@@ -305,8 +305,13 @@ def _check_query(query: str, query_args: dict[str, Any]) -> None:
 
 
 def _sklearn_predictions(explainer: "Explainer", rows: list[np.ndarray]) -> list[Any]:
-    if explainer.model is None:
+    """scikit-learn's own (soft-vote) predictions, in one call; row by row if some row is invalid."""
+    if explainer.model is None or not rows:
         return [None] * len(rows)
+    try:
+        return [_plain(v) for v in np.asarray(explainer.model.predict(np.asarray(rows, dtype=np.float32)))]
+    except Exception:
+        pass
     out: list[Any] = []
     for row in rows:
         try:
