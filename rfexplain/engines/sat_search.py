@@ -339,10 +339,13 @@ class Search:
             hitman.delete()
 
     # ------------------------------------------------------------------ minimum CXps: MaxSAT
-    def minimum_necessary_reasons(self, budget: Budget, *, first_only: bool = False) -> Iterator[Found]:
+    def minimum_necessary_reasons(
+        self, budget: Budget, *, first_only: bool = False, limit: int | None = None
+    ) -> Iterator[Found]:
         """Every minimum-size CXp with RC2: hard clauses the formula, one soft unit clause per
         selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
-        until the optimum cost grows."""
+        until the optimum cost grows. With ``limit``, CXps of growing size are produced until
+        ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp)."""
         wcnf = WCNF()
         for cl in self.oracle.formula.clauses:
             wcnf.append(list(cl))
@@ -350,18 +353,20 @@ class Search:
             wcnf.append([self.sel[f]], weight=1)
         rc2 = RC2(wcnf, solver=self.oracle.solver_name)
         best: int | None = None
+        produced = 0
         try:
             while not budget.expired():
                 model = rc2.compute()
                 if model is None:
                     return
-                if best is not None and rc2.cost > best:
+                if limit is None and best is not None and rc2.cost > best:
                     return
                 best = rc2.cost
                 z = self.encoding.decode(model)
                 freed = frozenset(f for f in self.features if z[f] != self.v[f])
                 yield Found(freed, {-1: z})
-                if first_only or not freed:
+                produced += 1
+                if first_only or not freed or (limit is not None and produced >= limit):
                     return
                 rc2.add_clause([self.sel[f] for f in sorted(freed)])
         finally:
