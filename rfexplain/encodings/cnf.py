@@ -9,12 +9,10 @@ explanation algorithms query:
 - ``predicts(t)`` -- the forest predicts ``t`` (:func:`.votes.predicts_class`): the targeted
   variant used for contrastive reasons toward ``t``.
 
-States that contain no float32 value (two thresholds between the same two consecutive float32
-numbers, which scikit-learn forests do produce: ``0.75`` and ``0.7500000149011612`` on iris) can be
-reached by no input; the base clauses exclude them (``~state(f, s)``), so that every
-counterexample the solver finds is a realisable input and every witness can be checked with the
-model itself. (The brute-force oracle enumerates every state; on forests without such states the
-two agree, which is what the property tests draw.)
+Every state must contain a float32 value (the forest model guarantees it by merging thresholds
+with no float32 number between them); as a safety net, a state that contains none would be
+excluded from the domain (``~state(f, s)``, with a warning), so that every counterexample the
+solver finds is a realisable input whose witness the model itself can check.
 
 Each formula is the base clauses plus its vote clauses; an instance enters only through the
 selector literals ``state(f, v_f)`` (:meth:`ForestEncoding.selector`), assumed by an incremental
@@ -112,7 +110,7 @@ class ForestEncoding:
                 self.empty_states[f] = empty
                 base.extend([-state_literal(self.pool, f, s)] for s in empty)
         if self.empty_states:
-            log.info(
+            log.warning(
                 "%d states contain no float32 value and are excluded: %s",
                 sum(map(len, self.empty_states.values())),
                 self.empty_states,
