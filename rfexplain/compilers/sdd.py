@@ -196,6 +196,11 @@ class SDDForest:
             self._kept.append(node)
         return node
 
+    def restart_clock(self, time_limit: float | None) -> None:
+        """A new time limit (seconds from now) for the operations that follow."""
+        self.time_limit = time_limit
+        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
+
     def _check_time(self) -> None:
         if self._deadline is not None and time.perf_counter() > self._deadline:
             raise SDDTimeoutError(f"SDD compilation exceeded its time limit of {self.time_limit} s")

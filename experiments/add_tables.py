@@ -1,0 +1,434 @@
+"""The knowledge-compilation comparators measured here: ADD aggregation (paper ``003``) and SDDs.
+
+    python -m experiments.add_tables table1|evaluation [--quick] [--data DIR] [--datasets a,b]
+        [--trees 10,100,1000,10000] [--timeout SECONDS] [--depth D]
+
+- ``table1``: the circuit paper's Table 1 (``papers/000_...``) with its ADD columns *measured
+  here* (#N_ADD, T_ADD: our reduced majority-vote ADD and the time to aggregate it, beside the
+  paper's figures from its reference [32]), the symbolic (unreduced) majority-vote ADD where it
+  fits, the SDD class formulas (decision nodes, size, time), and the SDD equivalence check of the
+  circuit engine's Algorithm 3 (NNF) and 3B class formulas. Forests as in
+  ``experiments.circuit_tables``: scikit-learn ``RandomForestClassifier(n_estimators=#T,
+  max_depth=4, random_state=0)`` on an 85/15 split (``random_state=0``).
+- ``evaluation``: the ADD paper's Sect. 9 experiment: for iris and other datasets, forests of
+  10, 100, 1,000 and 10,000 trees (``max_depth`` ``--depth``, default unlimited as the paper's
+  WEKA forests; all rows used for training and evaluation, as the paper averages over the whole
+  dataset): sizes of the forest, the class-vector ADD, the symbolic majority-vote ADD, the reduced
+  majority-vote ADD; evaluation cost per instance in steps (paper's measure) and wall time, for
+  the forest, scikit-learn's ``predict`` and the compiled ADD; plots against the number of trees.
+
+Every (dataset, size) runs in its own process with a wall-clock limit; a run over its limit or its
+node budget is reported as such. Results go to ``experiments/results/add_<table>[_quick].{csv,md}``
+(and ``.png`` plots when matplotlib is installed). The data folder is ``--data``, else
+``$RFEXPLAIN_DATA``, else ``../shared/datasets`` relative to the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing as mp
+import os
+import queue
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from experiments._common import line_plot, markdown_table, write_report
+
+log = logging.getLogger("experiments.add_tables")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Circuit paper Table 1: name -> (#T, #N_ADD, T_ADD) (their ADD columns, taken from [32])
+PAPER_ADD = {
+    "ann-thyroid": (25, 210832, 46.40), "appendicitis": (50, 1118961, 444.73),
+    "banknote": (100, 57066, 64.39), "ecoli": (100, 1109022, 3296.77),
+    "glass2": (25, 420024, 39.84), "ionosphere": (15, 264003, 689.35),
+    "iris": (100, 1802, 2.58), "magic": (25, 628529, 77.61),
+    "mofn-3-7-10": (100, 15, 0.16), "new-thyroid": (100, 94747, 149.06),
+    "phoneme": (100, 1410646, 1788.00), "ring": (25, 190706, 150.60),
+    "segmentation": (15, 9216490, 1630.89), "shuttle": (50, 477618, 324.88),
+    "threeOf9": (100, 3, 0.12), "twonorm": (15, 9286188, 2246.47),
+    "waveform-21": (15, 33892041, 593.29), "wine-recog": (25, 9124186, 2544.07),
+    "xd6": (100, 46, 0.22),
+}
+QUICK_TABLE1 = ("iris", "mofn-3-7-10", "threeOf9", "xd6", "banknote")
+EVALUATION_DATASETS = ("iris", "banknote", "new-thyroid", "threeOf9", "mofn-3-7-10")
+QUICK_EVALUATION = ("iris", "threeOf9", "new-thyroid")
+
+
+def data_dir(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    if os.environ.get("RFEXPLAIN_DATA"):
+        return Path(os.environ["RFEXPLAIN_DATA"])
+    return (ROOT / ".." / "shared" / "datasets").resolve()
+
+
+def _load(name: str, folder: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    from rfexplain import datasets
+
+    data = datasets.load(name, folder)
+    return data.X, data.y, data.feature_names
+
+
+def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
+    """Run one measured phase; record ``timeout`` / ``too large`` / the error instead of failing."""
+    from rfexplain.compilers.add import ADDTooLargeError
+
+    try:
+        return fn()
+    except TimeoutError:
+        row[key] = "timeout"
+    except (ADDTooLargeError, MemoryError):
+        row[key] = "too large"
+    return None
+
+
+# ---------------------------------------------------------------------- table 1
+def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    from rfexplain import Forest
+    from rfexplain.compilers.add import aggregate
+    from rfexplain.compilers.sdd import SDDForest, equivalent
+
+    trees = opts.get("trees") or PAPER_ADD[name][0]
+    X, y, names = _load(name, folder)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.15, random_state=0)
+    model = RandomForestClassifier(n_estimators=trees, max_depth=4, random_state=0).fit(Xtr, ytr)
+    forest = Forest.from_sklearn(model, feature_names=names)
+    paper = PAPER_ADD.get(name, (None, None, None))
+    row: dict[str, Any] = {
+        "dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees, "D": 4,
+        "#N_RF": sum(t.n_nodes for t in forest.trees),
+        "%A": float((forest.predict(Xte) == yte).mean() * 100),
+        "paper_#N_ADD": paper[1], "paper_T_ADD": paper[2],
+    }
+    limit = opts["phase_limit"]
+
+    def reduced() -> None:
+        start = time.perf_counter()
+        agg = aggregate(forest, time_limit=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
+        row["T_ADD"] = time.perf_counter() - start
+        stats = agg.stats()
+        row["#N_ADD"] = stats["majority_nodes"]
+        row["#N_ADD_vector"] = stats["class_vector_nodes"]
+        from rfexplain.compilers.add_explain import CompiledADD
+
+        row["ADD=forest on test rows"] = bool((CompiledADD.of(agg).predict(Xte) == forest.predict(Xte)).all())
+
+    def symbolic() -> None:
+        start = time.perf_counter()
+        agg = aggregate(forest, reduce=False, time_limit=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
+        row["T_ADD_sym"] = time.perf_counter() - start
+        row["#N_ADD_sym"] = agg.stats()["majority_nodes"]
+
+    state: dict[str, Any] = {}
+
+    def sdd() -> None:
+        start = time.perf_counter()
+        s = SDDForest(forest, time_limit=limit)
+        nodes = s.class_formulas()
+        row["T_SDD"] = time.perf_counter() - start
+        row["#N_SDD"] = s.node_count(nodes)
+        row["size_SDD"] = s.size(nodes)
+        counts = s.counts()
+        row["counts_sum_ok"] = sum(counts) == _prod(forest.states_per_feature)
+        state["sdd"] = s
+
+    def equiv(compiler: str) -> Callable[[], None]:
+        def run() -> None:
+            from rfexplain.compilers.classformula import ClassFormulas
+
+            s = state["sdd"]
+            s.restart_clock(limit)  # a fresh limit for the conversion
+            start = time.perf_counter()
+            row[f"equiv_{compiler}"] = equivalent(forest, ClassFormulas(forest), compiler=compiler, sdd=s)
+            row[f"T_equiv_{compiler}"] = time.perf_counter() - start
+
+        return run
+
+    _phase(row, "#N_ADD", reduced)
+    if not opts.get("skip_symbolic"):
+        _phase(row, "#N_ADD_sym", symbolic)
+    _phase(row, "#N_SDD", sdd)
+    if "sdd" in state:
+        _phase(row, "equiv_nnf", equiv("nnf"))
+        if not opts.get("quick"):
+            _phase(row, "equiv_3B", equiv("3B"))
+    return row
+
+
+def _prod(values: Any) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+# ---------------------------------------------------------------------- evaluation (paper 003, Sect. 9)
+def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain import Forest
+    from rfexplain.compilers.add import aggregate
+    from rfexplain.compilers.add_explain import CompiledADD, forest_steps
+
+    trees = opts["trees"]
+    X, y, names = _load(name, folder)
+    start = time.perf_counter()
+    model = RandomForestClassifier(n_estimators=trees, max_depth=opts.get("depth"), random_state=0, n_jobs=1).fit(X, y)
+    forest = Forest.from_sklearn(model, feature_names=names)
+    row: dict[str, Any] = {
+        "dataset": name, "#T": trees, "#F": X.shape[1], "#C": forest.n_classes, "rows": len(X),
+        "forest_nodes": sum(t.n_nodes for t in forest.trees),
+        "thresholds": sum(len(t) for t in forest.thresholds), "T_train": time.perf_counter() - start,
+    }
+    S = forest.states(X)
+    reps = max(1, min(20, 200_000 // max(1, trees * len(X))))
+    row["steps_forest"] = float(forest_steps(forest, S).mean())
+    row["us_sklearn"] = _per_instance(lambda: model.predict(X.astype(np.float32)), len(X), reps)
+    row["us_forest"] = _per_instance(lambda: forest.predict(X), len(X), reps)
+    limit = opts["phase_limit"]
+
+    def reduced() -> None:
+        t0 = time.perf_counter()
+        agg = aggregate(forest, time_limit=limit, max_nodes=opts["max_nodes"])
+        row["T_ADD"] = time.perf_counter() - t0
+        stats = agg.stats()
+        row["class_vector_nodes"] = stats["class_vector_nodes"]
+        row["reduced_nodes"] = stats["majority_nodes"]
+        row["reduced_depth"] = stats["majority_depth"]
+        vec = CompiledVector(agg)
+        row["steps_class_vector"] = float(vec.steps(S).mean()) + forest.n_classes
+        agg.class_vector = None
+        compiled = CompiledADD.of(agg)
+        values, steps = compiled.predict_index(X, return_steps=True)
+        row["ADD=forest on every row"] = bool((values == forest.predict_index(X)).all())
+        row["steps_ADD"] = float(steps.mean())
+        row["us_ADD"] = _per_instance(lambda: compiled.predict(X), len(X), 20)
+        one = [X[i : i + 1] for i in range(min(len(X), 50))]
+        row["us_ADD_single"] = _per_instance(lambda: [agg.predict_states_one(forest.states(x)[0]) for x in one], len(one), 3)
+        row["us_sklearn_single"] = _per_instance(lambda: [model.predict(x.astype(np.float32)) for x in one[:10]], 10, 1)
+
+    def symbolic() -> None:
+        t0 = time.perf_counter()
+        agg = aggregate(
+            forest, reduce=False, time_limit=limit, max_nodes=min(opts["max_nodes"], 2_000_000), keep_class_vector=False
+        )
+        row["T_ADD_sym"] = time.perf_counter() - t0
+        row["symbolic_nodes"] = agg.stats()["majority_nodes"]
+        row["symbolic_vector_nodes"] = agg.stats()["class_vector_nodes"]
+
+    _phase(row, "reduced_nodes", reduced)
+    if trees <= opts.get("symbolic_max_trees", 100):
+        _phase(row, "symbolic_nodes", symbolic)
+    else:
+        row["symbolic_nodes"] = "skipped"
+    return row
+
+
+class CompiledVector:
+    """Step counts through the class-vector ADD (tests only; its terminals are vectors)."""
+
+    def __init__(self, agg: Any) -> None:
+        self.agg = agg
+
+    def steps(self, S: np.ndarray) -> np.ndarray:
+        m = self.agg.manager
+        root = self.agg.class_vector
+        from rfexplain.compilers.add import TERMINAL
+
+        out = np.zeros(len(S), dtype=np.int64)
+        for i, z in enumerate(S):
+            n, k = root, 0
+            while m.level[n] != TERMINAL:
+                lv = m.level[n]
+                n = m.hi[n] if z[m.vfeature[lv]] <= m.vsplit[lv] else m.lo[n]
+                k += 1
+            out[i] = k
+        return out
+
+
+def _per_instance(fn: Callable[[], Any], n: int, reps: int) -> float:
+    """Microseconds per instance: best of ``reps`` runs of ``fn`` over ``n`` instances."""
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best / n * 1e6
+
+
+# ---------------------------------------------------------------------- process isolation
+def _child(fn: Callable[..., dict[str, Any]], args: tuple, out: Any) -> None:
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        out.put(fn(*args))
+    except Exception as exc:  # reported in the table, never hidden
+        out.put({"error": f"{type(exc).__name__}: {exc}"})
+
+
+def _isolated(fn: Callable[..., dict[str, Any]], args: tuple, limit: float, base: dict[str, Any]) -> dict[str, Any]:
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(fn, args, out))
+    start = time.perf_counter()
+    proc.start()
+    try:
+        row = out.get(timeout=limit)
+    except queue.Empty:
+        row = {"error": f"over the {limit:.0f} s limit"}
+    proc.join(timeout=5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    return {**base, **row, "wall": time.perf_counter() - start}
+
+
+# ---------------------------------------------------------------------- main
+TABLE1_COLUMNS = [
+    "dataset", "#F", "#C", "#T", "D", "#N_RF", "%A", "#N_ADD", "paper_#N_ADD", "T_ADD", "paper_T_ADD",
+    "#N_ADD_sym", "T_ADD_sym", "#N_SDD", "size_SDD", "T_SDD", "equiv_nnf", "T_equiv_nnf", "equiv_3B", "T_equiv_3B",
+    "error",
+]
+EVAL_COLUMNS = [
+    "dataset", "#T", "thresholds", "forest_nodes", "class_vector_nodes", "symbolic_nodes", "reduced_nodes",
+    "T_ADD", "steps_forest", "steps_class_vector", "steps_ADD", "us_sklearn", "us_forest", "us_ADD",
+    "us_sklearn_single", "us_ADD_single", "ADD=forest on every row", "error",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.add_tables", description=__doc__.split("\n\n")[0])
+    parser.add_argument("table", choices=["table1", "evaluation"])
+    parser.add_argument("--quick", action="store_true", help="a few datasets and small forests (minutes)")
+    parser.add_argument("--data", help="datasets folder (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--datasets", help="comma-separated dataset names")
+    parser.add_argument("--trees", help="table1: one tree count for every dataset; evaluation: comma-separated sizes")
+    parser.add_argument("--depth", type=int, default=None, help="evaluation: max_depth of the trees (default unlimited)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per dataset (and size)")
+    parser.add_argument("--max-nodes", type=int, default=8_000_000, help="ADD node budget")
+    parser.add_argument("--out", help="results folder (default experiments/results)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    folder = data_dir(args.data)
+    if not folder.is_dir():
+        print(f"datasets folder {folder} not found: pass --data or set RFEXPLAIN_DATA", file=sys.stderr)
+        return 2
+    suffix = "_quick" if args.quick else ""
+    if args.table == "table1":
+        names = args.datasets.split(",") if args.datasets else list(QUICK_TABLE1 if args.quick else PAPER_ADD)
+        limit = args.timeout or (120.0 if args.quick else 1800.0)
+        opts = {
+            "quick": args.quick, "trees": int(args.trees) if args.trees else None, "max_nodes": args.max_nodes,
+            "phase_limit": limit / 5, "skip_symbolic": False,
+        }
+        rows = []
+        for name in names:
+            row = _isolated(run_table1, (name, folder, opts), limit, {"dataset": name})
+            log.info("%s", {k: row.get(k) for k in TABLE1_COLUMNS if k in row})
+            rows.append(row)
+        text = (
+            "# Circuit paper Table 1: ADD columns measured here, SDD class formulas and equivalence\n\n"
+            "scikit-learn forests, max_depth 4, random_state 0, 85/15 split (as `experiments.circuit_tables`). "
+            "#N_ADD: nodes (terminals included) of our reduced majority-vote ADD, T_ADD: seconds to aggregate it; "
+            "`paper_*`: the paper's figures (from its reference [32], other forests and machine). "
+            "#N_ADD_sym: the symbolic (no infeasible-path reduction) majority-vote ADD. #N_SDD: decision nodes of "
+            "all class formulas as SDDs (order encoding, balanced vtree), size_SDD: their elements, T_SDD: "
+            "compile time. equiv_nnf / equiv_3B: the circuit engine's Algorithm 3 / 3B class formulas checked "
+            f"equal to the SDD class formulas. Per-phase limit {opts['phase_limit']:.0f} s, ADD budget "
+            f"{args.max_nodes:,} nodes.\n\n" + markdown_table(rows, TABLE1_COLUMNS) + "\n"
+        )
+        paths = write_report(f"add_table1{suffix}", rows, text, directory=args.out)
+    else:
+        names = args.datasets.split(",") if args.datasets else list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS)
+        sizes = [int(s) for s in args.trees.split(",")] if args.trees else ([10, 100] if args.quick else [10, 100, 1000, 10000])
+        limit = args.timeout or (120.0 if args.quick else 2400.0)
+        rows = []
+        for name in names:
+            for trees in sizes:
+                opts = {"trees": trees, "depth": args.depth, "max_nodes": args.max_nodes, "phase_limit": limit * 0.8}
+                row = _isolated(run_evaluation, (name, folder, opts), limit, {"dataset": name, "#T": trees})
+                log.info("%s", {k: row.get(k) for k in EVAL_COLUMNS if k in row})
+                rows.append(row)
+                if "error" in row or row.get("reduced_nodes") in ("timeout", "too large"):
+                    break  # larger forests of this dataset will not fit either
+        text = (
+            "# ADD paper (003) Sect. 9: aggregated forests against the forest and scikit-learn\n\n"
+            f"scikit-learn forests (max_depth {args.depth or 'unlimited'}, random_state 0) trained and evaluated on "
+            "every row. Sizes in nodes (terminals included): forest (all tree nodes), class-vector ADD and reduced "
+            "majority-vote ADD (infeasible-path reduction during aggregation), symbolic majority-vote ADD (no "
+            "reduction; up to 100 trees). Steps per instance (the paper's measure): forest = tests on every tree's "
+            "path + one per tree for the vote; class-vector ADD = its path + |C|; ADD = its path. Wall time per "
+            "instance (µs, batch over all rows, best of several runs): scikit-learn `predict` (soft vote), "
+            "`Forest.predict` (vectorised over trees), the compiled ADD (vectorised over rows); `_single`: one "
+            "row at a time (scikit-learn `predict` on a 1-row array; the ADD walked in Python).\n\n"
+            + markdown_table(rows, EVAL_COLUMNS) + "\n"
+        )
+        paths = write_report(f"add_evaluation{suffix}", rows, text, directory=args.out)
+        _plots(rows, Path(paths["md"]).parent, suffix)
+    print(f"wrote {paths['md']}")
+    return 0
+
+
+def _plots(rows: list[dict[str, Any]], out: Path, suffix: str) -> None:
+    def series(key: str) -> dict[str, list[tuple[float, float]]]:
+        got: dict[str, list[tuple[float, float]]] = {}
+        for r in rows:
+            v = r.get(key)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                got.setdefault(r["dataset"], []).append((float(r["#T"]), float(v)))
+        return got
+
+    sizes: dict[str, list[tuple[float, float]]] = {}
+    for key, label in (("forest_nodes", "forest"), ("class_vector_nodes", "class-vector ADD"),
+                       ("symbolic_nodes", "majority ADD (symbolic)"), ("reduced_nodes", "majority ADD (reduced)")):
+        for ds, pts in series(key).items():
+            sizes[f"{ds}: {label}"] = pts
+    line_plot(sizes, out / f"add_evaluation_sizes{suffix}.png", title="Sizes against the number of trees",
+              xlabel="trees (log)", ylabel="nodes", logy=True)
+    steps: dict[str, list[tuple[float, float]]] = {}
+    for key, label in (("steps_forest", "forest"), ("steps_class_vector", "class-vector ADD"), ("steps_ADD", "reduced ADD")):
+        for ds, pts in series(key).items():
+            steps[f"{ds}: {label}"] = pts
+    line_plot(steps, out / f"add_evaluation_steps{suffix}.png", title="Evaluation steps per instance",
+              xlabel="trees (log)", ylabel="steps", logy=True)
+    wall: dict[str, list[tuple[float, float]]] = {}
+    for key, label in (("us_sklearn", "scikit-learn predict"), ("us_forest", "Forest.predict"), ("us_ADD", "compiled ADD")):
+        for ds, pts in series(key).items():
+            wall[f"{ds}: {label}"] = pts
+    line_plot(wall, out / f"add_evaluation_time{suffix}.png", title="Wall time per instance (batch)",
+              xlabel="trees (log)", ylabel="µs per instance", logy=True)
+    try:  # log-scale x axes read better; line_plot draws linear x, so redraw when matplotlib exists
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        for name, data, ylabel in (("sizes", sizes, "nodes"), ("steps", steps, "steps per instance"),
+                                   ("time", wall, "µs per instance")):
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            for label, pts in sorted(data.items()):
+                pts = sorted(pts)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("number of trees")
+            ax.set_ylabel(ylabel)
+            ax.legend(fontsize="x-small", ncol=2)
+            fig.tight_layout()
+            fig.savefig(out / f"add_evaluation_{name}{suffix}.png", dpi=110)
+            plt.close(fig)
+    except ImportError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
