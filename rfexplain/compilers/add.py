@@ -482,11 +482,12 @@ def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashab
         if (level, ids) in memo:
             work.pop()
             continue
-        v = first(level, ids)
-        if v is None:
+        found = first(level, ids)
+        if found is None:
             memo[(level, ids)] = manager.terminal(paths[next(iter(ids))][1])
             work.pop()
             continue
+        v = found
         t = (v + 1, frozenset(i for i in ids if paths[i][0].get(v, True)))
         e = (v + 1, frozenset(i for i in ids if not paths[i][0].get(v, False)))
         pending = [k for k in (t, e) if k not in memo]

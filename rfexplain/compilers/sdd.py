@@ -63,7 +63,7 @@ import time
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
-from pysdd.sdd import SddManager, SddNode, Vtree
+from pysdd.sdd import SddManager, SddNode, Vtree  # type: ignore[import-untyped]
 
 from ..errors import RFExplainError
 from ..forest import Forest
@@ -242,14 +242,13 @@ class SDDForest:
             return out
         out = m.false()
         start = prev = chosen[0]
-        for s in chosen[1:] + [None]:  # type: ignore[list-item]
-            if s is not None and s == prev + 1:
+        for s in chosen[1:]:
+            if s == prev + 1:
                 prev = s
                 continue
             out = out | self.interval(f, start, prev)
-            if s is not None:
-                start = prev = s
-        return out
+            start = prev = s
+        return out | self.interval(f, start, prev)
 
     def interval(self, f: int, lo: int, hi: int) -> SddNode:
         """``lo <= state[f] <= hi`` (inclusive)."""
