@@ -566,6 +566,34 @@ def summarise(rows: list[dict[str, Any]], engines: list[str], pyxai: Sequence[st
     return table
 
 
+def overview(rows: list[dict[str, Any]], engines: list[str], pyxai: Sequence[str]) -> list[dict[str, Any]]:
+    """Across every dataset and forest, per query and solver: solved / asked, median time, and for
+    our engines the per-instance ratio against each PyXAI configuration (median, share faster)."""
+    order = ["sufficient", "minimal_sufficient", "minimal_contrastive"]
+    index = {(r["dataset"], r["trees"], r["depth"], r["query"], r["solver"], r.get("instance")): r for r in rows}
+    out = []
+    for query in order:
+        mine = [r for r in rows if r["query"] == query]
+        if not mine:
+            continue
+        for solver in engines + list(pyxai):
+            got = [r for r in mine if r["solver"] == solver]
+            row: dict[str, Any] = {"query": query, "solver": solver,
+                                   "solved": f"{sum(r['status'] == 'ok' for r in got)}/{len(got)}",
+                                   "median_s": median(r["time"] for r in got if r["status"] == "ok")}
+            if solver in engines:
+                for peer in pyxai:
+                    ratios = []
+                    for r in got:
+                        other = index.get((r["dataset"], r["trees"], r["depth"], query, peer, r.get("instance")))
+                        if r["status"] == "ok" and other and other["status"] == "ok" and other["time"]:
+                            ratios.append(r["time"] / other["time"])
+                    row[f"vs {peer}: median ratio"] = median(ratios)
+                    row[f"vs {peer}: faster"] = f"{sum(x < 1 for x in ratios)}/{len(ratios)}" if ratios else ""
+            out.append(row)
+    return out
+
+
 def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], rows: list[dict[str, Any]],
            engines: list[str], pyxai: Sequence[str], settings: dict[str, Any], plots: list[Path]) -> str:
     verdicts: dict[str, int] = {}
@@ -594,7 +622,12 @@ def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], r
         "`minimal_contrastive_reason()` (two classes only) vs our `shortest_necessary_reasons(limit=1)`. Ours run "
         "with the per-instance limit as their budget. PyXAI minimises condition literals; we minimise features.",
         "",
-        "## Timing",
+        "## Overview (all datasets and forests)",
+        "",
+        markdown_table(overview(rows, engines, pyxai), ["query", "solver", "solved", "median_s"]
+                       + [f"vs {p}: {w}" for p in pyxai for w in ("median ratio", "faster")]),
+        "",
+        "## Timing per dataset and forest",
         "",
         markdown_table(summary, ["dataset", "forest", "query", "n"] + time_cols + ["unsolved"] + ratio_cols),
         "",
