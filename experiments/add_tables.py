@@ -1,6 +1,6 @@
 """The knowledge-compilation comparators measured here: ADD aggregation (paper ``003``) and SDDs.
 
-    python -m experiments.add_tables table1|evaluation [--quick] [--data DIR] [--datasets a,b]
+    python -m experiments.add_tables table1|evaluation|outcomes [--quick] [--data DIR] [--datasets a,b]
         [--trees 10,100,1000,10000] [--timeout SECONDS] [--depth D]
 
 - ``table1``: the circuit paper's Table 1 (``papers/000_...``) with its ADD columns *measured
@@ -16,6 +16,8 @@
   dataset): sizes of the forest, the class-vector ADD, the symbolic majority-vote ADD, the reduced
   majority-vote ADD; evaluation cost per instance in steps (paper's measure) and wall time, for
   the forest, scikit-learn's ``predict`` and the compiled ADD; plots against the number of trees.
+- ``outcomes``: the paper's outcome explanations (Sect. 8) of test rows, checked sufficient by the
+  SAT engine and compared with sufficient reasons (subset-minimality, size of a shortest one).
 
 Every (dataset, size) runs in its own process with a wall-clock limit; a run over its limit or its
 node budget is reported as such. Results go to ``experiments/results/add_<table>[_quick].{csv,md}``
@@ -59,6 +61,8 @@ PAPER_ADD = {
 QUICK_TABLE1 = ("iris", "mofn-3-7-10", "threeOf9", "xd6", "banknote")
 EVALUATION_DATASETS = ("iris", "banknote", "new-thyroid", "threeOf9", "mofn-3-7-10")
 QUICK_EVALUATION = ("iris", "threeOf9", "new-thyroid")
+OUTCOME_DATASETS = ("iris", "new-thyroid", "xd6", "mofn-3-7-10", "appendicitis", "banknote")
+OUTCOME_TREES = {"iris": 100, "new-thyroid": 25, "xd6": 100, "mofn-3-7-10": 100, "appendicitis": 10, "banknote": 25}
 
 
 def data_dir(arg: str | None) -> Path:
@@ -266,6 +270,64 @@ def _per_instance(fn: Callable[[], Any], n: int, reps: int) -> float:
     return best / n * 1e6
 
 
+# ---------------------------------------------------------------------- outcome explanations (paper 003, Sect. 8)
+def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    """Outcome explanations of the test rows, checked and compared with the SAT engine's AXps."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    from rfexplain import Forest
+    from rfexplain.budget import Budget
+    from rfexplain.compilers.add import aggregate
+    from rfexplain.compilers.add_explain import outcome_explanation
+    from rfexplain.engines.base import Instance
+    from rfexplain.engines.sat import SatEngine
+    from rfexplain.engines.sat_search import Search
+
+    trees = opts["trees"]
+    X, y, names = _load(name, folder)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.15, random_state=0)
+    model = RandomForestClassifier(n_estimators=trees, max_depth=4, random_state=0).fit(Xtr, ytr)
+    forest = Forest.from_sklearn(model, feature_names=names)
+    row: dict[str, Any] = {"dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees}
+    start = time.perf_counter()
+    agg = aggregate(forest, time_limit=opts["phase_limit"], max_nodes=opts["max_nodes"], keep_class_vector=False)
+    row["T_ADD"] = time.perf_counter() - start
+    row["#N_ADD"] = agg.manager.size(agg.majority)
+    engine = SatEngine(forest)
+    stats: dict[str, list[float]] = {k: [] for k in ("path", "kept", "features", "sufficient", "axp", "shortest", "is_shortest", "t")}
+    try:
+        for x in Xte[: opts.get("instances", 100)]:
+            inst = Instance.of(forest, x)
+            t0 = time.perf_counter()
+            expl = outcome_explanation(agg, inst.states)
+            stats["t"].append(time.perf_counter() - t0)
+            feats = sorted(expl.features)
+            search = Search(engine.oracle("not", inst.prediction), inst.states)
+            sufficient = search.fixes(feats) is False
+            minimal = sufficient and all(search.fixes([g for g in feats if g != f]) for f in feats)
+            shortest = next(iter(engine.shortest_sufficient_reasons(inst, Budget(limit=1, timeout=30))), None)
+            stats["path"].append(len(expl.path))
+            stats["kept"].append(len(expl.conditions))
+            stats["features"].append(len(feats))
+            stats["sufficient"].append(float(sufficient))
+            stats["axp"].append(float(minimal))
+            if shortest is not None:
+                stats["shortest"].append(len(shortest.features))
+                stats["is_shortest"].append(float(len(feats) == len(shortest.features) and minimal))
+    finally:
+        engine.close()
+    row["#I"] = len(stats["t"])
+    for key, label in (("path", "path conditions"), ("kept", "kept conditions"), ("features", "features"),
+                       ("shortest", "shortest AXp size")):
+        row[label] = float(np.mean(stats[key])) if stats[key] else None
+    row["sufficient (SAT)"] = float(np.mean(stats["sufficient"])) if stats["sufficient"] else None
+    row["AXp (subset-minimal)"] = float(np.mean(stats["axp"])) if stats["axp"] else None
+    row["a shortest AXp"] = float(np.mean(stats["is_shortest"])) if stats["is_shortest"] else None
+    row["ms per explanation"] = float(np.mean(stats["t"]) * 1e3) if stats["t"] else None
+    return row
+
+
 # ---------------------------------------------------------------------- process isolation
 def _child(fn: Callable[..., dict[str, Any]], args: tuple, out: Any) -> None:
     logging.basicConfig(level=logging.WARNING)
@@ -307,7 +369,7 @@ EVAL_COLUMNS = [
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.add_tables", description=__doc__.split("\n\n")[0])
-    parser.add_argument("table", choices=["table1", "evaluation"])
+    parser.add_argument("table", choices=["table1", "evaluation", "outcomes"])
     parser.add_argument("--quick", action="store_true", help="a few datasets and small forests (minutes)")
     parser.add_argument("--data", help="datasets folder (default $RFEXPLAIN_DATA or ../shared/datasets)")
     parser.add_argument("--datasets", help="comma-separated dataset names")
@@ -347,6 +409,30 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.max_nodes:,} nodes.\n\n" + markdown_table(rows, TABLE1_COLUMNS) + "\n"
         )
         paths = write_report(f"add_table1{suffix}", rows, text, directory=args.out)
+    elif args.table == "outcomes":
+        names = args.datasets.split(",") if args.datasets else list(OUTCOME_DATASETS)
+        limit = args.timeout or (120.0 if args.quick else 900.0)
+        rows = []
+        for name in names:
+            opts = {
+                "trees": int(args.trees) if args.trees else OUTCOME_TREES.get(name, 25), "max_nodes": args.max_nodes,
+                "phase_limit": limit / 3, "instances": 20 if args.quick else 100,
+            }
+            row = _isolated(run_outcomes, (name, folder, opts), limit, {"dataset": name})
+            log.info("%s", row)
+            rows.append(row)
+        columns = ["dataset", "#F", "#C", "#T", "#N_ADD", "#I", "path conditions", "kept conditions", "features",
+                   "sufficient (SAT)", "AXp (subset-minimal)", "shortest AXp size", "a shortest AXp",
+                   "ms per explanation", "error"]
+        text = (
+            "# ADD paper (003) Sect. 8: outcome explanations against sufficient reasons\n\n"
+            "Forests as in table1 (max_depth 4, 85/15 split); test rows explained. For each: conditions on the "
+            "row's path in the class BDD, conditions kept after removing redundant ones, and the features they "
+            "mention. The SAT engine checks that this feature set is sufficient, whether it is subset-minimal "
+            "(an AXp, i.e. a sufficient reason), and compares its size with a shortest AXp. Columns are means "
+            "over the rows (fractions for the yes/no checks).\n\n" + markdown_table(rows, columns) + "\n"
+        )
+        paths = write_report(f"add_outcomes{suffix}", rows, text, directory=args.out)
     else:
         names = args.datasets.split(",") if args.datasets else list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS)
         sizes = [int(s) for s in args.trees.split(",")] if args.trees else ([10, 100] if args.quick else [10, 100, 1000, 10000])
