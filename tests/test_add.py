@@ -143,8 +143,8 @@ def test_outcome_explanation_of_handmade_forest() -> None:
     assert expl.box == {0: (1, 1)}
     assert expl.describe(forest).startswith("a >")
     assert [c.describe(forest) for c in expl.conditions] == ["a > 1.0"]
-    reason = expl.as_reason(forest)
-    assert reason.features == frozenset({0})
+    assert expl.literals() == {0: frozenset({1})}
+    assert expl.features == frozenset({0})
 
 
 @pytest.mark.parametrize("name, n_trees, depth", [("iris", 100, 4), ("wine", 10, 3), ("breast_cancer", 6, 3), ("digits", 3, 4)])
