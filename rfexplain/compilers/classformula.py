@@ -74,6 +74,45 @@ def vote_thresholds(n_trees: int, n_classes: int, i: int) -> list[tuple[int | No
     return [(j, n if j > i else n + 1) for j in range(n_classes) if j != i]
 
 
+def variable_order(forest: Forest, order: str = "trees") -> list[int]:
+    """Rank of every feature in the variable order of ordered graphs.
+
+    ``"index"``: feature index order. ``"trees"``: features in order of first appearance, tree by
+    tree (breadth-first in each tree), so that an ordered graph of a vote count reads the trees
+    roughly one after the other. ``"frequency"``: most tested features first.
+    """
+    n = forest.n_features
+    if order == "index":
+        seq = list(range(n))
+    elif order == "frequency":
+        counts = [0] * n
+        for t in forest.trees:
+            for f in t.feature:
+                if f >= 0:
+                    counts[f] += 1
+        seq = sorted(range(n), key=lambda f: (-counts[f], f))
+    elif order == "trees":
+        seq = []
+        seen: set[int] = set()
+        for t in forest.trees:
+            queue = [0]
+            while queue:
+                node = queue.pop(0)
+                f = t.feature[node]
+                if f >= 0:
+                    if f not in seen:
+                        seen.add(f)
+                        seq.append(f)
+                    queue += [t.left[node], t.right[node]]
+        seq += [f for f in range(n) if f not in seen]
+    else:
+        raise ValueError(f"order must be one of ['index', 'trees', 'frequency']. Got {order!r} instead.")
+    rank = [0] * n
+    for position, f in enumerate(seq):
+        rank[f] = position
+    return rank
+
+
 class ClassFormulas:
     """Compiles and caches the class formulas of one forest (lazily, once per class and form).
 
@@ -82,11 +121,13 @@ class ClassFormulas:
     forest : Forest
     """
 
-    def __init__(self, forest: Forest, *, ordered: bool = True) -> None:
+    def __init__(self, forest: Forest, *, ordered: bool = True, order: str = "trees") -> None:
         self.forest = forest
         self.ordered = ordered
         self.dg = DGManager(forest.states_per_feature)
         self.dg.ordered = ordered
+        if ordered:
+            self.dg.rank = variable_order(forest, order)
         self._tree_dg: dict[tuple[int, int, bool], int] = {}
         self._3b: dict[int, tuple[int, ...]] = {}
         self._3a: dict[int, int] = {}

@@ -77,6 +77,8 @@ class DGManager:
         #: path (every feasible set is the full domain) and caches on (op, D1, D2) alone
         self.ordered = False
         self._and_cache: dict[tuple[int, int], int] = {}
+        #: position of each variable in the order of ordered graphs (default: index order)
+        self.rank: list[int] = list(range(len(self.n_states)))
         self._or_cache: dict[tuple[int, int], int] = {}
 
     def __len__(self) -> int:
@@ -248,6 +250,7 @@ class DGManager:
         var, edges = self.var, self.edges
         cache = self._and_cache if is_and else self._or_cache
         node = self.node
+        rank = self.rank
 
         def start(a: int, b: int):
             if is_and:
@@ -272,7 +275,7 @@ class DGManager:
             va, vb = var[a], var[b]
             if va == vb:
                 tasks = [(s1 & s2, c1, c2) for s1, c1 in edges[a] for s2, c2 in edges[b] if s1 & s2]
-            elif va < vb:
+            elif rank[va] < rank[vb]:
                 tasks = [(s1, c1, b) for s1, c1 in edges[a]]
             else:
                 va = vb
