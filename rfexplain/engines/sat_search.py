@@ -346,7 +346,8 @@ class Search:
         """Every minimum-size CXp with RC2: hard clauses the formula, one soft unit clause per
         selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
         until the optimum cost grows. With ``limit``, CXps of growing size are produced until
-        ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp)."""
+        ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
+        RC2 cannot be interrupted: the budget is checked between optima."""
         wcnf = WCNF()
         for cl in self.oracle.formula.clauses:
             wcnf.append(list(cl))
