@@ -378,13 +378,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=None, help="seconds per dataset (and size)")
     parser.add_argument("--max-nodes", type=int, default=8_000_000, help="ADD node budget")
     parser.add_argument("--out", help="results folder (default experiments/results)")
+    parser.add_argument("--tag", help="suffix of the result files (e.g. a second pass with a longer --timeout)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     folder = data_dir(args.data)
     if not folder.is_dir():
         print(f"datasets folder {folder} not found: pass --data or set RFEXPLAIN_DATA", file=sys.stderr)
         return 2
-    suffix = "_quick" if args.quick else ""
+    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     if args.table == "table1":
         names = args.datasets.split(",") if args.datasets else list(QUICK_TABLE1 if args.quick else PAPER_ADD)
         limit = args.timeout or (120.0 if args.quick else 1800.0)
