@@ -70,6 +70,11 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     except Skip as reason:
         print(f"[experiments] skip {bench.name}: {reason}", file=sys.stderr)
         return "skipped"
+    except SystemExit as exit_:  # argparse in the benchmark: bad arguments
+        if exit_.code in (0, None):
+            return "ok"
+        print(f"[experiments] FAILED {bench.name}: exit status {exit_.code}", file=sys.stderr)
+        return "failed"
     except Exception as exc:  # one broken benchmark must not stop "all"
         logging.getLogger("experiments").exception("benchmark %s failed", bench.name)
         print(f"[experiments] FAILED {bench.name}: {type(exc).__name__}: {exc}", file=sys.stderr)

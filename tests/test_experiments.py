@@ -61,6 +61,13 @@ def test_registry_skips_missing_and_runs_the_others(
     monkeypatch.setattr(entry, "BENCHMARKS", entry.BENCHMARKS + (entry.Benchmark("broken", "broken_bench", "b"),))
     assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 1
     assert "FAILED broken: RuntimeError: boom" in capsys.readouterr().err
+    strict = tmp_path / "strict_bench.py"
+    strict.write_text("import argparse\ndef main(argv):\n    argparse.ArgumentParser().parse_args(argv)\n    return 0\n")
+    monkeypatch.setattr(entry, "BENCHMARKS", (entry.Benchmark("strict", "strict_bench", "s"),
+                                              entry.Benchmark("fake", "fake_bench", "a fake")))
+    assert entry.main(["all", "--unknown-flag", "--results-dir", str(results)]) == 1  # the next one still runs
+    err = capsys.readouterr().err
+    assert "FAILED strict: exit status 2" in err and "ok fake" in err
 
 
 def test_peers_pyxai_skips_without_pyxai(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
