@@ -619,8 +619,10 @@ def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], r
         "",
         "Queries: `sufficient` = PyXAI `sufficient_reason()` vs our `sufficient_reason`; `minimal_sufficient` = "
         "`minimal_sufficient_reason()` vs our `shortest_sufficient_reasons(limit=1)`; `minimal_contrastive` = "
-        "`minimal_contrastive_reason()` (two classes only) vs our `shortest_necessary_reasons(limit=1)`. Ours run "
-        "with the per-instance limit as their budget. PyXAI minimises condition literals; we minimise features.",
+        "`minimal_contrastive_reason()` (two classes only) vs our `shortest_necessary_reasons(limit=1)`. Our "
+        "enumerations run with the per-instance limit as their budget; one sufficient reason is computed directly "
+        "(one MUS, not interruptible) under the engine's overall deadline. PyXAI minimises condition literals; we "
+        "minimise features.",
         "",
         "## Overview (all datasets and forests)",
         "",

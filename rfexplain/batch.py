@@ -23,10 +23,11 @@ record.
 Budgets
 -------
 ``timeout`` is a per-instance wall-clock budget in seconds, enforced cooperatively by the engines
-(they poll it). Enumerations receive it directly. A single-answer query (``sufficient_reason``,
-``necessary_reason``, ``robustness``) given a timeout is answered through its enumeration with
-``limit=1`` (the first sufficient / necessary reason, the size of the first shortest necessary
-reason), which is the same answer by definition and can be stopped by the budget.
+(they poll it). Enumerations receive it directly; ``robustness`` given a timeout is answered as
+the size of the first shortest necessary reason under that budget (the same number by
+definition). ``sufficient_reason`` and ``necessary_reason`` are always answered directly (one
+MUS / MCS extraction: much faster than the first result of an enumeration) and cannot be cut by
+the budget; their records are complete. The timeout does not bound engine construction either.
 
 Example
 -------
@@ -75,12 +76,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Single-answer queries and the enumeration that answers them under a budget.
-_SINGLE_VIA = {
-    "sufficient_reason": "sufficient_reasons",
-    "necessary_reason": "necessary_reasons",
-    "robustness": "shortest_necessary_reasons",
-}
+#: Single-answer queries answered through an enumeration when a budget is given.
+_SINGLE_VIA = {"robustness": "shortest_necessary_reasons"}
 _FORMULA_QUERIES = frozenset({"complete_reason", "general_reason"})
 #: Engines kept alive per worker thread (older ones are closed).
 _CACHE_SIZE = 2
@@ -222,7 +219,7 @@ def _answer(decision: Any, query: str, args: dict[str, Any], timeout: float | No
         return reasons, bool(enumeration.complete), enumeration.stopped_by
     if query in _FORMULA_QUERIES:
         return str(getattr(decision, query)(**args)), True, None
-    if timeout is None:
+    if timeout is None or query not in _SINGLE_VIA:
         value = getattr(decision, query)(**args)
         if query == "robustness":
             return value, True, None
@@ -230,10 +227,7 @@ def _answer(decision: Any, query: str, args: dict[str, Any], timeout: float | No
     enumeration = getattr(decision, _SINGLE_VIA[query])(limit=1, timeout=timeout, **args)
     found = list(enumeration)
     done = bool(found) or bool(enumeration.complete)
-    stopped = None if done else enumeration.stopped_by
-    if query == "robustness":
-        return (len(found[0]) if found else (math.inf if done else None)), done, stopped
-    return [r.to_dict() for r in found], done, stopped
+    return (len(found[0]) if found else (math.inf if done else None)), done, None if done else enumeration.stopped_by
 
 
 def _explain_one(

@@ -47,6 +47,11 @@ class ProbeEngine(OracleEngine):
             return self._stall(budget)
         return super().sufficient_reasons(instance, budget)
 
+    def shortest_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        if self.mode == "slow":
+            return self._stall(budget)
+        return super().shortest_necessary_reasons(instance, budget)
+
     @staticmethod
     def _stall(budget: Budget) -> Iterator[Reason]:
         while not budget.expired():
