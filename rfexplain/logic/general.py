@@ -125,35 +125,48 @@ def maximal_boxes(projections: set[tuple[int, ...]], v: Sequence[int], full: Seq
 def find_world(dg: DGManager, roots: Sequence[int], leaf: int, fixed: Mapping[int, int],
                base: Sequence[int]) -> tuple[int, ...] | None:
     """A state vector that reaches ``leaf`` in one of the graphs ``roots`` and takes the states
-    ``fixed`` prescribes; other features keep ``base``'s state when the path allows it."""
+    ``fixed`` prescribes; other features keep ``base``'s state when the path allows it.
+
+    Depth-first search from the root with an explicit stack, remembering the nodes from which the
+    leaf is unreachable under ``fixed`` (so each node is expanded at most once per call)."""
+    dead: set[int] = {1 - leaf}
     for root in roots:
         if root <= 1:
             if root == leaf:
                 return tuple(int(s) for s in base)
             continue
-        ok: dict[int, bool] = {leaf: True, 1 - leaf: False}
-        order = dg.reachable([root])
-        for n in order:
-            if n <= 1:
+        path: list[tuple[int, int]] = []  # (node, index of the edge being tried)
+        stack = [(root, 0)]
+        found = False
+        while stack:
+            n, i = stack[-1]
+            if n == leaf:
+                found = True
+                break
+            edges = dg.edges[n]
+            fx = fixed.get(dg.var[n])
+            while i < len(edges):
+                s, c = edges[i]
+                if c not in dead and (fx is None or s >> fx & 1):
+                    break
+                i += 1
+            if i == len(edges):
+                dead.add(n)
+                stack.pop()
+                if stack:
+                    pn, pi = stack[-1]
+                    stack[-1] = (pn, pi + 1)
                 continue
-            x = dg.var[n]
-            fx = fixed.get(x)
-            ok[n] = any(ok[c] and (fx is None or s >> fx & 1) for s, c in dg.edges[n])
-        if not ok[root]:
+            stack[-1] = (n, i)
+            stack.append((edges[i][1], 0))
+        if not found:
             continue
         world = [int(s) for s in base]
         for f, s in fixed.items():
             world[f] = int(s)
         last: dict[int, int] = {}
-        n = root
-        while n > 1:
-            x = dg.var[n]
-            fx = fixed.get(x)
-            for s, c in dg.edges[n]:
-                if ok[c] and (fx is None or s >> fx & 1):
-                    last[x] = s
-                    n = c
-                    break
+        for n, i in stack[:-1]:
+            last[dg.var[n]] = dg.edges[n][i][0]
         for x, s in last.items():
             if x in fixed:
                 continue
