@@ -1,0 +1,102 @@
+"""Algorithms on circuits: closed forms, implicants/implicates, snr/ssr, robustness, Algorithms
+6-7, against brute force on the circuits themselves."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+
+from rfexplain.compilers import ClassFormulas, NNFManager
+from rfexplain.engines.base import Instance
+from rfexplain.engines.circuit import CircuitEngine
+from rfexplain.logic import (
+    complete_reason,
+    holds,
+    minimal_sets,
+    prime_implicants,
+    prime_implicates,
+    robustness,
+    scnf,
+    snr,
+    ssr,
+)
+
+from .strategies import forests_and_instances
+
+
+def _brute(nnf: NNFManager, root: int, features: list[int]) -> tuple[list[int], list[int]]:
+    """Prime implicants and implicates of a monotone circuit over instance states, by subsets."""
+    masks = [sum(1 << f for f in c) for r in range(len(features) + 1) for c in itertools.combinations(features, r)]
+    full = sum(1 << f for f in features)
+    implicants = minimal_sets(m for m in masks if holds(nnf, root, m))
+    implicates = minimal_sets(m for m in masks if not holds(nnf, root, full & ~m))
+    return implicants, implicates
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests_and_instances())
+def test_implicants_snr_ssr_robustness_by_brute_force(case: Any) -> None:
+    forest, instance = case
+    cf = ClassFormulas(forest)
+    nnf = NNFManager(forest.states_per_feature)
+    cr = complete_reason(cf.dg, cf.dg_3b(instance.prediction), instance.states, nnf)
+    pis, pcs = _brute(nnf, cr, list(forest.tested_features))
+    assert sorted(prime_implicants(nnf, cr)) == sorted(pis)
+    assert sorted(prime_implicates(nnf, cr)) == sorted(pcs)
+    shortest_pc = [m for m in pcs if m.bit_count() == min((p.bit_count() for p in pcs), default=0)]
+    shortest_pi = [m for m in pis if m.bit_count() == min(p.bit_count() for p in pis)]
+    assert sorted(snr(nnf, cr)) == sorted(shortest_pc)
+    assert sorted(ssr(nnf, cr)) == sorted(shortest_pi)
+    r, V = robustness(nnf, cr)
+    assert r == (min(p.bit_count() for p in pcs) if pcs else math.inf)
+    assert sorted(V) == sorted(shortest_pc)  # Algorithm 5's V are the shortest NRs' variable sets
+
+
+def test_algorithm_6_drops_literals_outside_V() -> None:
+    """Paper issue: Algorithm 6 line 7 replaces such a literal by false, which would turn
+    ``(x in {0,1} or y = 0)`` into the non-implicate ``y = 0``; it must be dropped instead."""
+    m = NNFManager((3, 3))
+    gr = m.conj(m.disj(m.literal(0, 0b011), m.literal(1, 0b001)), m.literal(1, 0b011))
+    assert m.evaluate(gr, (0, 1))  # so "y = 0" is not an implicate
+    assert scnf(m, gr, [0b10]) == [((1, 0b011),)]
+
+
+def test_circuits_render_and_export() -> None:
+    raw = [{"feature": [0, 1, -1, -1, -1], "threshold": [0.5, 0.5, 0, 0, 0], "left": [1, 3, -1, -1, -1],
+            "right": [2, 4, -1, -1, -1], "label": [-1, -1, 1, 0, 1]}]
+    from rfexplain import Forest
+
+    forest = Forest.from_raw_trees(raw, n_features=2, classes=["a", "b"], feature_names=["u", "w"])
+    engine = CircuitEngine(forest)
+    instance = Instance.from_states(forest, (0, 0))
+    cr, gr = engine.complete_reason(instance), engine.general_reason(instance)
+    assert (0, 0) in cr and (1, 1) not in cr
+    assert "u" in str(cr) and cr.to_dot().startswith("digraph")
+    assert "w" in str(gr) and (0, 0) in gr
+    assert repr(cr).startswith("<complete reason circuit")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests_and_instances())
+def test_closed_forms_on_unordered_weak_test_once_graphs(case: Any) -> None:
+    """The closed forms on the trees' own (unordered, re-testing) graphs combined by the
+    path-carrying Apply, for 3B and 3A, equal the brute-force complete and general reasons."""
+    from rfexplain.logic import general_reason
+    from rfexplain.oracle import Oracle
+
+    forest, instance = case
+    oracle = Oracle(forest)
+    want_cr, want_gr = oracle.complete_reason(instance), oracle.general_reason(instance)
+    cf = ClassFormulas(forest, ordered=False)
+    c = instance.prediction
+    for parts in (cf.dg_3b(c), (cf.dg_3a(c),)):
+        nnf = NNFManager(forest.states_per_feature)
+        cr = complete_reason(cf.dg, parts, instance.states, nnf)
+        gr = general_reason(cf.dg, parts, instance.states, nnf)
+        for row in oracle.grid:
+            z = tuple(int(s) for s in row)
+            assert nnf.evaluate(cr, z) == (z in want_cr), ("complete", z)
+            assert nnf.evaluate(gr, z) == (z in want_gr), ("general", z)
