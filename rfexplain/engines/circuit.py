@@ -38,7 +38,9 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
 
 from ..budget import Budget
 from ..compilers.classformula import ClassFormulas
@@ -130,7 +132,7 @@ class CircuitEngine(EngineBase):
                 self._cache.popitem(last=False)
         return a
 
-    def _reason(self, kind: str, instance: Instance, literals: dict[int, Sequence[int]],
+    def _reason(self, kind: str, instance: Instance, literals: Mapping[int, Sequence[int]],
                 witnesses: Sequence[Witness], target: int | None = None) -> Reason:
         return Reason.of(
             kind, literals, target=target, space=self.forest.space, instance=instance.values,
@@ -140,7 +142,7 @@ class CircuitEngine(EngineBase):
     def _witness(self, instance: Instance, world: tuple[int, ...] | None, dropped: int | None = None) -> Witness:
         if world is None:
             raise RuntimeError("internal error: no witness world found for a reason (please report)")
-        prediction = int(self.forest.predict_states([world])[0])
+        prediction = int(self.forest.predict_states(np.asarray([world], dtype=np.int64))[0])
         values = self.forest.values_for_states(world, instance.values)
         return Witness(values, prediction, dropped=dropped)
 
@@ -150,7 +152,7 @@ class CircuitEngine(EngineBase):
         return find_world(self.formulas.dg, a.conjuncts, 0, fixed, a.v)
 
     def _sufficient(self, a: _Analysis, mask: int, kind: str = "sufficient",
-                    literals: dict[int, Sequence[int]] | None = None) -> Reason:
+                    literals: Mapping[int, Sequence[int]] | None = None) -> Reason:
         feats = _features(mask)
         witnesses = []
         for f in feats:
