@@ -50,6 +50,11 @@ WORKER = Path(__file__).resolve().parent / "pyxai_worker.py"
 DEFAULT_PYXAI = Path(__file__).resolve().parent.parent.parent / "pyxai-venv" / "bin" / "python"
 BUILTIN = ["iris", "wine", "breast_cancer"]
 BENCH = ["appendicitis", "banknote", "glass2", "ionosphere", "mofn-3-7-10", "new-thyroid", "threeOf9", "xd6", "ecoli"]
+NO_FLIP_WHY = (
+    "without its domain theory PyXAI flips the listed conditions but keeps the instance's other conditions on the "
+    "same features (e.g. x <= 0.92 made false while x <= 0.43 stays true): a contradictory assignment that no real "
+    "instance realises; with the theory (pyxai+theory) its answers are valid flips"
+)
 #: PyXAI configurations: plain (conditions independent, its default) and with its domain theory.
 PYXAI_SOLVERS = {"plain": "pyxai", "theory": "pyxai+theory"}
 QUICK = {"datasets": ["iris", "breast_cancer", "banknote"], "sizes": [(10, 3)], "instances": 2, "limit": 2.0}
@@ -491,11 +496,12 @@ def check_pyxai(
                             "why": f"PyXAI minimises the number of condition literals ({len(answer['literals'])}), "
                             "not of features; a reason with fewer literals can mention more features"})
     else:  # minimal_contrastive
+        if not feats:
+            return out  # no reason returned (PyXAI's time limit ended the search): counted as unsolved
         if not checker.flips(instance, feats):
             out.append({**note, "problem": "changing only these features cannot flip the decision",
                         "right": "rfexplain",
-                        "why": "PyXAI flips threshold conditions independently (no domain theory): the flip it found "
-                        "needs contradictory conditions on one feature, which no real instance satisfies"
+                        "why": NO_FLIP_WHY
                         if independent else "PyXAI with its domain theory returned a set that cannot flip: PyXAI error"})
             return out
         smallest = _smallest_ours(ours, "minimal_contrastive", k)
@@ -643,11 +649,25 @@ def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], r
         "",
     ]
     if disagreements:
-        lines.append(markdown_table(disagreements, ["dataset", "trees", "depth", "instance", "query", "side", "problem", "right", "why"]))
-        lines += ["", f"Every row is in `{NAME}{'_quick' if settings.get('quick') else ''}_disagreements.csv` with "
-                  "PyXAI's conditions and the instance's float32 values. Reproduce one: `python -m experiments "
-                  "peers_pyxai --datasets D --sizes TREESxDEPTH --instances N` (the instance is test row `instance` of "
-                  "the 80/20 split with seed 0; N must reach it)."]
+        groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+        for d in disagreements:
+            kind = d["problem"].split(":")[0]
+            groups.setdefault((d["side"], d["query"], kind, d["right"]), []).append(d)
+        counted = [{"side": side, "query": query, "problem": kind, "right": right, "count": len(items),
+                    "datasets": ", ".join(sorted({i["dataset"] for i in items})),
+                    "example": f"{items[0]['dataset']} {items[0]['trees']}x{items[0]['depth']} row {items[0]['instance']}",
+                    "why": items[0]["why"]}
+                   for (side, query, kind, right), items in sorted(groups.items())]
+        lines += [markdown_table(counted, ["side", "query", "problem", "right", "count", "datasets", "example", "why"]), ""]
+        notable = [d for d in disagreements if not d["right"].startswith("both (different")]
+        if notable:
+            lines += ["Every disagreement that is not a difference of definitions or measures:", "",
+                      markdown_table(notable, ["dataset", "trees", "depth", "instance", "query", "side", "problem",
+                                               "right", "pyxai_conditions"]), ""]
+        lines += [f"All {len(disagreements)} rows are in `{NAME}{'_quick' if settings.get('quick') else ''}"
+                  "_disagreements.csv` with PyXAI's conditions and the instance's float32 values. Reproduce one: "
+                  "`python -m experiments peers_pyxai --datasets D --sizes TREESxDEPTH --instances N` (the instance is "
+                  "test row `instance` of the 80/20 split with seed 0; N must reach it)."]
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     return "\n".join(lines)
@@ -720,6 +740,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _normalise(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """An empty contrastive reason from PyXAI means its time limit ended the search: unsolved."""
+    for row in rows:
+        if (str(row.get("solver", "")).startswith("pyxai") and row["query"] == "minimal_contrastive"
+                and row["status"] == "ok" and not row.get("features")):
+            row["status"] = "timeout"
+    kept = [d for d in disagreements if not (d["query"] == "minimal_contrastive" and d.get("pyxai_features") == [])]
+    for d in kept:
+        if d["side"] == "pyxai" and d["problem"].startswith("changing only these features cannot flip"):
+            d["why"] = NO_FLIP_WHY
+    return rows, kept
+
+
 def _merge(files: list[str], directory: str | None, python: Path) -> int:
     """One report from the raw JSON files of runs split across processes."""
     rows: list[dict[str, Any]] = []
@@ -760,6 +793,7 @@ def _write(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]], engi
            settings: dict[str, Any], directory: str | None, python: Path, *, partial: bool) -> None:
     out = results_dir(directory)
     suffix = "_quick" if settings.get("quick") else ""
+    rows, disagreements = _normalise(rows, disagreements)
     raw = {"rows": rows, "disagreements": disagreements, "engines": engines, "pyxai": pyxai, "settings": settings}
     tag = settings.get("tag")
     (out / f"{NAME}{suffix}{'_' + tag if tag else ''}.raw.json").write_text(json.dumps(raw, default=str))
