@@ -35,12 +35,16 @@ class Benchmark:
     name: str
     module: str
     description: str
+    #: Whether its ``main`` takes ``--results-dir`` (otherwise it writes to experiments/results).
+    results_dir: bool = True
 
 
 #: The registry, in the order ``all`` runs them.
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("sat_table1", "experiments.sat_table1", "SAT engine: per-dataset AXp/CXp timings (paper 001, Table 1)"),
     Benchmark("circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"),
+    Benchmark("add_tables", "experiments.add_tables", "ADD aggregation and SDD comparators (paper 003, paper 000 Table 1)",
+              results_dir=False),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
 )
 _BY_NAME = {b.name: b for b in BENCHMARKS}
@@ -63,6 +67,9 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     if isinstance(loaded, str):
         print(f"[experiments] skip {bench.name}: {loaded}", file=sys.stderr)
         return "skipped"
+    if not bench.results_dir and "--results-dir" in argv:
+        at = argv.index("--results-dir")
+        argv = argv[:at] + argv[at + 2:]
     print(f"[experiments] run {bench.name} {' '.join(argv)}".rstrip(), file=sys.stderr)
     started = time.perf_counter()
     try:

@@ -68,6 +68,10 @@ def test_registry_skips_missing_and_runs_the_others(
     assert entry.main(["all", "--unknown-flag", "--results-dir", str(results)]) == 1  # the next one still runs
     err = capsys.readouterr().err
     assert "FAILED strict: exit status 2" in err and "ok fake" in err
+    own = tmp_path / "own_dir_bench.py"
+    own.write_text("def main(argv):\n    assert '--results-dir' not in argv, argv\n    return 0\n")
+    monkeypatch.setattr(entry, "BENCHMARKS", (entry.Benchmark("own", "own_dir_bench", "o", results_dir=False),))
+    assert entry.main(["own", "--quick", "--results-dir", str(results)]) == 0
 
 
 def test_peers_pyxai_skips_without_pyxai(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
