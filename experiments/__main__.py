@@ -47,7 +47,6 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               results_dir=False),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
 )
-_BY_NAME = {b.name: b for b in BENCHMARKS}
 
 
 def _load(bench: Benchmark) -> Callable[[list[str]], int] | str:
@@ -117,14 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = ", ".join(f"{name}: {outcome}" for name, outcome in outcomes.items())
         print(f"[experiments] all: {summary}", file=sys.stderr)
         return 1 if "failed" in outcomes.values() else 0
-    if args.name not in _BY_NAME:
+    by_name = {b.name: b for b in BENCHMARKS}
+    if args.name not in by_name:
         print(
-            f"python -m experiments: error: name must be one of {sorted(_BY_NAME) + ['all', 'list']}. "
+            f"python -m experiments: error: name must be one of {sorted(by_name) + ['all', 'list']}. "
             f"Got {args.name!r} instead.",
             file=sys.stderr,
         )
         return 2
-    outcome = run_one(_BY_NAME[args.name], passed)
+    outcome = run_one(by_name[args.name], passed)
     return {"ok": 0, "skipped": 0, "failed": 1}[outcome]
 
 
