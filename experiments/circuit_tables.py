@@ -398,6 +398,8 @@ def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) 
         "(single-threaded) process, measured on a shared, oversubscribed machine (T_NNF: best of three runs); "
         "`wall` is the dataset's whole wall-clock time including training.",
         "",
+        *([f"Tree counts overridden with --trees {args.trees}: the `paper_*` columns are the paper's figures "
+           "for its own tree counts and are shown for reference only.", ""] if args.trees else []),
         "| " + " | ".join(columns) + " |",
         "|" + "|".join("---" for _ in columns) + "|",
     ]
