@@ -35,16 +35,22 @@ class Benchmark:
     name: str
     module: str
     description: str
-    #: Whether its ``main`` takes ``--results-dir`` (otherwise it writes to experiments/results).
-    results_dir: bool = True
+    #: The option of its ``main`` that takes the results folder (None: it has none).
+    results_flag: str | None = "--results-dir"
+    #: Arguments always passed first (e.g. which table of a multi-table module).
+    args: tuple[str, ...] = ()
 
 
 #: The registry, in the order ``all`` runs them.
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("sat_table1", "experiments.sat_table1", "SAT engine: per-dataset AXp/CXp timings (paper 001, Table 1)"),
     Benchmark("circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"),
-    Benchmark("add_tables", "experiments.add_tables", "ADD aggregation and SDD comparators (paper 003, paper 000 Table 1)",
-              results_dir=False),
+    Benchmark("add_table1", "experiments.add_tables", "ADD and SDD columns of paper 000's Table 1",
+              results_flag="--out", args=("table1",)),
+    Benchmark("add_evaluation", "experiments.add_tables", "ADD paper (003): aggregation sizes and evaluation cost",
+              results_flag="--out", args=("evaluation",)),
+    Benchmark("add_outcomes", "experiments.add_tables", "ADD paper (003): outcome explanations vs sufficient reasons",
+              results_flag="--out", args=("outcomes",)),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
 )
 
@@ -66,9 +72,11 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     if isinstance(loaded, str):
         print(f"[experiments] skip {bench.name}: {loaded}", file=sys.stderr)
         return "skipped"
-    if not bench.results_dir and "--results-dir" in argv:
+    if bench.results_flag != "--results-dir" and "--results-dir" in argv:
         at = argv.index("--results-dir")
-        argv = argv[:at] + argv[at + 2:]
+        folder = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:] + ([bench.results_flag, folder] if bench.results_flag else [])
+    argv = list(bench.args) + list(argv)
     print(f"[experiments] run {bench.name} {' '.join(argv)}".rstrip(), file=sys.stderr)
     started = time.perf_counter()
     try:

@@ -69,8 +69,9 @@ def test_registry_skips_missing_and_runs_the_others(
     err = capsys.readouterr().err
     assert "FAILED strict: exit status 2" in err and "ok fake" in err
     own = tmp_path / "own_dir_bench.py"
-    own.write_text("def main(argv):\n    assert '--results-dir' not in argv, argv\n    return 0\n")
-    monkeypatch.setattr(entry, "BENCHMARKS", (entry.Benchmark("own", "own_dir_bench", "o", results_dir=False),))
+    own.write_text("def main(argv):\n    assert argv[:3] == ['t2', '--quick', '--out'] and '--results-dir' not in argv, argv\n"
+                   "    return 0\n")
+    monkeypatch.setattr(entry, "BENCHMARKS", (entry.Benchmark("own", "own_dir_bench", "o", "--out", ("t2",)),))
     assert entry.main(["own", "--quick", "--results-dir", str(results)]) == 0
 
 
