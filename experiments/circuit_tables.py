@@ -337,6 +337,9 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     }
 
 
+#: a few minutes in --quick mode (multi-class ones included for Table 4)
+QUICK_DATASETS = ("iris", "banknote", "threeOf9", "glass2", "new-thyroid", "ecoli")
+
 TABLES = {
     "table1": (run_table1, PAPER_T1),
     "table2": (run_table2, PAPER_T2),
@@ -411,7 +414,7 @@ def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.circuit_tables", description=__doc__.split("\n\n")[0])
     parser.add_argument("tables", nargs="*", help="table1..table4 (default: all)")
-    parser.add_argument("--quick", action="store_true", help="at most 5 trees, 5 instances, 30s per dataset")
+    parser.add_argument("--quick", action="store_true", help="six datasets, at most 5 trees, 5 instances, 30s per dataset")
     parser.add_argument("--data", default=None, help="datasets folder")
     parser.add_argument("--datasets", default=None, help="comma-separated dataset names")
     parser.add_argument("--trees", type=int, default=None, help="override the paper's tree counts")
@@ -438,7 +441,12 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for table in args.tables or list(TABLES):
         run, paper = TABLES[table]
-        names = args.datasets.split(",") if args.datasets else list(paper)
+        if args.datasets:
+            names = args.datasets.split(",")
+        elif args.quick:
+            names = [n for n in QUICK_DATASETS if n in paper]
+        else:
+            names = list(paper)
         opts = {"instances": args.instances, "timeout": args.timeout, "per_instance": args.per_instance}
         rows = []
         for k, name in enumerate(names, 1):
