@@ -1,0 +1,70 @@
+"""Cross-engine agreement on real forests (DESIGN.md section 4.3).
+
+The SAT and circuit engines share nothing but the forest model, so equal answers are evidence of
+correctness where the oracle cannot reach: the same *sets* of sufficient, necessary, shortest and
+contrastive reasons, and the same robustness, on forests trained on scikit-learn's bundled
+datasets and on the benchmark CSVs (when they are beside the checkout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+
+import rfexplain as rx
+from rfexplain import datasets
+
+CASES = [
+    ("iris", 20, 4),
+    ("wine", 15, 3),
+    ("breast_cancer", 10, 3),
+]
+BENCHMARKS = [("ecoli", 10, 3), ("new-thyroid", 15, 3), ("threeOf9", 10, 4), ("glass2", 10, 3)]
+INSTANCES = 4
+TIMEOUT = 120
+
+
+def keys(enumeration: Any) -> set[tuple[Any, ...]]:
+    reasons = list(enumeration)
+    assert enumeration.complete, f"enumeration cut short by {enumeration.stopped_by}"
+    out = {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
+    assert len(out) == len(reasons), "duplicate reasons"
+    return out
+
+
+def compare(name: str, n_trees: int, depth: int, data_dir: Any = None) -> None:
+    data = datasets.load(name, data_dir)
+    model = RandomForestClassifier(n_estimators=n_trees, max_depth=depth, random_state=0).fit(data.X, data.y)
+    engines = {e: rx.Explainer(model, engine=e) for e in ("sat", "circuit")}
+    rows = np.random.default_rng(0).choice(len(data.X), size=INSTANCES, replace=False)
+    for row in rows:
+        x = data.X[row]
+        d = {e: ex.explain(x) for e, ex in engines.items()}
+        assert d["sat"].prediction == d["circuit"].prediction
+        for query in ("sufficient_reasons", "necessary_reasons", "shortest_sufficient_reasons", "shortest_necessary_reasons"):
+            got = {e: keys(getattr(dec, query)(timeout=TIMEOUT)) for e, dec in d.items()}
+            assert got["sat"] == got["circuit"], (name, row, query)
+        assert d["sat"].robustness() == d["circuit"].robustness(), (name, row)
+        for target in model.classes_:
+            if target == d["sat"].prediction:
+                continue
+            got = {e: keys(dec.contrastive_reasons(target, timeout=TIMEOUT)) for e, dec in d.items()}
+            assert got["sat"] == got["circuit"], (name, row, target)
+        reason = d["circuit"].sufficient_reason()
+        assert rx.verify(reason, model).ok
+    for ex in engines.values():
+        ex.close()
+
+
+@pytest.mark.parametrize("name, n_trees, depth", CASES)
+def test_engines_agree_on_bundled_datasets(name: str, n_trees: int, depth: int) -> None:
+    compare(name, n_trees, depth)
+
+
+@pytest.mark.skipif(datasets.find_data_dir() is None, reason="benchmark CSVs are not beside this checkout")
+@pytest.mark.parametrize("name, n_trees, depth", BENCHMARKS)
+def test_engines_agree_on_benchmark_datasets(name: str, n_trees: int, depth: int) -> None:
+    compare(name, n_trees, depth, datasets.find_data_dir())
