@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments._common import line_plot, markdown_table, write_report
+from experiments._common import Skip, line_plot, markdown_table, write_report
 
 log = logging.getLogger("experiments.add_tables")
 
@@ -383,8 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     folder = data_dir(args.data)
     if not folder.is_dir():
-        print(f"datasets folder {folder} not found: pass --data or set RFEXPLAIN_DATA", file=sys.stderr)
-        return 2
+        raise Skip(f"datasets folder {folder} not found: pass --data or set RFEXPLAIN_DATA")
     suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     if args.table == "table1":
         names = args.datasets.split(",") if args.datasets else list(QUICK_TABLE1 if args.quick else PAPER_ADD)
