@@ -46,6 +46,16 @@ ROOT = Path(__file__).resolve().parent
 LIBRARIES = ("rfexplain", "numpy", "scikit-learn", "python-sat", "pysdd", "dd", "joblib", "dask", "distributed", "matplotlib")
 
 
+def data_dir(arg: str | os.PathLike[str] | None) -> Path:
+    """The benchmark CSV folder: ``--data``, else ``$RFEXPLAIN_DATA``, else ``../shared/datasets``
+    beside the checkout (it may not exist: callers raise :class:`Skip` then)."""
+    if arg:
+        return Path(arg)
+    if os.environ.get("RFEXPLAIN_DATA"):
+        return Path(os.environ["RFEXPLAIN_DATA"])
+    return (ROOT.parent.parent / "shared" / "datasets").resolve()
+
+
 def results_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The results folder: ``path``, else ``$RFEXPLAIN_RESULTS_DIR``, else ``experiments/results``."""
     chosen = Path(path) if path else Path(os.environ.get(RESULTS_ENV) or ROOT / "results")

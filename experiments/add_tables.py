@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing as mp
-import os
 import queue
 import sys
 import time
@@ -39,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments._common import Skip, line_plot, markdown_table, write_report
+from experiments._common import Skip, data_dir, line_plot, markdown_table, write_report
 
 log = logging.getLogger("experiments.add_tables")
 
@@ -63,14 +62,6 @@ EVALUATION_DATASETS = ("iris", "banknote", "new-thyroid", "threeOf9", "mofn-3-7-
 QUICK_EVALUATION = ("iris", "threeOf9", "new-thyroid")
 OUTCOME_DATASETS = ("iris", "new-thyroid", "xd6", "mofn-3-7-10", "appendicitis", "banknote")
 OUTCOME_TREES = {"iris": 100, "new-thyroid": 25, "xd6": 100, "mofn-3-7-10": 100, "appendicitis": 10, "banknote": 25}
-
-
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    if os.environ.get("RFEXPLAIN_DATA"):
-        return Path(os.environ["RFEXPLAIN_DATA"])
-    return (ROOT / ".." / "shared" / "datasets").resolve()
 
 
 def _load(name: str, folder: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:

@@ -26,7 +26,6 @@ import csv
 import logging
 import math
 import multiprocessing as mp
-import os
 import statistics
 import sys
 import time
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from experiments._common import data_dir
 
 log = logging.getLogger("experiments.circuit_tables")
 
@@ -110,14 +111,6 @@ PAPER_T4 = {
 
 
 # ---------------------------------------------------------------------- data and forests
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    if os.environ.get("RFEXPLAIN_DATA"):
-        return Path(os.environ["RFEXPLAIN_DATA"])
-    return (ROOT / ".." / "shared" / "datasets").resolve()
-
-
 def load_csv(path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Features (float), label indices (classes sorted as scikit-learn's ``classes_``), names."""
     with path.open(newline="") as handle:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import statistics
 import sys
 import time
@@ -30,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from experiments._common import markdown_table, write_report
+from experiments._common import data_dir, markdown_table, write_report
 
 log = logging.getLogger("experiments.sat_table1")
 
@@ -45,14 +44,6 @@ QUICK_DATASETS = ("iris", "banknote", "ecoli", "wine-recog", "threeOf9", "new-th
 TREES = 100
 SEED = 0
 ENUM_CAP = 60.0
-
-
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    if os.environ.get("RFEXPLAIN_DATA"):
-        return Path(os.environ["RFEXPLAIN_DATA"])
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 
 
 def train(name: str, directory: Path) -> tuple[Any, Any, float, np.ndarray]:

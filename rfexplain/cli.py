@@ -17,21 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from .engines.base import QUERIES
+
 __all__ = ["main", "build_parser"]
 
-QUERY_CHOICES = (
-    "sufficient_reason",
-    "necessary_reason",
-    "sufficient_reasons",
-    "necessary_reasons",
-    "shortest_sufficient_reasons",
-    "shortest_necessary_reasons",
-    "contrastive_reasons",
-    "robustness",
-    "general_sufficient_reasons",
-    "general_necessary_reasons",
-    "shortest_flips",
-)
+#: Decision queries the command line answers: all but the formula-valued complete/general reasons.
+QUERY_CHOICES = tuple(q for q in QUERIES if q not in ("complete_reason", "general_reason"))
 ALL_OF = {"sufficient_reason": "sufficient_reasons", "necessary_reason": "necessary_reasons"}
 
 
@@ -365,10 +356,10 @@ def _dask_backend(address: str | None, jobs: int) -> Iterator[None]:
             cluster = stack.enter_context(
                 LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
             )
-            client = stack.enter_context(Client(cluster))
+            stack.enter_context(Client(cluster))
         else:
             try:
-                client = stack.enter_context(Client(address, timeout=30))
+                stack.enter_context(Client(address, timeout=30))
             except (OSError, TimeoutError) as exc:
                 raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
         stack.enter_context(joblib.parallel_config(backend="dask"))

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest, datasets
-from rfexplain.compilers.nnf import NNFManager
 from rfexplain.compilers.sdd import SDDForest, count_models, equivalent
 from rfexplain.oracle import Oracle
 from tests.strategies import forests

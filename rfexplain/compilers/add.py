@@ -239,7 +239,7 @@ class ADDManager:
 
         ``name`` identifies ``op`` in the cache (same name, same function).
         """
-        level, hi, lo, value = self.level, self.hi, self.lo, self.value
+        level, value = self.level, self.value
         cache = self._cache
         cof = self._cofactors
 

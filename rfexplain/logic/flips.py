@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ..budget import Budget
-from ..compilers.nnf import AND, FALSE, LIT, OR, TRUE, NNFManager
+from ..compilers.nnf import AND, FALSE, LIT, TRUE, NNFManager
 
 __all__ = ["Clause", "scnf", "depleted", "sgnr", "gnrs", "clause_vars"]
 

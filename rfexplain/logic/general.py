@@ -135,7 +135,6 @@ def find_world(dg: DGManager, roots: Sequence[int], leaf: int, fixed: Mapping[in
             if root == leaf:
                 return tuple(int(s) for s in base)
             continue
-        path: list[tuple[int, int]] = []  # (node, index of the edge being tried)
         stack = [(root, 0)]
         found = False
         while stack:
