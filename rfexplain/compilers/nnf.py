@@ -167,8 +167,13 @@ class NNFManager:
 
     def evaluate(self, root: int, states: Sequence[int]) -> bool:
         """Whether the state vector ``states`` satisfies the circuit."""
+        var, mask = self.var, self.mask
+        return self.evaluate_literals(root, lambda n: bool(mask[n] >> int(states[var[n]]) & 1))
+
+    def evaluate_literals(self, root: int, literal: Callable[[int], bool]) -> bool:
+        """Value of the circuit when each literal node ``n`` has the value ``literal(n)``."""
         value: dict[int, bool] = {}
-        kind, children, var, mask = self.kind, self.children, self.var, self.mask
+        kind, children = self.kind, self.children
         for n in self.reachable([root]):
             k = kind[n]
             if k == AND:
@@ -176,7 +181,7 @@ class NNFManager:
             elif k == OR:
                 value[n] = any(value[c] for c in children[n])
             elif k == LIT:
-                value[n] = bool(mask[n] >> int(states[var[n]]) & 1)
+                value[n] = literal(n)
             else:
                 value[n] = k == TRUE
         return value[root]

@@ -38,7 +38,7 @@ import numpy as np
 from pysat.solvers import SolverNames
 
 from ..budget import Budget
-from ..encodings import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, ForestEncoding
+from ..encodings import ForestEncoding
 from ..forest import Forest
 from ..reasons import Reason, Witness
 from .base import EngineBase, Instance
@@ -104,12 +104,6 @@ class SatEngine(EngineBase):
         if solver not in aliases or solver in no_assumptions:
             aliases = [a for a in aliases if a not in no_assumptions]
             raise ValueError(f"solver must be one of {aliases}. Got {solver!r} instead.")
-        if card not in CARD_ENCODINGS:
-            raise ValueError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
-        if multiclass not in MULTICLASS_CONSTRUCTIONS:
-            raise ValueError(
-                f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead."
-            )
         self.solver = solver
         self.card = card
         self.multiclass = multiclass

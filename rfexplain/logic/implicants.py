@@ -68,19 +68,8 @@ def _expired(budget: Budget | None, count: int) -> bool:
 def holds(nnf: NNFManager, root: int, kept: int) -> bool:
     """Value of a monotone circuit over instance states when the features in ``kept`` keep the
     instance's state and every other feature takes another state."""
-    value: dict[int, bool] = {}
-    kind, children, var = nnf.kind, nnf.children, nnf.var
-    for n in nnf.reachable([root]):
-        k = kind[n]
-        if k == AND:
-            value[n] = all(value[c] for c in children[n])
-        elif k == OR:
-            value[n] = any(value[c] for c in children[n])
-        elif k == LIT:
-            value[n] = bool(kept >> var[n] & 1)
-        else:
-            value[n] = k == TRUE
-    return value[root]
+    var = nnf.var
+    return nnf.evaluate_literals(root, lambda n: bool(kept >> var[n] & 1))
 
 
 def prime_implicants(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] | None:
