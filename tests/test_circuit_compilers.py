@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rfexplain import Forest
 from rfexplain.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
 from rfexplain.compilers.classformula import dg_to_nnf, vote_thresholds
+from rfexplain.compilers.votecount import VoteCounter
 
 from .strategies import forests
 
@@ -97,7 +98,7 @@ def _check_feasible_labels(dg: DGManager, root: int) -> None:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests(), data=st.data())
 def test_apply_and_negation_are_exact(ordered: bool, forest: Forest, data: Any) -> None:
-    cf = ClassFormulas(forest, ordered=ordered)
+    cf = ClassFormulas(forest, ordered=ordered, method="count" if ordered else "sortnet")
     dg = cf.dg
     n = forest.n_trees
     a = cf.tree_dg(data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, forest.n_classes - 1)))
@@ -113,15 +114,16 @@ def test_apply_and_negation_are_exact(ordered: bool, forest: Forest, data: Any) 
 
 
 # ---------------------------------------------------------------------- class formulas
-@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("ordered,method", [(True, "count"), (True, "sortnet"), (False, "sortnet")])
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests())
-def test_algorithms_3_3a_3b_equal_the_forest(ordered: bool, forest: Forest) -> None:
+def test_algorithms_3_3a_3b_equal_the_forest(ordered: bool, method: str, forest: Forest) -> None:
     """``ordered``: trees first turned into ordered graphs (the default); otherwise the trees'
-    own weak test-once graphs go through the general, path-carrying Apply."""
+    own weak test-once graphs go through the general, path-carrying Apply. ``method``: 3B's vote
+    graphs by direct counting (default) or by the paper's sorting network."""
     states = grid(forest)
     labels = forest.predict_states(states)
-    cf = ClassFormulas(forest, ordered=ordered)
+    cf = ClassFormulas(forest, ordered=ordered, method=method)
     m, roots = cf.nnf()
     for c in range(forest.n_classes):
         conjuncts, single = cf.dg_3b(c), cf.dg_3a(c)
@@ -135,6 +137,32 @@ def test_algorithms_3_3a_3b_equal_the_forest(ordered: bool, forest: Forest) -> N
     # mutually exclusive and exhaustive
     for z in states:
         assert sum(m.evaluate(roots[c], z) for c in range(forest.n_classes)) == 1
+
+
+def _same_graphs_both_ways(forest: Forest) -> None:
+    """Every vote graph built by counting is *the same node* as the sorting network's (ordered
+    graphs are canonical in one manager), for both sides of every comparison."""
+    cf = ClassFormulas(forest, method="count")
+    counter = VoteCounter(forest, cf.dg)
+    n, k = forest.n_trees, forest.n_classes
+    for i in range(k):
+        for j, out in vote_thresholds(n, k, i):
+            wires = []
+            for t in range(n):
+                if j is not None:
+                    wires.append(cf.tree_dg(t, j, True))
+                wires.append(cf.tree_dg(t, i))
+            by_network = threshold(wires, out, cf.dg, cf.dg.false)
+            weights = {i: 1} if j is None else {i: 1, j: -1}
+            need = out if j is None else out - n
+            assert counter.at_least(weights, need) == by_network, (i, j)
+            assert cf.vote_graph(i, j) == by_network, (i, j)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forest=forests())
+def test_counting_builds_the_sorting_networks_graph(forest: Forest) -> None:
+    _same_graphs_both_ways(forest)
 
 
 def test_tie_rule_thresholds() -> None:
@@ -185,6 +213,7 @@ def test_class_formulas_on_sklearn_forests(loader: str, trees: int, depth: int) 
     forest = Forest.from_sklearn(model)
     S = forest.states(X)
     labels = forest.predict_states(S)
+    _same_graphs_both_ways(forest)
     cf = ClassFormulas(forest)
     m, roots = cf.nnf()
     for c in range(forest.n_classes):

@@ -18,7 +18,10 @@ Three forms are produced:
   builds ``or``/``and`` nodes (:meth:`ClassFormulas.nnf`).
 - **Algorithm 3B**: inputs are weak test-once decision graphs, comparators run Apply
   (Algorithm 4), and ``R^i`` is kept as the *conjunction* of the graphs ``F^{ij}``
-  (:meth:`ClassFormulas.dg_3b`).
+  (:meth:`ClassFormulas.dg_3b`). With ordered graphs (the default) each ``F^{ij}`` is canonical,
+  and ``method="count"`` (the default) builds that same graph by a direct product construction
+  (:mod:`.votecount`) instead of the network; ``method="sortnet"`` is the paper's way. Either
+  way ``F^{ji}`` is obtained as the negation of ``F^{ij}``.
 - **Algorithm 3A**: the conjunction is also computed by Apply, giving one weak test-once decision
   graph per class (:meth:`ClassFormulas.dg_3a`).
 """
@@ -33,8 +36,14 @@ from ..forest import Forest
 from .dgraph import DGManager
 from .nnf import NNFManager
 from .sortnet import threshold
+from .votecount import VoteCounter
 
-__all__ = ["ClassFormulas", "tree_class_nnf", "dg_to_nnf", "vote_thresholds"]
+__all__ = ["ClassFormulas", "tree_class_nnf", "dg_to_nnf", "vote_thresholds", "METHODS"]
+
+#: how Algorithm 3B obtains each vote-threshold graph: ``"sortnet"`` runs the paper's sorting
+#: network with Apply at every comparator; ``"count"`` builds the same (canonical, ordered) graph
+#: directly by :class:`~.votecount.VoteCounter`, without the network's intermediate graphs
+METHODS = ("count", "sortnet")
 
 log = logging.getLogger(__name__)
 
@@ -119,16 +128,33 @@ class ClassFormulas:
     Parameters
     ----------
     forest : Forest
+    ordered : bool
+        Turn every tree into a graph testing the variables in one order (default); otherwise
+        the trees' own weak test-once graphs go through the general, path-carrying Apply.
+    order : {"trees", "index", "frequency"}
+        The variable order of ordered graphs (:func:`variable_order`).
+    method : {"count", "sortnet"}, optional
+        How 3B builds each vote graph (:data:`METHODS`); default ``"count"`` for ordered graphs,
+        ``"sortnet"`` otherwise (counting needs ordered graphs).
     """
 
-    def __init__(self, forest: Forest, *, ordered: bool = True, order: str = "trees") -> None:
+    def __init__(self, forest: Forest, *, ordered: bool = True, order: str = "trees", method: str | None = None) -> None:
+        if method is None:
+            method = "count" if ordered else "sortnet"
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {list(METHODS)}. Got {method!r} instead.")
+        if method == "count" and not ordered:
+            raise ValueError("method 'count' builds ordered graphs; use method='sortnet' with ordered=False")
         self.forest = forest
         self.ordered = ordered
+        self.method = method
         self.dg = DGManager(forest.states_per_feature)
         self.dg.ordered = ordered
         if ordered:
             self.dg.rank = variable_order(forest, order)
         self._tree_dg: dict[tuple[int, int, bool], int] = {}
+        self._counter = VoteCounter(forest, self.dg) if method == "count" else None
+        self._pair: dict[tuple[int, int | None], int] = {}
         self._3b: dict[int, tuple[int, ...]] = {}
         self._3a: dict[int, int] = {}
         self.timings: dict[str, float] = {}
@@ -179,16 +205,36 @@ class ClassFormulas:
         return m, roots
 
     # ------------------------------------------------------------------ Algorithms 3B and 3A
+    def vote_graph(self, i: int, j: int | None) -> int:
+        """``F^{ij}`` (class ``i`` beats class ``j`` under the tie rule), or for two classes
+        (``j is None``) class ``i``'s vote threshold, as one decision graph.
+
+        The two sides of a comparison are complements (``F^{ji} = not F^{ij}``, and with two
+        classes class 1 wins iff class 0 does not), so only ``i < j`` (class 0) is compiled and
+        the other side is its negation, which is linear in the graph.
+        """
+        key = (i, j)
+        if key not in self._pair:
+            forest = self.forest
+            other = 1 - i if j is None else j
+            if other < i:
+                self._pair[key] = self.dg.negate(self.vote_graph(other, None if j is None else i))
+            elif self._counter is not None:
+                weights = {i: 1} if j is None else {i: 1, j: -1}
+                need = (forest.n_trees + 1) // 2 if j is None else 0
+                self._pair[key] = self._counter.at_least(weights, need)
+            else:
+                k = dict(vote_thresholds(forest.n_trees, forest.n_classes, i))[j]
+                self._pair[key] = threshold(self._inputs(i, j, self.tree_dg), k, self.dg, self.dg.false)
+        return self._pair[key]
+
     def dg_3b(self, i: int) -> tuple[int, ...]:
         """Algorithm 3B: class ``i`` as a conjunction of weak test-once decision graphs ``F^{ij}``
         (constant-true conjuncts dropped; a false conjunct leaves just ``(false,)``)."""
         if i not in self._3b:
             start = time.perf_counter()
             forest = self.forest
-            parts = []
-            for j, k in vote_thresholds(forest.n_trees, forest.n_classes, i):
-                f = threshold(self._inputs(i, j, self.tree_dg), k, self.dg, self.dg.false)
-                parts.append(f)
+            parts = [self.vote_graph(i, j) for j, _ in vote_thresholds(forest.n_trees, forest.n_classes, i)]
             if any(f == 0 for f in parts):
                 parts = [0]
             parts = [f for f in parts if f != 1]

@@ -1,0 +1,271 @@
+"""Vote thresholds compiled straight into ordered decision graphs (a product construction).
+
+The circuit paper (``000``, Algorithm 3B) obtains the graph of a vote threshold such as
+``N_i >= N_j`` by running a sorting network whose every comparator is an Apply (Algorithm 4).
+When every graph tests the variables in one fixed order (what :class:`~.classformula.ClassFormulas`
+does by default), the reduced graph of a Boolean function is *canonical*: whatever builds it,
+the hash-consed :class:`~.dgraph.DGManager` returns the same node. This module builds that same
+node without the network, by walking the forest once, top-down in the variable order:
+
+- a *residual* of a tree is the tree restricted by the states read so far (a hash-consed
+  decision tree whose leaves carry the tree's weight: ``+1`` for a vote for ``i``, ``-1`` for a
+  vote for ``j``, ``0`` otherwise);
+- a graph node is a pair (sorted tuple of the residuals still undecided, votes still needed);
+  it is true as soon as the smallest reachable sum meets the need and false as soon as the
+  largest cannot;
+- otherwise it tests the first variable in the order that any residual tests, with one edge per
+  interval between the thresholds the residuals use on it, and every residual restricted to the
+  interval.
+
+Pairs are memoised, the graph is built children first through :meth:`DGManager.node` (so it is
+reduced and shared with every other graph of the manager), and the walk uses an explicit stack.
+The result equals Algorithm 3B's node for node (a test builds both and compares the ids); it is
+only faster, because it never materialises the network's intermediate graphs.
+
+Example
+-------
+>>> from rfexplain.forest import Forest
+>>> def stump(t):  # x0 <= t votes class 0, else class 1
+...     return {"feature": [0, -1, -1], "threshold": [t, 0, 0], "left": [1, -1, -1],
+...             "right": [2, -1, -1], "label": [0, 0, 1]}
+>>> forest = Forest.from_raw_trees([stump(1.0), stump(2.0), stump(3.0)], n_features=1, classes=[0, 1])
+>>> dg = DGManager(forest.states_per_feature)
+>>> root = VoteCounter(forest, dg).at_least({0: 1}, 2)        # at least 2 votes for class 0
+>>> [dg.evaluate(root, (s,)) for s in range(4)]               # x0 <= 2.0
+[True, True, False, False]
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..forest import Forest
+from .dgraph import DGManager
+
+__all__ = ["VoteCounter"]
+
+_LEAF = -1
+
+
+class VoteCounter:
+    """Builds ``[sum over trees of weight(vote) >= need]`` as an ordered graph in ``dg``.
+
+    ``dg.rank`` gives the variable order; every graph it returns tests variables in that order,
+    each at most once on a path, with edge labels partitioning the variable's whole domain.
+    """
+
+    def __init__(self, forest: Forest, dg: DGManager) -> None:
+        self.forest = forest
+        self.dg = dg
+        # hash-consed weighted decision trees: node -> (var, split, low child, high child),
+        # a leaf is (_LEAF, weight, 0, 0)
+        self._key: list[tuple[int, int, int, int]] = []
+        self._unique: dict[tuple[int, int, int, int], int] = {}
+        self._min: list[int] = []
+        self._max: list[int] = []
+        #: the variable of smallest rank tested in the node's subtree (_LEAF for a leaf)
+        self._first: list[int] = []
+        self._splits: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._restricted: dict[tuple[int, int, int], int] = {}
+
+    # ------------------------------------------------------------------ weighted trees
+    def _node(self, var: int, split: int, low: int, high: int) -> int:
+        if var != _LEAF and low == high:
+            return low
+        key = (var, split, low, high)
+        n = self._unique.get(key)
+        if n is None:
+            n = len(self._key)
+            self._key.append(key)
+            self._unique[key] = n
+            if var == _LEAF:
+                self._min.append(split)
+                self._max.append(split)
+                self._first.append(_LEAF)
+            else:
+                self._min.append(min(self._min[low], self._min[high]))
+                self._max.append(max(self._max[low], self._max[high]))
+                rank = self.dg.rank
+                first = var
+                for c in (low, high):
+                    f = self._first[c]
+                    if f != _LEAF and rank[f] < rank[first]:
+                        first = f
+                self._first.append(first)
+        return n
+
+    def weighted_tree(self, tree_index: int, weights: Mapping[int, int]) -> int:
+        """Tree ``tree_index`` with each leaf replaced by ``weights.get(class, 0)``."""
+        tree = self.forest.trees[tree_index]
+        value: dict[int, int] = {}
+        for t in range(tree.n_nodes - 1, -1, -1):  # children have larger indices than parents
+            if tree.feature[t] < 0:
+                w = weights.get(tree.label[t], 0)
+                value[t] = self._node(_LEAF, w, 0, 0)
+            else:
+                value[t] = self._node(tree.feature[t], tree.split[t], value[tree.left[t]], value[tree.right[t]])
+        return value[0]
+
+    def _splits_of(self, n: int, var: int) -> tuple[int, ...]:
+        """The sorted splits on ``var`` anywhere below ``n``."""
+        hit = self._splits.get((n, var))
+        if hit is not None:
+            return hit
+        found: set[int] = set()
+        stack = [n]
+        seen: set[int] = set()
+        key = self._key
+        while stack:
+            m = stack.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            v, s, lo, hi = key[m]
+            if v == _LEAF:
+                continue
+            if v == var:
+                found.add(s)
+            stack.append(lo)
+            stack.append(hi)
+        out = tuple(sorted(found))
+        self._splits[(n, var)] = out
+        return out
+
+    def _restrict(self, n: int, var: int, low: int) -> int:
+        """``n`` with every test on ``var`` decided for an interval of states starting at ``low``
+        that no split on ``var`` below ``n`` cuts."""
+        memo = self._restricted
+        hit = memo.get((n, var, low))
+        if hit is not None:
+            return hit
+        key = self._key
+        # iterative post-order: the tree may be deep
+        stack = [(n, False)]
+        while stack:
+            m, done = stack.pop()
+            if (m, var, low) in memo:
+                continue
+            v, s, lo, hi = key[m]
+            if v == _LEAF or not self._splits_of(m, var):
+                memo[(m, var, low)] = m
+                continue
+            if v == var:
+                child = lo if low <= s else hi
+                r = memo.get((child, var, low))
+                if r is None:
+                    stack.append((m, False))
+                    stack.append((child, False))
+                else:
+                    memo[(m, var, low)] = r
+                continue
+            if not done:
+                stack.append((m, True))
+                stack.append((lo, False))
+                stack.append((hi, False))
+                continue
+            memo[(m, var, low)] = self._node(v, s, memo[(lo, var, low)], memo[(hi, var, low)])
+        return memo[(n, var, low)]
+
+    # ------------------------------------------------------------------ the product
+    def at_least(self, weights: Mapping[int, int], need: int) -> int:
+        """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0)."""
+        roots = [self.weighted_tree(t, weights) for t in range(self.forest.n_trees)]
+        return self.threshold(roots, need)
+
+    def threshold(self, residuals: list[int], need: int) -> int:
+        """The graph of ``sum of the weighted trees residuals >= need``."""
+        dg = self.dg
+        key_of, mins, maxs = self._key, self._min, self._max
+        memo: dict[tuple[tuple[int, ...], int], int] = {}
+        open_ = []
+        for r in residuals:
+            if key_of[r][0] == _LEAF:
+                need -= key_of[r][1]
+            else:
+                open_.append(r)
+        lo, hi = sum(mins[r] for r in open_), sum(maxs[r] for r in open_)
+        if lo >= need:
+            return dg.true
+        if hi < need:
+            return dg.false
+        stack = [self._frame(tuple(sorted(open_)), need)]
+        while True:
+            frame = stack[-1]
+            children, done = frame[2], frame[3]
+            while len(done) < len(children):
+                mask, res, need, lo, hi = children[len(done)]
+                if lo >= need:
+                    done.append((mask, dg.true))
+                elif hi < need:
+                    done.append((mask, dg.false))
+                else:
+                    hit = memo.get((res, need))
+                    if hit is None:
+                        break
+                    done.append((mask, hit))
+            else:
+                result = dg.node(frame[1], done)
+                memo[frame[0]] = result
+                stack.pop()
+                if not stack:
+                    return result
+                parent = stack[-1]
+                parent[3].append((parent[2][len(parent[3])][0], result))
+                continue
+            stack.append(self._frame(res, need))
+
+    def _frame(self, res: tuple[int, ...], need: int) -> list:
+        """Expand the product node ``(res, need)``: its variable and, per interval of that
+        variable, the edge mask, the child's residuals and need, and the child's bounds.
+
+        Only the residuals that test the variable change, and each only at its own splits, so
+        the intervals are swept once, updating the children incrementally.
+        """
+        rank, n_states = self.dg.rank, self.dg.n_states
+        key_of, mins, maxs, first = self._key, self._min, self._max, self._first
+        var = min((first[r] for r in res), key=rank.__getitem__)
+        passive: list[int] = []
+        cur: dict[int, int] = {}  # slot -> current non-leaf restriction of an active residual
+        events: dict[int, list[tuple[int, int]]] = {}  # split -> (slot, restriction above it)
+        lo = hi = 0
+        for slot, r in enumerate(res):
+            cuts = self._splits_of(r, var)
+            if not cuts:
+                passive.append(r)
+                lo += mins[r]
+                hi += maxs[r]
+                continue
+            cur[slot] = self._restrict(r, var, 0)
+            for s in cuts:
+                events.setdefault(s, []).append((slot, self._restrict(r, var, s + 1)))
+        leaf = 0
+        leaf_slots: dict[int, int] = {}  # slot -> weight of an active residual now at a leaf
+        for slot, r in list(cur.items()):
+            if key_of[r][0] == _LEAF:
+                leaf_slots[slot] = key_of[r][1]
+                leaf += key_of[r][1]
+                del cur[slot]
+            else:
+                lo += mins[r]
+                hi += maxs[r]
+        children = []
+        low = 0
+        for s in sorted(events) + [n_states[var] - 1]:
+            mask = (1 << (s + 1)) - (1 << low)
+            children.append((mask, tuple(sorted(passive + list(cur.values()))), need - leaf, lo, hi))
+            for slot, new in events.get(s, ()):
+                old = cur.pop(slot, None)
+                if old is None:
+                    leaf -= leaf_slots.pop(slot)
+                else:
+                    lo -= mins[old]
+                    hi -= maxs[old]
+                if key_of[new][0] == _LEAF:
+                    leaf_slots[slot] = key_of[new][1]
+                    leaf += key_of[new][1]
+                else:
+                    cur[slot] = new
+                    lo += mins[new]
+                    hi += maxs[new]
+            low = s + 1
+        return [(res, need), var, children, []]
