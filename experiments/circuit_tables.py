@@ -145,6 +145,29 @@ def build(name: str, trees: int, folder: Path) -> dict[str, Any]:
     }
 
 
+#: what the running dataset is doing, sent to the parent every few seconds so that a dataset
+#: stopped at its time limit is reported with the phase and the size it had reached
+_progress: dict[str, Any] = {}
+
+
+def _note(phase: str, manager: Any = None) -> None:
+    _progress["phase"] = phase
+    if manager is not None:
+        _progress["manager"] = manager
+
+
+def _snapshot() -> str:
+    manager = _progress.get("manager")
+    size = f", {len(manager):,} decision-graph nodes created" if manager is not None else ""
+    return f"{_progress.get('phase', 'starting')}{size}"
+
+
+def _formulas(forest: Any, opts: dict[str, Any]) -> Any:
+    from rfexplain.compilers import ClassFormulas
+
+    return ClassFormulas(forest, order=opts.get("order", "trees"), method=opts.get("method", "count"))
+
+
 def _clock() -> float:
     """Process CPU time: the machine is shared, and the algorithms are single-threaded Python."""
     return time.process_time()
@@ -180,12 +203,14 @@ def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     forest = b["forest"]
     n3, t3, n3b, t3b = [], [], [], []
     for c in range(forest.n_classes):
+        _note(f"Algorithm 3 class {c + 1}/{forest.n_classes}")
         start = _clock()
         m, roots = ClassFormulas(forest).nnf(classes=[c])
         t3.append(_clock() - start)
         n3.append(m.size(roots[c])[0])
-    cf = ClassFormulas(forest)
+    cf = _formulas(forest, opts)
     for c in range(forest.n_classes):
+        _note(f"3B class {c + 1}/{forest.n_classes}", cf.dg)
         start = _clock()
         parts = cf.dg_3b(c)
         t3b.append(_clock() - start)
@@ -196,7 +221,7 @@ def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         "#N_3": _mean(n3), "paper_#N_3": p[2] if p else None, "T_3": _mean(t3), "paper_T_3": p[3] if p else None,
         "#N_3B": _mean(n3b), "paper_#N_3B": p[4] if p else None,
         "T_3B": _mean(t3b), "paper_T_3B": p[5] if p else None,
-        "T_3B_total": sum(t3b),
+        "T_3B_total": sum(t3b), "method": opts.get("method", "count"), "order": opts.get("order", "trees"),
     }
 
 
@@ -214,15 +239,17 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
 
     b = build(name, trees, folder)
     forest = b["forest"]
-    engine = CircuitEngine(forest)
+    engine = CircuitEngine(forest, method=opts.get("method", "count"), order=opts.get("order", "trees"))
     start = _clock()
     for c in range(forest.n_classes):
+        _note(f"3B class {c + 1}/{forest.n_classes}", engine.formulas.dg)
         engine.class_formula(c)
     compile_time = _clock() - start
     rows = {k: [] for k in ("tcr", "tsr", "csr", "tnr", "cnr", "r", "tg", "cg")}
     timeouts = {"sr": 0, "nr": 0, "sgnr": 0}
     per = opts["per_instance"]
-    for inst in _instances(b, opts["instances"]):
+    for k, inst in enumerate(_instances(b, opts["instances"])):
+        _note(f"instance {k + 1}")
         dg = engine.formulas.dg
         parts = engine.class_formula(inst.prediction)
         nnf = NNFManager(forest.states_per_feature)
@@ -273,15 +300,15 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
 
 def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     from rfexplain.budget import Budget
-    from rfexplain.compilers import ClassFormulas
     from rfexplain.compilers.nnf import NNFManager
     from rfexplain.logic import complete_reason, prime_implicates
 
     b = build(name, trees, folder)
     forest = b["forest"]
-    cf = ClassFormulas(forest)
+    cf = _formulas(forest, opts)
     t3b, t3a, n3b, n3a = [], [], [], []
     for c in range(forest.n_classes):
+        _note(f"3B and 3A class {c + 1}/{forest.n_classes}", cf.dg)
         start = _clock()
         parts = cf.dg_3b(c)
         t3b.append(_clock() - start)
@@ -293,7 +320,8 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     tnr, cnr, tce, cce = [], [], [], []
     timeouts = 0
     per = opts["per_instance"]
-    for inst in _instances(b, opts["instances"]):
+    for k, inst in enumerate(_instances(b, opts["instances"])):
+        _note(f"instance {k + 1}")
         nnf = NNFManager(forest.states_per_feature)
         t0 = _clock()
         cr = complete_reason(cf.dg, cf.dg_3b(inst.prediction), inst.states, nnf)
@@ -342,6 +370,14 @@ TABLES = {
 
 
 def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: dict[str, Any]) -> None:
+    import threading
+
+    def report() -> None:
+        while True:
+            time.sleep(2.0)
+            queue.put(("progress", _snapshot()))
+
+    threading.Thread(target=report, daemon=True).start()
     try:
         queue.put(("ok", TABLES[table][0](name, trees, Path(folder), opts)))
     except Exception as exc:  # reported in the row, the other datasets still run
@@ -349,20 +385,30 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
 
 
 def run_dataset(table: str, name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    """One dataset in a child process, killed after ``opts['timeout']`` seconds."""
+    """One dataset in a child process, stopped after ``opts['timeout']`` seconds; a stopped
+    dataset is reported with the phase and decision-graph size it had reached."""
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
     proc = ctx.Process(target=_worker, args=(queue, table, name, trees, str(folder), opts))
     started = time.perf_counter()
     proc.start()
-    try:
-        status, payload = queue.get(timeout=opts["timeout"])
-    except Exception:
-        status, payload = "timeout", f"did not finish in {opts['timeout']:.0f}s"
-    proc.join(timeout=5)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
+    status, payload, progress = "timeout", None, "starting"
+    while True:
+        left = opts["timeout"] - (time.perf_counter() - started)
+        try:
+            status, payload = queue.get(timeout=max(left, 0.01))
+        except Exception:
+            status, payload = "timeout", None
+        if status != "progress":
+            break
+        progress = payload
+        if not proc.is_alive() and queue.empty():
+            status, payload = "error", "the process died (out of memory?)"
+            break
+    if status == "timeout":
+        payload = f"stopped at {opts['timeout']:.0f}s during {progress}"
+    proc.kill()
+    proc.join()
     if status == "ok":
         payload["wall"] = time.perf_counter() - started
         return payload
@@ -416,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-instance", type=float, default=60.0, help="seconds per enumeration")
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--suffix", default="", help="appended to the output file names")
+    parser.add_argument("--method", default="count", choices=["count", "sortnet"],
+                        help="how 3B builds each vote graph: direct counting (default) or the paper's sorting network")
+    parser.add_argument("--order", default="trees", choices=["trees", "index", "frequency"], help="variable order")
+    parser.add_argument("--jobs", type=int, default=1, help="datasets run side by side (CPU times stay per process)")
     args = parser.parse_args(argv)
     bad = [t for t in args.tables if t not in TABLES]
     if bad:
@@ -440,16 +490,22 @@ def main(argv: list[str] | None = None) -> int:
             names = [n for n in QUICK_DATASETS if n in paper]
         else:
             names = list(paper)
-        opts = {"instances": args.instances, "timeout": args.timeout, "per_instance": args.per_instance}
-        rows = []
-        for k, name in enumerate(names, 1):
+        opts = {"instances": args.instances, "timeout": args.timeout, "per_instance": args.per_instance,
+                "method": args.method, "order": args.order}
+
+        def one(name: str) -> dict[str, Any]:
             trees = args.trees or paper.get(name, (10,))[0]
             if args.quick:
                 trees = min(trees, 5)
-            print(f"[{table}] {k}/{len(names)} {name} ({trees} trees) ...", file=sys.stderr, flush=True)
+            print(f"[{table}] {name} ({trees} trees) ...", file=sys.stderr, flush=True)
             row = run_dataset(table, name, trees, folder, opts)
-            rows.append(row)
             print(f"[{table}] {name}: {row.get('status', 'ok')} in {row['wall']:.1f}s", file=sys.stderr, flush=True)
+            return row
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            rows = list(pool.map(one, names))
         stem = f"circuit_{table}{'_quick' if args.quick else ''}{args.suffix}"
         with (out / f"{stem}.csv").open("w", newline="") as handle:
             columns: list[str] = []

@@ -103,17 +103,23 @@ class CircuitEngine(EngineBase):
     compiler : {"3B", "3A"}
         Class formulas as conjunctions of decision graphs (Algorithm 3B) or as single graphs
         (Algorithm 3A). Contrastive reasons always use Algorithm 3A for the target class.
+    method : {"count", "sortnet"}
+        How Algorithm 3B builds each vote-threshold graph: by direct counting (default) or by the
+        paper's sorting network with Apply; both give the same graph
+        (:class:`~rfexplain.compilers.classformula.ClassFormulas`).
+    order : {"trees", "index", "frequency"}
+        The variable order of the decision graphs.
     """
 
     name = "circuit"
     queries = frozenset(QUERIES)
 
-    def __init__(self, forest: Forest, *, compiler: str = "3B") -> None:
+    def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "trees") -> None:
         super().__init__(forest)
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler
-        self.formulas = ClassFormulas(forest)
+        self.formulas = ClassFormulas(forest, method=method, order=order)
         self.relevant = sum(1 << f for f in forest.tested_features)
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
 
