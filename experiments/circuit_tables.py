@@ -165,7 +165,7 @@ def _snapshot() -> str:
 def _formulas(forest: Any, opts: dict[str, Any]) -> Any:
     from rfexplain.compilers import ClassFormulas
 
-    return ClassFormulas(forest, order=opts.get("order", "trees"), method=opts.get("method", "count"))
+    return ClassFormulas(forest, order=opts.get("order", "depth"), method=opts.get("method", "count"))
 
 
 def _clock() -> float:
@@ -221,7 +221,7 @@ def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         "#N_3": _mean(n3), "paper_#N_3": p[2] if p else None, "T_3": _mean(t3), "paper_T_3": p[3] if p else None,
         "#N_3B": _mean(n3b), "paper_#N_3B": p[4] if p else None,
         "T_3B": _mean(t3b), "paper_T_3B": p[5] if p else None,
-        "T_3B_total": sum(t3b), "method": opts.get("method", "count"), "order": opts.get("order", "trees"),
+        "T_3B_total": sum(t3b), "method": opts.get("method", "count"), "order": opts.get("order", "depth"),
     }
 
 
@@ -239,7 +239,7 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
 
     b = build(name, trees, folder)
     forest = b["forest"]
-    engine = CircuitEngine(forest, method=opts.get("method", "count"), order=opts.get("order", "trees"))
+    engine = CircuitEngine(forest, method=opts.get("method", "count"), order=opts.get("order", "depth"))
     start = _clock()
     for c in range(forest.n_classes):
         _note(f"3B class {c + 1}/{forest.n_classes}", engine.formulas.dg)
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suffix", default="", help="appended to the output file names")
     parser.add_argument("--method", default="count", choices=["count", "sortnet"],
                         help="how 3B builds each vote graph: direct counting (default) or the paper's sorting network")
-    parser.add_argument("--order", default="trees", choices=["trees", "index", "frequency"], help="variable order")
+    parser.add_argument("--order", default="depth", choices=["depth", "trees", "frequency", "index"], help="variable order")
     parser.add_argument("--jobs", type=int, default=1, help="datasets run side by side (CPU times stay per process)")
     args = parser.parse_args(argv)
     bad = [t for t in args.tables if t not in TABLES]

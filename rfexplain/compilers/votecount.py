@@ -45,6 +45,7 @@ from .dgraph import DGManager
 __all__ = ["VoteCounter"]
 
 _LEAF = -1
+_UNBOUNDED = 1 << 60
 
 
 class VoteCounter:
@@ -67,6 +68,12 @@ class VoteCounter:
         self._first: list[int] = []
         self._splits: dict[tuple[int, int], tuple[int, ...]] = {}
         self._restricted: dict[tuple[int, int, int], int] = {}
+        self._sweeps: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
+        #: rank of ``_first`` (len(rank) for a leaf), and the variable of every rank
+        self._first_rank: list[int] = []
+        self._by_rank = [0] * len(dg.rank)
+        for v, r in enumerate(dg.rank):
+            self._by_rank[r] = v
 
     # ------------------------------------------------------------------ weighted trees
     def _node(self, var: int, split: int, low: int, high: int) -> int:
@@ -92,6 +99,7 @@ class VoteCounter:
                     if f != _LEAF and rank[f] < rank[first]:
                         first = f
                 self._first.append(first)
+            self._first_rank.append(len(self.dg.rank) if var == _LEAF else self.dg.rank[self._first[n]])
         return n
 
     def weighted_tree(self, tree_index: int, weights: Mapping[int, int]) -> int:
@@ -173,10 +181,18 @@ class VoteCounter:
         return self.threshold(roots, need)
 
     def threshold(self, residuals: list[int], need: int) -> int:
-        """The graph of ``sum of the weighted trees residuals >= need``."""
+        """The graph of ``sum of the weighted trees residuals >= need``.
+
+        Memo entries carry the whole interval of needs for which the residuals give the same
+        graph (the interval technique of Abio et al., "BDDs for pseudo-Boolean constraints --
+        revisited", SAT 2011): a leaf is true for every need up to the smallest sum and false
+        for every need above the largest, and a node keeps the intersection of its children's
+        intervals, shifted by the votes each edge decided.
+        """
         dg = self.dg
         key_of, mins, maxs = self._key, self._min, self._max
-        memo: dict[tuple[tuple[int, ...], int], int] = {}
+        #: residuals -> [(lowest need, highest need, graph node)]
+        memo: dict[tuple[int, ...], list[tuple[int, int, int]]] = {}
         open_ = []
         for r in residuals:
             if key_of[r][0] == _LEAF:
@@ -190,29 +206,56 @@ class VoteCounter:
             return dg.false
         stack = [self._frame(tuple(sorted(open_)), need)]
         while True:
+            # frame: [residuals, need, var, children, done edges, lowest need, highest need]
             frame = stack[-1]
-            children, done = frame[2], frame[3]
+            children, done = frame[3], frame[4]
             while len(done) < len(children):
-                mask, res, need, lo, hi = children[len(done)]
-                if lo >= need:
+                mask, res, child_need, lo, hi = children[len(done)]
+                shift = frame[1] - child_need
+                if lo >= child_need:
                     done.append((mask, dg.true))
-                elif hi < need:
+                    frame[6] = min(frame[6], lo + shift)
+                    continue
+                if hi < child_need:
                     done.append((mask, dg.false))
-                else:
-                    hit = memo.get((res, need))
-                    if hit is None:
+                    frame[5] = max(frame[5], hi + 1 + shift)
+                    continue
+                for low, high, node in memo.get(res, ()):
+                    if low <= child_need <= high:
+                        done.append((mask, node))
+                        frame[5] = max(frame[5], low + shift)
+                        frame[6] = min(frame[6], high + shift)
                         break
-                    done.append((mask, hit))
+                else:
+                    break
             else:
-                result = dg.node(frame[1], done)
-                memo[frame[0]] = result
+                result = dg.node(frame[2], done)
+                memo.setdefault(frame[0], []).append((frame[5], frame[6], result))
                 stack.pop()
                 if not stack:
                     return result
                 parent = stack[-1]
-                parent[3].append((parent[2][len(parent[3])][0], result))
+                shift = parent[1] - frame[1]
+                parent[4].append((parent[3][len(parent[4])][0], result))
+                parent[5] = max(parent[5], frame[5] + shift)
+                parent[6] = min(parent[6], frame[6] + shift)
                 continue
-            stack.append(self._frame(res, need))
+            stack.append(self._frame(res, child_need))
+
+    def _segments(self, n: int, var: int) -> tuple[tuple[int, int], ...]:
+        """``n`` restricted to each interval of ``var`` between its splits below ``n``: pairs
+        ``(last state of the interval, restricted node)``; empty when ``n`` does not test ``var``."""
+        hit = self._sweeps.get((n, var))
+        if hit is None:
+            cuts = self._splits_of(n, var)
+            if not cuts:
+                hit = ()
+            else:
+                ends = list(cuts) + [self.dg.n_states[var] - 1]
+                starts = [0] + [c + 1 for c in cuts]
+                hit = tuple((e, self._restrict(n, var, b)) for b, e in zip(starts, ends))
+            self._sweeps[(n, var)] = hit
+        return hit
 
     def _frame(self, res: tuple[int, ...], need: int) -> list:
         """Expand the product node ``(res, need)``: its variable and, per interval of that
@@ -221,51 +264,46 @@ class VoteCounter:
         Only the residuals that test the variable change, and each only at its own splits, so
         the intervals are swept once, updating the children incrementally.
         """
-        rank, n_states = self.dg.rank, self.dg.n_states
-        key_of, mins, maxs, first = self._key, self._min, self._max, self._first
-        var = min((first[r] for r in res), key=rank.__getitem__)
+        key_of, mins, maxs = self._key, self._min, self._max
+        var = self._by_rank[min(map(self._first_rank.__getitem__, res))]
+        segments = self._segments
         passive: list[int] = []
         cur: dict[int, int] = {}  # slot -> current non-leaf restriction of an active residual
-        events: dict[int, list[tuple[int, int]]] = {}  # split -> (slot, restriction above it)
-        lo = hi = 0
+        events: dict[int, list[tuple[int, int]]] = {}  # last state -> (slot, restriction after it)
+        lo = hi = leaf = 0
         for slot, r in enumerate(res):
-            cuts = self._splits_of(r, var)
-            if not cuts:
+            segs = segments(r, var)
+            if not segs:
                 passive.append(r)
                 lo += mins[r]
                 hi += maxs[r]
                 continue
-            cur[slot] = self._restrict(r, var, 0)
-            for s in cuts:
-                events.setdefault(s, []).append((slot, self._restrict(r, var, s + 1)))
-        leaf = 0
-        leaf_slots: dict[int, int] = {}  # slot -> weight of an active residual now at a leaf
-        for slot, r in list(cur.items()):
-            if key_of[r][0] == _LEAF:
-                leaf_slots[slot] = key_of[r][1]
-                leaf += key_of[r][1]
-                del cur[slot]
+            first = segs[0][1]
+            if key_of[first][0] == _LEAF:
+                leaf += key_of[first][1]
             else:
-                lo += mins[r]
-                hi += maxs[r]
+                cur[slot] = first
+                lo += mins[first]
+                hi += maxs[first]
+            for k in range(len(segs) - 1):
+                events.setdefault(segs[k][0], []).append((slot, segs[k + 1][1], segs[k][1]))
         children = []
         low = 0
-        for s in sorted(events) + [n_states[var] - 1]:
+        for s in sorted(events) + [self.dg.n_states[var] - 1]:
             mask = (1 << (s + 1)) - (1 << low)
             children.append((mask, tuple(sorted(passive + list(cur.values()))), need - leaf, lo, hi))
-            for slot, new in events.get(s, ()):
-                old = cur.pop(slot, None)
-                if old is None:
-                    leaf -= leaf_slots.pop(slot)
+            for slot, new, old in events.get(s, ()):
+                if key_of[old][0] == _LEAF:
+                    leaf -= key_of[old][1]
                 else:
                     lo -= mins[old]
                     hi -= maxs[old]
                 if key_of[new][0] == _LEAF:
-                    leaf_slots[slot] = key_of[new][1]
                     leaf += key_of[new][1]
+                    cur.pop(slot, None)
                 else:
                     cur[slot] = new
                     lo += mins[new]
                     hi += maxs[new]
             low = s + 1
-        return [(res, need), var, children, []]
+        return [res, need, var, children, [], -_UNBOUNDED, _UNBOUNDED]

@@ -107,14 +107,14 @@ class CircuitEngine(EngineBase):
         How Algorithm 3B builds each vote-threshold graph: by direct counting (default) or by the
         paper's sorting network with Apply; both give the same graph
         (:class:`~rfexplain.compilers.classformula.ClassFormulas`).
-    order : {"trees", "index", "frequency"}
+    order : {"depth", "trees", "frequency", "index"}
         The variable order of the decision graphs.
     """
 
     name = "circuit"
     queries = frozenset(QUERIES)
 
-    def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "trees") -> None:
+    def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "depth") -> None:
         super().__init__(forest)
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
