@@ -380,8 +380,10 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
     threading.Thread(target=report, daemon=True).start()
     try:
         queue.put(("ok", TABLES[table][0](name, trees, Path(folder), opts)))
-    except Exception as exc:  # reported in the row, the other datasets still run
-        queue.put(("error", f"{type(exc).__name__}: {exc}"))
+    except (Exception, MemoryError) as exc:  # reported in the row, the other datasets still run
+        where = _snapshot()
+        _progress.clear()  # free the graphs before reporting
+        queue.put(("error", f"{type(exc).__name__}: {exc} during {where}"))
 
 
 def run_dataset(table: str, name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rfexplain.compilers import ClassFormulas, NNFManager
 from rfexplain.engines.base import Instance
@@ -100,3 +101,48 @@ def test_closed_forms_on_unordered_weak_test_once_graphs(case: Any) -> None:
             z = tuple(int(s) for s in row)
             assert nnf.evaluate(cr, z) == (z in want_cr), ("complete", z)
             assert nnf.evaluate(gr, z) == (z in want_gr), ("general", z)
+
+
+# ---------------------------------------------------------------------- variable depletion
+def _naive_closure(clauses: list, full: list) -> set:
+    """Resolution closure on every variable, all pairs, until nothing new; then the
+    subsumption-minimal clauses (the definition the fast :func:`depleted` must meet)."""
+    from rfexplain.logic.flips import _subsumes
+
+    s = set(clauses)
+    while True:
+        new = set()
+        for a in s:
+            for b in s:
+                for i, (v, _) in enumerate(a):
+                    lits = []
+                    for j, ((_, ma), (_, mb)) in enumerate(zip(a, b)):
+                        lits.append(ma & mb if j == i else ma | mb)
+                    if lits[i] == 0 or any(m == full[w] for m, (w, _) in zip(lits, a)):
+                        continue
+                    r = tuple((w, m) for (w, _), m in zip(a, lits))
+                    if r not in s:
+                        new.add(r)
+        if not new:
+            break
+        s |= new
+    return {c for c in s if not any(k != c and _subsumes(k, c) for k in s)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_depletion_equals_the_naive_resolution_closure(data: Any) -> None:
+    from rfexplain.logic.flips import depleted
+
+    n_vars = data.draw(st.integers(1, 3))
+    sizes = [data.draw(st.integers(2, 4)) for _ in range(n_vars)]
+    full = [(1 << k) - 1 for k in sizes]
+    v = [data.draw(st.integers(0, k - 1)) for k in sizes]
+    # locally fixated clauses on exactly these variables: every mask holds v's state, none full
+    lit = [st.integers(0, f).map(lambda m, i=i: m | (1 << v[i])).filter(lambda m, i=i: m != full[i])
+           for i, f in enumerate(full)]
+    clauses = data.draw(st.lists(st.tuples(*lit), min_size=1, max_size=8))
+    clauses = [tuple(enumerate(c)) for c in clauses]
+    fast = depleted(clauses, list(range(n_vars)), full)
+    assert fast is not None
+    assert set(fast) == _naive_closure(clauses, full)

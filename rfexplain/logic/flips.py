@@ -67,13 +67,19 @@ def _subsumes(a: Clause, b: Clause) -> bool:
 
 
 def _reduce(clauses: Iterable[Clause]) -> list[Clause]:
-    """Remove duplicate and subsumed clauses."""
+    """Remove duplicate and subsumed clauses (a clause can only be subsumed by one on a subset
+    of its variables, which the variable masks test first)."""
     ordered = sorted(set(clauses), key=lambda c: (len(c), sum(m.bit_count() for _, m in c)))
-    kept: list[Clause] = []
+    kept: list[tuple[int, dict[int, int], Clause]] = []
     for c in ordered:
-        if not any(_subsumes(k, c) for k in kept):
-            kept.append(c)
-    return kept
+        vc = clause_vars(c)
+        dc = dict(c)
+        for vk, dk, _ in kept:
+            if vk & ~vc == 0 and all(m & ~dc[v] == 0 for v, m in dk.items()):
+                break
+        else:
+            kept.append((vc, dc, c))
+    return [c for _, _, c in kept]
 
 
 def scnf(nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = None) -> list[Clause] | None:
@@ -117,42 +123,59 @@ def scnf(nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = N
 def depleted(clauses: list[Clause], variables: Sequence[int], full: Sequence[int],
              budget: Budget | None = None) -> list[Clause] | None:
     """Close clauses over the same variables under resolution by variable depletion (Algorithm 7,
-    lines 8-13): exhaustively on the first variable, then the next, removing subsumed clauses."""
-    s = _reduce(clauses)
+    lines 8-13): exhaustively on the first variable, then the next, removing subsumed clauses.
+
+    All clauses share one variable set, so a clause is packed into one integer (its state masks
+    side by side); each variable is saturated with a work list (every new clause is resolved
+    once against every clause kept), not by rescanning all pairs.
+    """
+    names = [v for v, _ in clauses[0]] if clauses else []
+    if len(names) == 1:
+        # one variable: resolvents are intersections, all non-empty (every clause holds the
+        # instance's state), so the closure's only unsubsumed clause is the intersection of all
+        common = full[names[0]]
+        for c in clauses:
+            common &= c[0][1]
+        return [((names[0], common),)]
+    # a clause packed in one integer: the mask of its i-th variable at bit offset offsets[i],
+    # so that implication is one "a & ~b == 0" and a resolvent a few integer operations
+    offsets, fields, at = [], [], 0
+    for v in names:
+        offsets.append(at)
+        fields.append(full[v] << at)
+        at += len(bin(full[v])) - 2
+    kept = []
+    for c in _reduce(clauses):
+        code = 0
+        for (_, m), off in zip(c, offsets):
+            code |= m << off
+        kept.append(code)
     for x in variables:
-        while True:
+        xf = fields[names.index(x)]
+        work = list(kept)
+        while work:
             if budget is not None and budget.expired():
                 return None
-            found = None
-            for i in range(len(s)):
-                a = s[i]
-                for j in range(i):
-                    c = _resolve(a, s[j], x, full)
-                    if c is not None and not any(_subsumes(k, c) for k in s):
-                        found = c
-                        break
-                if found is not None:
+            a = work.pop()
+            if a not in kept:
+                continue
+            ax = a & xf
+            for b in list(kept):
+                bx = b & xf
+                both = ax & bx
+                if both == ax or both == bx:
+                    continue  # the resolvent is subsumed by a or b (or loses x when empty)
+                r = ((a | b) & ~xf) | both
+                if any(r & f == f for f in fields):
+                    continue  # valid: not a resolvent (Definition 4)
+                if any(k & ~r == 0 for k in kept):
+                    continue
+                kept = [k for k in kept if r & ~k != 0]
+                kept.append(r)
+                work.append(r)
+                if a not in kept:
                     break
-            if found is None:
-                break
-            s = [k for k in s if not _subsumes(found, k)]
-            s.append(found)
-    return s
-
-
-def _resolve(a: Clause, b: Clause, x: int, full: Sequence[int]) -> Clause | None:
-    """The ``x``-resolvent of two clauses on the same variables (Definition 4 of the appendix):
-    the ``x``-literals intersected, the others united; None when it would be valid or lose ``x``
-    (impossible for locally fixated clauses)."""
-    out = []
-    for (v, ma), (w, mb) in zip(a, b):
-        if v != w:
-            return None
-        m = ma & mb if v == x else ma | mb
-        if m == 0 or m == full[v]:
-            return None
-        out.append((v, m))
-    return tuple(out)
+    return [tuple((v, (code & f) >> off) for v, f, off in zip(names, fields, offsets)) for code in kept]
 
 
 def _by_varset(clauses: list[Clause], V: Sequence[int], full: Sequence[int], budget: Budget | None) -> list[Clause] | None:
