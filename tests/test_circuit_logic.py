@@ -15,6 +15,7 @@ from rfexplain.engines.base import Instance
 from rfexplain.engines.circuit import CircuitEngine
 from rfexplain.logic import (
     complete_reason,
+    general_reason,
     holds,
     minimal_sets,
     prime_implicants,
@@ -146,3 +147,24 @@ def test_depletion_equals_the_naive_resolution_closure(data: Any) -> None:
     fast = depleted(clauses, list(range(n_vars)), full)
     assert fast is not None
     assert set(fast) == _naive_closure(clauses, full)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests_and_instances())
+def test_general_reason_restricted_to_V_gives_the_same_clauses(case: Any) -> None:
+    """Algorithm 6 on the general reason with the literals outside V set to true (what the
+    engine runs) equals Algorithm 6 on the whole general reason."""
+    forest, instance = case
+    cf = ClassFormulas(forest)
+    nnf = NNFManager(forest.states_per_feature)
+    parts = cf.dg_3b(instance.prediction)
+    cr = complete_reason(cf.dg, parts, instance.states, nnf)
+    gr = general_reason(cf.dg, parts, instance.states, nnf)
+    _, V = robustness(nnf, cr)
+    nrs = prime_implicates(nnf, cr)
+    for sets in (V, nrs):
+        union = 0
+        for m in sets:
+            union |= m
+        small = general_reason(cf.dg, parts, instance.states, nnf, variables=union)
+        assert sorted(scnf(nnf, small, sets)) == sorted(scnf(nnf, gr, sets))

@@ -93,6 +93,14 @@ class _Analysis:
             self._gr = general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf)
         return self._gr
 
+    def general_reason_on(self, varsets: Sequence[int]) -> int:
+        """The general reason with the literals outside ``varsets`` (bit masks) set to true:
+        all that Algorithm 6 keeps when it wants clauses within ``varsets``."""
+        union = 0
+        for m in varsets:
+            union |= m
+        return general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf, variables=union)
+
 
 class CircuitEngine(EngineBase):
     """Explanations read off compiled class formulas (``engine="circuit"``).
@@ -287,7 +295,7 @@ class CircuitEngine(EngineBase):
         nrs = prime_implicates(a.nnf, a.cr, budget)
         if nrs is None:
             return
-        clauses = gnrs(a.nnf, a.gr, nrs, budget)
+        clauses = gnrs(a.nnf, a.general_reason_on(nrs), nrs, budget)
         yield from self._gnr_reasons(a, clauses or [])
 
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
@@ -295,7 +303,7 @@ class CircuitEngine(EngineBase):
         r, V = robustness(a.nnf, a.cr)
         if r == math.inf:
             return
-        clauses = sgnr(a.nnf, a.gr, V, budget)
+        clauses = sgnr(a.nnf, a.general_reason_on(V), V, budget)
         yield from self._gnr_reasons(a, clauses or [])
 
     def close(self) -> None:

@@ -69,15 +69,26 @@ def general_reason(
     nnf: NNFManager,
     *,
     negated: bool = False,
+    variables: int | None = None,
 ) -> int:
-    """The general reason of the conjunction of the graphs ``roots`` at instance ``v``."""
+    """The general reason of the conjunction of the graphs ``roots`` at instance ``v``.
+
+    With ``variables`` (a bit mask of features), every literal on another feature is replaced
+    by true. That is all Algorithm 6 (``sCNF``) keeps of the general reason when it only wants
+    clauses over those features, and it is much smaller: at a node on another feature only the
+    instance's own edge survives (the others become true), so only the part of the graph the
+    instance reaches by changing ``variables`` is visited.
+    """
     memo = _leaf_map(negated, nnf)
     var, edges, full = dg.var, dg.edges, dg.full
-    for n in dg.reachable(roots):
+    for n in _reachable(dg, roots, v, variables):
         if n <= 1:
             continue
         x = var[n]
         bit = 1 << int(v[x])
+        if variables is not None and not variables >> x & 1:
+            memo[n] = next(memo[c] for s, c in edges[n] if s & bit)
+            continue
         parts = []
         for s, c in edges[n]:
             if s & bit:
@@ -86,3 +97,27 @@ def general_reason(
                 parts.append(nnf.disj(memo[c], nnf.literal(x, full[x] & ~s)))
         memo[n] = nnf.conj_all(parts)
     return nnf.conj_all(memo[r] for r in roots)
+
+
+def _reachable(dg: DGManager, roots: Sequence[int], v: Sequence[int], variables: int | None) -> list[int]:
+    """The nodes below ``roots`` (children first); with ``variables``, a node on another feature
+    is left only by the instance's edge."""
+    if variables is None:
+        return dg.reachable(roots)
+    var, edges = dg.var, dg.edges
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n <= 1:
+            continue
+        x = var[n]
+        if variables >> x & 1:
+            stack.extend(c for _, c in edges[n] if c not in seen)
+        else:
+            bit = 1 << int(v[x])
+            stack.extend(c for s, c in edges[n] if s & bit)
+    return sorted(seen)
