@@ -446,7 +446,7 @@ def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) 
         f"scikit-learn forests, max_depth 4, random_state 0, 85/15 split; up to {args.instances} test "
         f"instances; {'quick run' if args.quick else 'full run'}; per-dataset limit {args.timeout:.0f}s. "
         "`paper_*` columns are the paper's figures (WEKA forests, other machine). Times are CPU seconds of the "
-        "(single-threaded) process, measured on a shared, oversubscribed machine (T_NNF: best of three runs); "
+        "(single-threaded) process, which is robust to other processes sharing the cores (T_NNF: best of three runs); "
         "`wall` is the dataset's whole wall-clock time including training.",
         "",
         *([f"Tree counts overridden with --trees {args.trees}: the `paper_*` columns are the paper's figures "

@@ -2,7 +2,11 @@
 
 The forest is compiled, lazily and once per class, into a class formula: a conjunction of weak
 test-once decision graphs (Algorithm 3B, the default) or a single such graph (Algorithm 3A,
-``compiler="3A"``). For an instance ``v`` decided ``c``, the complete reason (Proposition 7 of
+``compiler="3A"``). Each decision graph compares the votes of two classes; by default it is
+built directly in a fixed variable order (``method="count"``,
+:mod:`rfexplain.compilers.votecount`), which gives the very graph the paper's sorting network
+with Apply would (``method="sortnet"``) in a fraction of the time. For an instance ``v``
+decided ``c``, the complete reason (Proposition 7 of
 ``002``) and the general reason are read off the class formula of ``c`` in linear time as NNF
 circuits, and every query is answered from them:
 
@@ -13,7 +17,8 @@ shortest sufficient/necessary   Algorithm 2 (ssr) / Algorithm 1 (snr) of ``002``
 contrastive reasons toward t    prime implicates of the "why not t" complete reason of the
                                 negated Algorithm 3A class formula of ``t`` (Table 4 of ``000``)
 robustness                      Algorithm 5 of ``000``
-shortest flips                  Algorithms 6-7 of ``000`` (shortest general necessary reasons)
+shortest flips                  Algorithms 6-7 of ``000`` (shortest general necessary reasons),
+                                on the general reason restricted to the features of V
 general necessary reasons       Algorithms 6-7 with the variable sets of all necessary reasons
 general sufficient reasons      maximal boxes inside the class formula over each AXp's features
 ==============================  ===========================================================
