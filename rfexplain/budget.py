@@ -11,9 +11,14 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterator, TypeVar
 
-__all__ = ["Budget", "Enumeration"]
+__all__ = ["Budget", "BudgetExpired", "Enumeration"]
 
 T = TypeVar("T")
+
+
+class BudgetExpired(Exception):
+    """Raised by long preparatory work (compiling a class formula) when the budget of the query
+    that started it expires; an :class:`Enumeration` then ends as stopped by ``"timeout"``."""
 
 
 class Budget:
@@ -86,6 +91,9 @@ class Enumeration(Iterator[T]):
             raise StopIteration
         try:
             item = next(self._iterator)
+        except BudgetExpired:
+            self._finish("timeout")
+            raise StopIteration from None
         except StopIteration:
             self._finish("timeout" if self.budget.timed_out else None)
             raise

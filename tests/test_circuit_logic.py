@@ -168,3 +168,23 @@ def test_general_reason_restricted_to_V_gives_the_same_clauses(case: Any) -> Non
             union |= m
         small = general_reason(cf.dg, parts, instance.states, nnf, variables=union)
         assert sorted(scnf(nnf, small, sets)) == sorted(scnf(nnf, gr, sets))
+
+
+def test_an_enumeration_timeout_also_bounds_compilation() -> None:
+    """Compiling a large forest's class formula polls the query's budget: the enumeration ends
+    as stopped by its timeout instead of compiling for minutes."""
+    import time
+
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain import Explainer
+
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=40, max_depth=5, random_state=0).fit(X, y)
+    decision = Explainer(model, engine="circuit").explain(X[0])
+    start = time.perf_counter()
+    reasons = decision.sufficient_reasons(timeout=0.5)
+    assert list(reasons) == []
+    assert reasons.stopped_by == "timeout" and reasons.complete is False
+    assert time.perf_counter() - start < 10

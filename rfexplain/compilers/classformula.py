@@ -32,6 +32,7 @@ import logging
 import time
 from typing import Sequence
 
+from ..budget import Budget
 from ..forest import Forest
 from .dgraph import DGManager
 from .nnf import NNFManager
@@ -225,36 +226,40 @@ class ClassFormulas:
         return m, roots
 
     # ------------------------------------------------------------------ Algorithms 3B and 3A
-    def vote_graph(self, i: int, j: int | None) -> int:
+    def vote_graph(self, i: int, j: int | None, budget: Budget | None = None) -> int:
         """``F^{ij}`` (class ``i`` beats class ``j`` under the tie rule), or for two classes
         (``j is None``) class ``i``'s vote threshold, as one decision graph.
 
         The two sides of a comparison are complements (``F^{ji} = not F^{ij}``, and with two
         classes class 1 wins iff class 0 does not), so only ``i < j`` (class 0) is compiled and
-        the other side is its negation, which is linear in the graph.
+        the other side is its negation, which is linear in the graph. Counting stops with
+        :class:`~rfexplain.budget.BudgetExpired` when ``budget`` expires.
         """
         key = (i, j)
         if key not in self._pair:
             forest = self.forest
             other = 1 - i if j is None else j
             if other < i:
-                self._pair[key] = self.dg.negate(self.vote_graph(other, None if j is None else i))
+                self._pair[key] = self.dg.negate(self.vote_graph(other, None if j is None else i, budget))
             elif self._counter is not None:
                 weights = {i: 1} if j is None else {i: 1, j: -1}
                 need = (forest.n_trees + 1) // 2 if j is None else 0
-                self._pair[key] = self._counter.at_least(weights, need)
+                start = time.perf_counter()
+                self._pair[key] = self._counter.at_least(weights, need, budget)
+                log.info("vote graph of class %d against %s: %d nodes in %.1fs", i, "the rest" if j is None else j,
+                         self.dg.size(self._pair[key]), time.perf_counter() - start)
             else:
                 k = dict(vote_thresholds(forest.n_trees, forest.n_classes, i))[j]
                 self._pair[key] = threshold(self._inputs(i, j, self.tree_dg), k, self.dg, self.dg.false)
         return self._pair[key]
 
-    def dg_3b(self, i: int) -> tuple[int, ...]:
+    def dg_3b(self, i: int, budget: Budget | None = None) -> tuple[int, ...]:
         """Algorithm 3B: class ``i`` as a conjunction of weak test-once decision graphs ``F^{ij}``
         (constant-true conjuncts dropped; a false conjunct leaves just ``(false,)``)."""
         if i not in self._3b:
             start = time.perf_counter()
             forest = self.forest
-            parts = [self.vote_graph(i, j) for j, _ in vote_thresholds(forest.n_trees, forest.n_classes, i)]
+            parts = [self.vote_graph(i, j, budget) for j, _ in vote_thresholds(forest.n_trees, forest.n_classes, i)]
             if any(f == 0 for f in parts):
                 parts = [0]
             parts = [f for f in parts if f != 1]
@@ -264,11 +269,11 @@ class ClassFormulas:
                       self.timings[f"3B:{i}"])
         return self._3b[i]
 
-    def dg_3a(self, i: int) -> int:
+    def dg_3a(self, i: int, budget: Budget | None = None) -> int:
         """Algorithm 3A: class ``i`` as one weak test-once decision graph (Apply-conjunction of
         the 3B graphs)."""
         if i not in self._3a:
-            parts = self.dg_3b(i)
+            parts = self.dg_3b(i, budget)
             start = time.perf_counter()
             root = 1
             # conjoin smaller graphs first
@@ -278,9 +283,9 @@ class ClassFormulas:
             self.timings[f"3A-3B:{i}"] = time.perf_counter() - start
         return self._3a[i]
 
-    def conjuncts(self, i: int, compiler: str) -> tuple[int, ...]:
+    def conjuncts(self, i: int, compiler: str, budget: Budget | None = None) -> tuple[int, ...]:
         """The class formula of ``i`` as a tuple of decision graphs to be conjoined."""
         if compiler == "3A":
-            root = self.dg_3a(i)
+            root = self.dg_3a(i, budget)
             return () if root == 1 else (root,)
-        return self.dg_3b(i)
+        return self.dg_3b(i, budget)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..budget import Budget, BudgetExpired
 from ..forest import Forest
 from .dgraph import DGManager
 
@@ -175,12 +176,14 @@ class VoteCounter:
         return memo[(n, var, low)]
 
     # ------------------------------------------------------------------ the product
-    def at_least(self, weights: Mapping[int, int], need: int) -> int:
-        """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0)."""
-        roots = [self.weighted_tree(t, weights) for t in range(self.forest.n_trees)]
-        return self.threshold(roots, need)
+    def at_least(self, weights: Mapping[int, int], need: int, budget: Budget | None = None) -> int:
+        """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0).
 
-    def threshold(self, residuals: list[int], need: int) -> int:
+        Raises :class:`~rfexplain.budget.BudgetExpired` when ``budget`` expires first."""
+        roots = [self.weighted_tree(t, weights) for t in range(self.forest.n_trees)]
+        return self.threshold(roots, need, budget)
+
+    def threshold(self, residuals: list[int], need: int, budget: Budget | None = None) -> int:
         """The graph of ``sum of the weighted trees residuals >= need``.
 
         Memo entries carry the whole interval of needs for which the residuals give the same
@@ -205,6 +208,7 @@ class VoteCounter:
         if hi < need:
             return dg.false
         stack = [self._frame(tuple(sorted(open_)), need)]
+        frames = 1
         while True:
             # frame: [residuals, need, var, children, done edges, lowest need, highest need]
             frame = stack[-1]
@@ -241,6 +245,9 @@ class VoteCounter:
                 parent[6] = min(parent[6], frame[6] + shift)
                 continue
             stack.append(self._frame(res, child_need))
+            frames += 1
+            if budget is not None and frames % 1024 == 0 and budget.expired():
+                raise BudgetExpired(f"compiling a vote graph: {frames} product nodes expanded")
 
     def _segments(self, n: int, var: int) -> tuple[tuple[int, int], ...]:
         """``n`` restricted to each interval of ``var`` between its splits below ``n``: pairs

@@ -76,12 +76,12 @@ def _features(mask: int) -> list[int]:
 class _Analysis:
     """Complete and general reason of one decision, built once and shared by the queries."""
 
-    def __init__(self, engine: "CircuitEngine", instance: Instance) -> None:
+    def __init__(self, engine: "CircuitEngine", instance: Instance, budget: Budget | None = None) -> None:
         self.engine = engine
         self.instance = instance
         self.v = tuple(int(s) for s in instance.states)
         self.c = instance.prediction
-        self.conjuncts = engine.class_formula(self.c)
+        self.conjuncts = engine.class_formula(self.c, budget)
         self.nnf = NNFManager(engine.forest.states_per_feature)
         self._cr: int | None = None
         self._gr: int | None = None
@@ -137,15 +137,17 @@ class CircuitEngine(EngineBase):
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
 
     # ------------------------------------------------------------------ plumbing
-    def class_formula(self, cls: int) -> tuple[int, ...]:
-        """The compiled class formula of ``cls``: decision graphs to be conjoined."""
-        return self.formulas.conjuncts(cls, self.compiler)
+    def class_formula(self, cls: int, budget: Budget | None = None) -> tuple[int, ...]:
+        """The compiled class formula of ``cls``: decision graphs to be conjoined. Compiling
+        stops with :class:`~rfexplain.budget.BudgetExpired` when ``budget`` expires (an
+        enumeration then ends as stopped by its timeout)."""
+        return self.formulas.conjuncts(cls, self.compiler, budget)
 
-    def _analysis(self, instance: Instance) -> _Analysis:
+    def _analysis(self, instance: Instance, budget: Budget | None = None) -> _Analysis:
         key = tuple(instance.states)
         a = self._cache.get(key)
         if a is None or a.instance.values != instance.values:
-            a = _Analysis(self, instance)
+            a = _Analysis(self, instance, budget)
             self._cache[key] = a
             while len(self._cache) > 16:
                 self._cache.popitem(last=False)
@@ -211,32 +213,32 @@ class CircuitEngine(EngineBase):
         return self._necessary(a, changed)
 
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         masks = prime_implicants(a.nnf, a.cr, budget)
         for m in self._ordered(masks or []):
             yield self._sufficient(a, m)
 
     def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         masks = prime_implicates(a.nnf, a.cr, budget)
         for m in self._ordered(masks or []):
             yield self._necessary(a, m)
 
     def shortest_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         for m in self._ordered(ssr(a.nnf, a.cr, budget) or []):
             yield self._sufficient(a, m)
 
     def shortest_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         for m in self._ordered(snr(a.nnf, a.cr, budget) or []):
             yield self._necessary(a, m)
 
     def contrastive_reasons(self, instance: Instance, target: int, budget: Budget) -> Iterator[Reason]:
         if not 0 <= target < self.forest.n_classes:
             raise ValueError(f"target must be a class index in [0, {self.forest.n_classes}). Got {target!r} instead.")
-        a = self._analysis(instance)
-        root = self.formulas.dg_3a(target)
+        a = self._analysis(instance, budget)
+        root = self.formulas.dg_3a(target, budget)
         nnf = NNFManager(self.forest.states_per_feature)
         why_not = complete_reason(self.formulas.dg, [root], a.v, nnf, negated=True)
         masks = prime_implicates(nnf, why_not, budget)
@@ -261,7 +263,7 @@ class CircuitEngine(EngineBase):
         return Circuit(a.nnf, a.gr, self.forest.feature_names, title="general reason")
 
     def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         axps = prime_implicants(a.nnf, a.cr, budget)
         if axps is None:
             return
@@ -296,7 +298,7 @@ class CircuitEngine(EngineBase):
         return sorted(out, key=lambda r: (len(r), sorted(r.features), [sorted(l.states) for l in r.conditions]))
 
     def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         nrs = prime_implicates(a.nnf, a.cr, budget)
         if nrs is None:
             return
@@ -304,7 +306,7 @@ class CircuitEngine(EngineBase):
         yield from self._gnr_reasons(a, clauses or [])
 
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        a = self._analysis(instance)
+        a = self._analysis(instance, budget)
         r, V = robustness(a.nnf, a.cr)
         if r == math.inf:
             return
