@@ -68,6 +68,8 @@ class VoteCounter:
         #: the variable of smallest rank tested in the node's subtree (_LEAF for a leaf)
         self._first: list[int] = []
         self._splits: dict[tuple[int, int], tuple[int, ...]] = {}
+        #: bit mask of the variables tested in the node's subtree
+        self._vars: list[int] = []
         self._restricted: dict[tuple[int, int, int], int] = {}
         self._sweeps: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
         #: rank of ``_first`` (len(rank) for a leaf), and the variable of every rank
@@ -90,9 +92,11 @@ class VoteCounter:
                 self._min.append(split)
                 self._max.append(split)
                 self._first.append(_LEAF)
+                self._vars.append(0)
             else:
                 self._min.append(min(self._min[low], self._min[high]))
                 self._max.append(max(self._max[low], self._max[high]))
+                self._vars.append(self._vars[low] | self._vars[high] | 1 << var)
                 rank = self.dg.rank
                 first = var
                 for c in (low, high):
@@ -155,7 +159,7 @@ class VoteCounter:
             if (m, var, low) in memo:
                 continue
             v, s, lo, hi = key[m]
-            if v == _LEAF or not self._splits_of(m, var):
+            if not self._vars[m] >> var & 1:
                 memo[(m, var, low)] = m
                 continue
             if v == var:
@@ -273,18 +277,18 @@ class VoteCounter:
         """
         key_of, mins, maxs = self._key, self._min, self._max
         var = self._by_rank[min(map(self._first_rank.__getitem__, res))]
-        segments = self._segments
+        segments, sweeps, tested = self._segments, self._sweeps, self._vars
         passive: list[int] = []
         cur: dict[int, int] = {}  # slot -> current non-leaf restriction of an active residual
         events: dict[int, list[tuple[int, int]]] = {}  # last state -> (slot, restriction after it)
         lo = hi = leaf = 0
         for slot, r in enumerate(res):
-            segs = segments(r, var)
-            if not segs:
+            if not tested[r] >> var & 1:
                 passive.append(r)
                 lo += mins[r]
                 hi += maxs[r]
                 continue
+            segs = sweeps.get((r, var)) or segments(r, var)
             first = segs[0][1]
             if key_of[first][0] == _LEAF:
                 leaf += key_of[first][1]
