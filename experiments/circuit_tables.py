@@ -252,6 +252,10 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     rows = {k: [] for k in ("tcr", "tsr", "csr", "tnr", "cnr", "r", "tg", "cg")}
     timeouts = {"sr": 0, "nr": 0, "sgnr": 0}
     per = opts["per_instance"]
+
+    def summary(done: int) -> dict[str, Any]:
+        return _table3_row(name, trees, b, compile_time, rows, timeouts, done)
+
     for k, inst in enumerate(_instances(b, opts["instances"])):
         _note(f"instance {k + 1}")
         dg = engine.formulas.dg
@@ -288,11 +292,17 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
             rows["cg"].append(len(flips))
         if r != math.inf:
             rows["r"].append(r)
+        _progress["row"] = summary(k + 1)
+    return summary(len(rows["tcr"]))
+
+
+def _table3_row(name: str, trees: int, b: dict[str, Any], compile_time: float, rows: dict[str, list],
+                timeouts: dict[str, int], done: int) -> dict[str, Any]:
     p = PAPER_T3.get(name)
     q = PAPER_T2.get(name)
     return {
         "dataset": name, "#T": trees, "#N_RF": b["nodes"], "%A": b["accuracy"], "paper_%A": q[1] if q else None,
-        "instances": min(opts["instances"], b["test"]), "T_compile": compile_time,
+        "instances": done, "T_compile": compile_time,
         "T_CR+GR": _mean(rows["tcr"]),
         "T_SR": _mean(rows["tsr"]), "paper_T_SR": p[0] if p else None,
         "#C_SR": _mean(rows["csr"]), "paper_#C_SR": p[1] if p else None,
@@ -324,14 +334,33 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         root = cf.dg_3a(c)
         t3a.append(_clock() - start)
         n3a.append(cf.dg.size(root))
-    tnr, cnr, tce, cce = [], [], [], []
+    tcr, tnr, cnr, tce, cce = [], [], [], [], []
     timeouts = 0
     per = opts["per_instance"]
+
+    def summary(done: int) -> dict[str, Any]:
+        p = PAPER_T4.get(name)
+        return {
+            "dataset": name, "#T": trees, "%A": b["accuracy"], "instances": done,
+            "T_3B": _mean(t3b), "paper_T_3B": p[0] if p else None,
+            "T_3A-3B": _mean(t3a), "paper_T_3A-3B": p[1] if p else None,
+            "#N_3B": _mean(n3b), "paper_#N_3B": p[2] if p else None,
+            "#N_3A": _mean(n3a), "paper_#N_3A": p[3] if p else None,
+            "T_CR": _mean(tcr),
+            "T_NR": _mean(tnr), "paper_T_NR": p[4] if p else None,
+            "#C_NR": _mean(cnr), "paper_#C_NR": p[5] if p else None,
+            "T_CE": _mean(tce), "paper_T_CE": p[6] if p else None,
+            "#C_CE": _mean(cce), "paper_#C_CE": p[7] if p else None,
+            "timeouts": timeouts or "",
+        }
+
     for k, inst in enumerate(_instances(b, opts["instances"])):
         _note(f"instance {k + 1}")
         nnf = NNFManager(forest.states_per_feature)
         t0 = _clock()
         cr = complete_reason(cf.dg, cf.dg_3b(inst.prediction), inst.states, nnf)
+        tcr.append(_clock() - t0)
+        t0 = _clock()
         nrs = prime_implicates(nnf, cr, Budget(timeout=per))
         if nrs is None:
             timeouts += 1
@@ -342,27 +371,16 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
             if t == inst.prediction:
                 continue
             nnf2 = NNFManager(forest.states_per_feature)
-            t0 = _clock()
             why_not = complete_reason(cf.dg, [cf.dg_3a(t)], inst.states, nnf2, negated=True)
+            t0 = _clock()
             ces = prime_implicates(nnf2, why_not, Budget(timeout=per))
             if ces is None:
                 timeouts += 1
             else:
                 tce.append(_clock() - t0)
                 cce.append(len(ces))
-    p = PAPER_T4.get(name)
-    return {
-        "dataset": name, "#T": trees, "%A": b["accuracy"],
-        "T_3B": _mean(t3b), "paper_T_3B": p[0] if p else None,
-        "T_3A-3B": _mean(t3a), "paper_T_3A-3B": p[1] if p else None,
-        "#N_3B": _mean(n3b), "paper_#N_3B": p[2] if p else None,
-        "#N_3A": _mean(n3a), "paper_#N_3A": p[3] if p else None,
-        "T_NR": _mean(tnr), "paper_T_NR": p[4] if p else None,
-        "#C_NR": _mean(cnr), "paper_#C_NR": p[5] if p else None,
-        "T_CE": _mean(tce), "paper_T_CE": p[6] if p else None,
-        "#C_CE": _mean(cce), "paper_#C_CE": p[7] if p else None,
-        "timeouts": timeouts or "",
-    }
+        _progress["row"] = summary(k + 1)
+    return summary(len(tcr))
 
 
 #: a few minutes in --quick mode (multi-class ones included for Table 4)
@@ -382,7 +400,7 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
     def report() -> None:
         while True:
             time.sleep(2.0)
-            queue.put(("progress", _snapshot()))
+            queue.put(("progress", (_snapshot(), _progress.get("row"), time.process_time())))
 
     threading.Thread(target=report, daemon=True).start()
     try:
@@ -394,34 +412,40 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
 
 
 def run_dataset(table: str, name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    """One dataset in a child process, stopped after ``opts['timeout']`` seconds; a stopped
-    dataset is reported with the phase and decision-graph size it had reached."""
+    """One dataset in a child process, stopped once it has used ``opts['timeout']`` CPU seconds
+    (or three times that in wall-clock time: the machine may be shared); a stopped dataset is
+    reported with the instances done so far and the phase and graph size it had reached."""
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
     proc = ctx.Process(target=_worker, args=(queue, table, name, trees, str(folder), opts))
     started = time.perf_counter()
     proc.start()
-    status, payload, progress = "timeout", None, "starting"
+    status, payload, progress, partial = "timeout", None, "starting", None
     while True:
-        left = opts["timeout"] - (time.perf_counter() - started)
+        left = 3 * opts["timeout"] - (time.perf_counter() - started)
         try:
             status, payload = queue.get(timeout=max(left, 0.01))
         except Exception:
             status, payload = "timeout", None
         if status != "progress":
             break
-        progress = payload
+        progress, partial, cpu = payload
+        if cpu > opts["timeout"]:
+            status = "timeout"
+            break
         if not proc.is_alive() and queue.empty():
             status, payload = "error", "the process died (out of memory?)"
             break
     if status == "timeout":
-        payload = f"stopped at {opts['timeout']:.0f}s during {progress}"
+        payload = f"stopped at the {opts['timeout']:.0f} s limit during {progress}"
     proc.kill()
     proc.join()
     if status == "ok":
         payload["wall"] = time.perf_counter() - started
         return payload
-    return {"dataset": name, "#T": trees, "status": payload, "wall": time.perf_counter() - started}
+    row = dict(partial) if partial else {"dataset": name, "#T": trees}  # the instances done so far
+    row.update(status=payload, wall=time.perf_counter() - started)
+    return row
 
 
 def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
@@ -444,7 +468,7 @@ def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) 
         f"# Circuit paper {table.replace('table', 'Table ')} with rfexplain's circuit engine",
         "",
         f"scikit-learn forests, max_depth 4, random_state 0, 85/15 split; up to {args.instances} test "
-        f"instances; {'quick run' if args.quick else 'full run'}; per-dataset limit {args.timeout:.0f}s. "
+        f"instances; {'quick run' if args.quick else 'full run'}; per-dataset limit {args.timeout:.0f} CPU seconds. "
         "`paper_*` columns are the paper's figures (WEKA forests, other machine). Times are CPU seconds of the "
         "(single-threaded) process, which is robust to other processes sharing the cores (T_NNF: best of three runs); "
         "`wall` is the dataset's whole wall-clock time including training.",
@@ -467,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", default=None, help="comma-separated dataset names")
     parser.add_argument("--trees", type=int, default=None, help="override the paper's tree counts")
     parser.add_argument("--instances", type=int, default=None, help="test instances explained (default 100)")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds per dataset (default 1800)")
+    parser.add_argument("--timeout", type=float, default=None, help="CPU seconds per dataset (default 1800)")
     parser.add_argument("--per-instance", type=float, default=60.0, help="seconds per enumeration")
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--suffix", default="", help="appended to the output file names")
