@@ -280,7 +280,7 @@ class VoteCounter:
         segments, sweeps, tested = self._segments, self._sweeps, self._vars
         passive: list[int] = []
         cur: dict[int, int] = {}  # slot -> current non-leaf restriction of an active residual
-        events: dict[int, list[tuple[int, int]]] = {}  # last state -> (slot, restriction after it)
+        events: dict[int, list[tuple[int, int, int]]] = {}  # last state -> (slot, new, old restriction)
         lo = hi = leaf = 0
         for slot, r in enumerate(res):
             if not tested[r] >> var & 1:
