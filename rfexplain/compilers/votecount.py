@@ -302,7 +302,9 @@ class VoteCounter:
         low = 0
         for s in sorted(events) + [self.dg.n_states[var] - 1]:
             mask = (1 << (s + 1)) - (1 << low)
-            children.append((mask, tuple(sorted(passive + list(cur.values()))), need - leaf, lo, hi))
+            child_need = need - leaf
+            decided = lo >= child_need or hi < child_need  # a leaf: no residuals needed
+            children.append((mask, () if decided else tuple(sorted(passive + list(cur.values()))), child_need, lo, hi))
             for slot, new, old in events.get(s, ()):
                 if key_of[old][0] == _LEAF:
                     leaf -= key_of[old][1]
