@@ -246,8 +246,9 @@ class ClassFormulas:
                 need = (forest.n_trees + 1) // 2 if j is None else 0
                 start = time.perf_counter()
                 self._pair[key] = self._counter.at_least(weights, need, budget)
-                log.info("vote graph of class %d against %s: %d nodes in %.1fs", i, "the rest" if j is None else j,
-                         self.dg.size(self._pair[key]), time.perf_counter() - start)
+                if log.isEnabledFor(logging.INFO):
+                    log.info("vote graph of class %d against %s: %d nodes in %.1fs", i, "the rest" if j is None else j,
+                             self.dg.size(self._pair[key]), time.perf_counter() - start)
             else:
                 k = dict(vote_thresholds(forest.n_trees, forest.n_classes, i))[j]
                 self._pair[key] = threshold(self._inputs(i, j, self.tree_dg), k, self.dg, self.dg.false)

@@ -80,6 +80,7 @@ class DGManager:
         #: position of each variable in the order of ordered graphs (default: index order)
         self.rank: list[int] = list(range(len(self.n_states)))
         self._or_cache: dict[tuple[int, int], int] = {}
+        self._reachable: dict[tuple[int, ...], list[int]] = {}
 
     def __len__(self) -> int:
         return len(self.var)
@@ -178,7 +179,21 @@ class DGManager:
 
     # ------------------------------------------------------------------ traversal
     def reachable(self, roots: Iterable[int]) -> list[int]:
-        """Nodes reachable from ``roots`` in increasing (children-first) order."""
+        """Nodes reachable from ``roots`` in increasing (children-first) order.
+
+        The last few answers are kept (nodes never change, so neither do they): the closed forms
+        walk the same class formula for every instance."""
+        roots = tuple(roots)
+        hit = self._reachable.get(roots)
+        if hit is not None:
+            return hit
+        out = self._walk(roots)
+        self._reachable[roots] = out
+        while len(self._reachable) > 8:
+            del self._reachable[next(iter(self._reachable))]
+        return out
+
+    def _walk(self, roots: tuple[int, ...]) -> list[int]:
         seen: set[int] = set()
         stack = list(roots)
         while stack:

@@ -87,6 +87,18 @@ class NNFManager:
     def disj(self, *nodes: int) -> int:
         return self.disj_all(nodes)
 
+    def or2(self, a: int, b: int) -> int:
+        """``a or b``: :meth:`disj` for exactly two nodes, without building a set (the closed
+        forms make millions of these)."""
+        if a == TRUE or b == TRUE:
+            return TRUE
+        if a == FALSE or a == b:
+            return b
+        if b == FALSE:
+            return a
+        children = (a, b) if a < b else (b, a)
+        return self._make((OR, children), OR, -1, 0, children)
+
     def conj_all(self, nodes: Iterable[int]) -> int:
         """Conjunction with constant simplification (true children dropped, false absorbs)."""
         kept: set[int] = set()

@@ -46,19 +46,19 @@ def complete_reason(
     if negated and len(roots) != 1:
         raise ValueError("the 'why not' complete reason needs the target's class formula as one graph (Algorithm 3A)")
     memo = _leaf_map(negated, nnf)
-    var, edges = dg.var, dg.edges
+    var, edges, or2 = dg.var, dg.edges, nnf.or2
+    bits = [1 << int(s) for s in v]
+    lits = [nnf.state(x, int(s)) for x, s in enumerate(v)]
     for n in dg.reachable(roots):
         if n <= 1:
             continue
         x = var[n]
-        bit = 1 << int(v[x])
-        here = [j for j, (s, _) in enumerate(edges[n]) if s & bit]
-        lit = nnf.state(x, int(v[x]))
-        parts = []
-        for j, (s, c) in enumerate(edges[n]):
-            other = bool(here) and here[0] != j
-            parts.append(nnf.disj(memo[c], lit) if other else memo[c])
-        memo[n] = nnf.conj_all(parts)
+        bit, lit = bits[x], lits[x]
+        es = edges[n]
+        if any(s & bit for s, _ in es):  # the instance's edge, the others or-ed with its state
+            memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], lit) for s, c in es])
+        else:  # the instance's state is not feasible here
+            memo[n] = nnf.conj_all([memo[c] for _, c in es])
     return nnf.conj_all(memo[r] for r in roots)
 
 
@@ -80,7 +80,7 @@ def general_reason(
     instance reaches by changing ``variables`` is visited.
     """
     memo = _leaf_map(negated, nnf)
-    var, edges, full = dg.var, dg.edges, dg.full
+    var, edges, full, or2, literal = dg.var, dg.edges, dg.full, nnf.or2, nnf.literal
     for n in _reachable(dg, roots, v, variables):
         if n <= 1:
             continue
@@ -89,13 +89,7 @@ def general_reason(
         if variables is not None and not variables >> x & 1:
             memo[n] = next(memo[c] for s, c in edges[n] if s & bit)
             continue
-        parts = []
-        for s, c in edges[n]:
-            if s & bit:
-                parts.append(memo[c])
-            else:
-                parts.append(nnf.disj(memo[c], nnf.literal(x, full[x] & ~s)))
-        memo[n] = nnf.conj_all(parts)
+        memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
     return nnf.conj_all(memo[r] for r in roots)
 
 
