@@ -314,6 +314,20 @@ class Forest:
         """Features some tree tests: the only ones that can appear in a reason."""
         return tuple(f for f, ts in enumerate(self.thresholds) if ts)
 
+    def depth_weights(self) -> list[float]:
+        """For every feature, the sum of ``2**-depth`` over the tree nodes that test it: high for
+        features tested near the roots of many trees (a variable-order heuristic)."""
+        weight = [0.0] * self.n_features
+        for tree in self.trees:
+            stack = [(0, 1.0)]
+            while stack:
+                node, w = stack.pop()
+                f = tree.feature[node]
+                if f >= 0:
+                    weight[f] += w
+                    stack += [(tree.left[node], w / 2), (tree.right[node], w / 2)]
+        return weight
+
     def statistics(self) -> dict[str, Any]:
         """Size statistics: trees, nodes, leaves, depth, thresholds and states per feature."""
         return {

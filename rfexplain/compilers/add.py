@@ -102,16 +102,7 @@ class PredicateOrder:
             if feature_order == "index":
                 order = tested
             elif feature_order == "frequency":
-                weight = [0.0] * forest.n_features
-                for tree in forest.trees:
-                    stack = [(0, 0)]
-                    while stack:
-                        node, depth = stack.pop()
-                        f = tree.feature[node]
-                        if f >= 0:
-                            weight[f] += 2.0 ** -depth
-                            stack.append((tree.left[node], depth + 1))
-                            stack.append((tree.right[node], depth + 1))
+                weight = forest.depth_weights()
                 order = sorted(tested, key=lambda f: (-weight[f], f))
             else:
                 raise ValueError(

@@ -104,15 +104,7 @@ def variable_order(forest: Forest, order: str = "depth") -> list[int]:
     if order == "index":
         seq = list(range(n))
     elif order == "depth":
-        score = [0.0] * n
-        for t in forest.trees:
-            stack = [(0, 1.0)]
-            while stack:
-                node, weight = stack.pop()
-                f = t.feature[node]
-                if f >= 0:
-                    score[f] += weight
-                    stack += [(t.left[node], weight / 2), (t.right[node], weight / 2)]
+        score = forest.depth_weights()
         seq = sorted(range(n), key=lambda f: (-score[f], f))
     elif order == "frequency":
         counts = [0] * n

@@ -30,7 +30,7 @@ Example
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..forest import Tree
 
@@ -193,7 +193,23 @@ class DGManager:
             del self._reachable[next(iter(self._reachable))]
         return out
 
-    def _walk(self, roots: tuple[int, ...]) -> list[int]:
+    def reachable_moving(self, roots: Iterable[int], states: Sequence[int], moving: int) -> list[int]:
+        """Nodes reachable from ``roots`` (children first) when only the features in the bit
+        mask ``moving`` may leave the instance ``states``: a node on another feature is left
+        only by the edge holding its instance state."""
+        edges, var = self.edges, self.var
+
+        def follow(n: int) -> Iterable[int]:
+            x = var[n]
+            if moving >> x & 1:
+                return (c for _, c in edges[n])
+            bit = 1 << int(states[x])
+            return (c for s, c in edges[n] if s & bit)
+
+        return self._walk(tuple(roots), follow)
+
+    def _walk(self, roots: tuple[int, ...], follow: Callable[[int], Iterable[int]] | None = None) -> list[int]:
+        edges = self.edges
         seen: set[int] = set()
         stack = list(roots)
         while stack:
@@ -201,9 +217,8 @@ class DGManager:
             if n in seen:
                 continue
             seen.add(n)
-            for _, c in self.edges[n]:
-                if c not in seen:
-                    stack.append(c)
+            if n > 1:
+                stack.extend(c for c in (follow(n) if follow else (c for _, c in edges[n])) if c not in seen)
         return sorted(seen)
 
     def size(self, roots: Iterable[int] | int) -> int:

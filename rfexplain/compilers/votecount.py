@@ -65,14 +65,13 @@ class VoteCounter:
         self._unique: dict[tuple[int, int, int, int], int] = {}
         self._min: list[int] = []
         self._max: list[int] = []
-        #: the variable of smallest rank tested in the node's subtree (_LEAF for a leaf)
-        self._first: list[int] = []
         self._splits: dict[tuple[int, int], tuple[int, ...]] = {}
         #: bit mask of the variables tested in the node's subtree
         self._vars: list[int] = []
         self._restricted: dict[tuple[int, int, int], int] = {}
         self._sweeps: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
-        #: rank of ``_first`` (len(rank) for a leaf), and the variable of every rank
+        #: the smallest rank of a variable tested in the node's subtree (len(rank) for a leaf),
+        #: and the variable of every rank
         self._first_rank: list[int] = []
         self._by_rank = [0] * len(dg.rank)
         for v, r in enumerate(dg.rank):
@@ -91,20 +90,13 @@ class VoteCounter:
             if var == _LEAF:
                 self._min.append(split)
                 self._max.append(split)
-                self._first.append(_LEAF)
                 self._vars.append(0)
+                self._first_rank.append(len(self.dg.rank))
             else:
                 self._min.append(min(self._min[low], self._min[high]))
                 self._max.append(max(self._max[low], self._max[high]))
                 self._vars.append(self._vars[low] | self._vars[high] | 1 << var)
-                rank = self.dg.rank
-                first = var
-                for c in (low, high):
-                    f = self._first[c]
-                    if f != _LEAF and rank[f] < rank[first]:
-                        first = f
-                self._first.append(first)
-            self._first_rank.append(len(self.dg.rank) if var == _LEAF else self.dg.rank[self._first[n]])
+                self._first_rank.append(min(self.dg.rank[var], self._first_rank[low], self._first_rank[high]))
         return n
 
     def weighted_tree(self, tree_index: int, weights: Mapping[int, int]) -> int:
@@ -126,20 +118,14 @@ class VoteCounter:
             return hit
         found: set[int] = set()
         stack = [n]
-        seen: set[int] = set()
-        key = self._key
+        key, tested = self._key, self._vars
         while stack:
             m = stack.pop()
-            if m in seen:
-                continue
-            seen.add(m)
-            v, s, lo, hi = key[m]
-            if v == _LEAF:
-                continue
-            if v == var:
-                found.add(s)
-            stack.append(lo)
-            stack.append(hi)
+            if tested[m] >> var & 1:  # leaves and subtrees without var are skipped
+                v, s, lo, hi = key[m]
+                if v == var:
+                    found.add(s)
+                stack += (lo, hi)
         out = tuple(sorted(found))
         self._splits[(n, var)] = out
         return out

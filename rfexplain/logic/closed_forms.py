@@ -81,7 +81,7 @@ def general_reason(
     """
     memo = _leaf_map(negated, nnf)
     var, edges, full, or2, literal = dg.var, dg.edges, dg.full, nnf.or2, nnf.literal
-    for n in _reachable(dg, roots, v, variables):
+    for n in dg.reachable(roots) if variables is None else dg.reachable_moving(roots, v, variables):
         if n <= 1:
             continue
         x = var[n]
@@ -91,27 +91,3 @@ def general_reason(
             continue
         memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
     return nnf.conj_all(memo[r] for r in roots)
-
-
-def _reachable(dg: DGManager, roots: Sequence[int], v: Sequence[int], variables: int | None) -> list[int]:
-    """The nodes below ``roots`` (children first); with ``variables``, a node on another feature
-    is left only by the instance's edge."""
-    if variables is None:
-        return dg.reachable(roots)
-    var, edges = dg.var, dg.edges
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        if n <= 1:
-            continue
-        x = var[n]
-        if variables >> x & 1:
-            stack.extend(c for _, c in edges[n] if c not in seen)
-        else:
-            bit = 1 << int(v[x])
-            stack.extend(c for s, c in edges[n] if s & bit)
-    return sorted(seen)

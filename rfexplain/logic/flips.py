@@ -56,16 +56,6 @@ def _merge(a: Clause, b: Clause, full: Sequence[int]) -> Clause | None:
     return tuple(sorted(d.items()))
 
 
-def _subsumes(a: Clause, b: Clause) -> bool:
-    """Clause ``a`` implies clause ``b``."""
-    db = dict(b)
-    for v, m in a:
-        mb = db.get(v)
-        if mb is None or m & ~mb:
-            return False
-    return True
-
-
 def _reduce(clauses: Iterable[Clause]) -> list[Clause]:
     """Remove duplicate and subsumed clauses (a clause can only be subsumed by one on a subset
     of its variables, which the variable masks test first)."""
