@@ -191,3 +191,71 @@ def test_an_enumeration_timeout_also_bounds_compilation() -> None:
     assert list(reasons) == []
     assert reasons.stopped_by == "timeout" and reasons.complete is False
     assert time.perf_counter() - start < 10
+
+
+# ---------------------------------------------------------------------- canonical complete reasons
+def _or_decomposable(nnf: NNFManager, root: int) -> bool:
+    from rfexplain.compilers.nnf import OR
+
+    below: dict[int, int] = {}
+    for n in nnf.reachable([root]):
+        mask = 1 << nnf.var[n] if nnf.var[n] >= 0 else 0
+        seen = 0
+        for c in nnf.children[n]:
+            if nnf.kind[n] == OR and below[c] & seen:
+                return False
+            seen |= below[c]
+        below[n] = mask | seen
+    return True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 6), st.lists(st.tuples(st.sampled_from(["and", "or"]), st.integers(0, 40), st.integers(0, 40)),
+                                   max_size=30), st.permutations(range(6)))
+def test_kept_bdd_operations_by_truth_table(n: int, ops: list, order: list) -> None:
+    from rfexplain.logic.kept_bdd import KeptBDD
+
+    bdd = KeptBDD([r for r in order if r < n] if n < 6 else order)
+    nodes = [bdd.var_node(x) for x in range(n)] + [0, 1]
+    tables = [[bool(k >> x & 1) for k in range(1 << n)] for x in range(n)] + [[False] * (1 << n), [True] * (1 << n)]
+    for op, i, j in ops:
+        a, b = i % len(nodes), j % len(nodes)
+        if op == "and":
+            nodes.append(bdd.conj(nodes[a], nodes[b]))
+            tables.append([p and q for p, q in zip(tables[a], tables[b])])
+        else:
+            nodes.append(bdd.or_var(nodes[a], b % n))
+            tables.append([p or bool(k >> (b % n) & 1) for k, p in enumerate(tables[a])])
+    for node, table in zip(nodes, tables):
+        assert [bdd.evaluate(node, k) for k in range(1 << n)] == table
+    canonical = {}
+    for node, table in zip(nodes, tables):  # reduced and ordered: one node per function
+        assert canonical.setdefault(tuple(table), node) == node
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests_and_instances(), st.booleans())
+def test_complete_reason_is_one_node_per_subfunction_and_or_decomposable(case: Any, ordered: bool) -> None:
+    """The canonical complete reason equals Equation 1 written out naively on the graph, and its
+    disjunctions have disjoint variables (Algorithm 5 and ``snr`` rely on it)."""
+    forest, instance = case
+    cf = ClassFormulas(forest, ordered=ordered)
+    parts = cf.dg_3b(instance.prediction)
+    nnf = NNFManager(forest.states_per_feature)
+    cr = complete_reason(cf.dg, parts, instance.states, nnf)
+    assert _or_decomposable(nnf, cr)
+    # Equation 1 node by node, as the paper writes it
+    v = instance.states
+    eq1 = {0: nnf.false, 1: nnf.true}
+    for n in cf.dg.reachable(parts):
+        if n > 1:
+            x, es = cf.dg.var[n], cf.dg.edges[n]
+            on = any(s >> v[x] & 1 for s, _ in es)
+            eq1[n] = nnf.conj_all([eq1[c] if (s >> v[x] & 1) or not on else nnf.or2(eq1[c], nnf.state(x, v[x]))
+                                   for s, c in es])
+    want = nnf.conj_all(eq1[p] for p in parts)
+    features = sorted(forest.tested_features)
+    for r in range(len(features) + 1):
+        for kept in itertools.combinations(features, r):
+            mask = sum(1 << f for f in kept)
+            assert holds(nnf, cr, mask) == holds(nnf, want, mask), kept
