@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import logging
 import math
 import multiprocessing as mp
-import operator
 import statistics
 import sys
 import time
@@ -240,6 +238,7 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     from rfexplain.compilers.nnf import NNFManager
     from rfexplain.engines.circuit import CircuitEngine
     from rfexplain.logic import complete_reason, general_reason, prime_implicants, prime_implicates, robustness, sgnr
+    from rfexplain.logic.flips import one_set_at_a_time
 
     b = build(name, trees, folder)
     forest = b["forest"]
@@ -283,9 +282,11 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
             if r == math.inf:
                 return []
             rows["r"].append(r)
-            # Algorithm 6 only sees the general reason's literals on V's features
-            on_v = general_reason(dg, parts, inst.states, nnf, variables=functools.reduce(operator.or_, V, 0))
-            return sgnr(nnf, on_v, V, Budget(timeout=per))
+            # Algorithm 6 only sees the general reason's literals on each v_i's features
+            def on(vi: int) -> int:
+                return general_reason(dg, parts, inst.states, nnf, variables=vi)
+
+            return one_set_at_a_time(sgnr, nnf, on, V, Budget(timeout=per))
 
         timed("sgnr", shortest_flips)
         _progress["row"] = summary(k + 1)

@@ -16,15 +16,18 @@ from rfexplain.engines.circuit import CircuitEngine
 from rfexplain.logic import (
     complete_reason,
     general_reason,
+    gnrs,
     holds,
     minimal_sets,
     prime_implicants,
     prime_implicates,
     robustness,
     scnf,
+    sgnr,
     snr,
     ssr,
 )
+from rfexplain.logic.flips import one_set_at_a_time
 
 from .strategies import forests_and_instances
 
@@ -171,6 +174,12 @@ def test_general_reason_restricted_to_V_gives_the_same_clauses(case: Any) -> Non
             union |= m
         small = general_reason(cf.dg, parts, instance.states, nnf, variables=union)
         assert sorted(scnf(nnf, small, sets)) == sorted(scnf(nnf, gr, sets))
+    # and one variable set at a time, each on the general reason restricted to that set
+    def on(vi: int) -> int:
+        return general_reason(cf.dg, parts, instance.states, nnf, variables=vi)
+
+    for algorithm, sets in ((sgnr, V), (gnrs, nrs)):
+        assert sorted(one_set_at_a_time(algorithm, nnf, on, sets)) == sorted(algorithm(nnf, gr, sets))
 
 
 def test_an_enumeration_timeout_also_bounds_compilation() -> None:

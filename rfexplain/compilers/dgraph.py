@@ -30,7 +30,7 @@ Example
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from ..forest import Tree
 
@@ -197,19 +197,11 @@ class DGManager:
         """Nodes reachable from ``roots`` (children first) when only the features in the bit
         mask ``moving`` may leave the instance ``states``: a node on another feature is left
         only by the edge holding its instance state."""
+        return self._walk(tuple(roots), [1 << int(s) for s in states], moving)
+
+    def _walk(self, roots: tuple[int, ...], bits: Sequence[int] = (), moving: int = -1) -> list[int]:
+        """The walk behind both: ``moving = -1`` (every bit set) follows every edge."""
         edges, var = self.edges, self.var
-
-        def follow(n: int) -> Iterable[int]:
-            x = var[n]
-            if moving >> x & 1:
-                return (c for _, c in edges[n])
-            bit = 1 << int(states[x])
-            return (c for s, c in edges[n] if s & bit)
-
-        return self._walk(tuple(roots), follow)
-
-    def _walk(self, roots: tuple[int, ...], follow: Callable[[int], Iterable[int]] | None = None) -> list[int]:
-        edges = self.edges
         seen: set[int] = set()
         stack = list(roots)
         while stack:
@@ -218,7 +210,15 @@ class DGManager:
                 continue
             seen.add(n)
             if n > 1:
-                stack.extend(c for c in (follow(n) if follow else (c for _, c in edges[n])) if c not in seen)
+                x = var[n]
+                if moving >> x & 1:
+                    stack.extend(c for _, c in edges[n] if c not in seen)
+                else:
+                    bit = bits[x]
+                    for s, c in edges[n]:
+                        if s & bit:
+                            stack.append(c)
+                            break
         return sorted(seen)
 
     def size(self, roots: Iterable[int] | int) -> int:
@@ -262,12 +262,26 @@ class DGManager:
 
     def conj(self, a: int, b: int) -> int:
         if self.ordered:
-            return self._apply_ordered(True, a, b)
+            if a == b or b == 1:
+                return a
+            if a == 1:
+                return b
+            if a == 0 or b == 0:
+                return 0
+            hit = self._and_cache.get((a, b) if a < b else (b, a))
+            return self._apply_ordered(True, a, b) if hit is None else hit
         return self._apply(True, a, b, self.full)
 
     def disj(self, a: int, b: int) -> int:
         if self.ordered:
-            return self._apply_ordered(False, a, b)
+            if a == b or b == 0:
+                return a
+            if a == 0:
+                return b
+            if a == 1 or b == 1:
+                return 1
+            hit = self._or_cache.get((a, b) if a < b else (b, a))
+            return self._apply_ordered(False, a, b) if hit is None else hit
         return self._apply(False, a, b, self.full)
 
     # comparator operations for the sorting networks

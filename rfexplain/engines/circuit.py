@@ -52,7 +52,7 @@ from ..compilers.classformula import ClassFormulas
 from ..compilers.nnf import Circuit, NNFManager
 from ..forest import Forest
 from ..logic.closed_forms import complete_reason, general_reason
-from ..logic.flips import Clause, gnrs, sgnr
+from ..logic.flips import Clause, gnrs, one_set_at_a_time, sgnr
 from ..logic.general import false_projections, find_world, maximal_boxes
 from ..logic.implicants import holds, prime_implicants, prime_implicates, robustness, snr, ssr
 from ..reasons import Reason, Witness
@@ -98,13 +98,10 @@ class _Analysis:
             self._gr = general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf)
         return self._gr
 
-    def general_reason_on(self, varsets: Sequence[int]) -> int:
-        """The general reason with the literals outside ``varsets`` (bit masks) set to true:
-        all that Algorithm 6 keeps when it wants clauses within ``varsets``."""
-        union = 0
-        for m in varsets:
-            union |= m
-        return general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf, variables=union)
+    def general_reason_on(self, variables: int) -> int:
+        """The general reason with the literals outside the features ``variables`` (a bit mask)
+        set to true: all that Algorithm 6 keeps when it wants clauses within them."""
+        return general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf, variables=variables)
 
 
 class CircuitEngine(EngineBase):
@@ -302,7 +299,7 @@ class CircuitEngine(EngineBase):
         nrs = prime_implicates(a.nnf, a.cr, budget)
         if nrs is None:
             return
-        clauses = gnrs(a.nnf, a.general_reason_on(nrs), nrs, budget)
+        clauses = one_set_at_a_time(gnrs, a.nnf, a.general_reason_on, nrs, budget)
         yield from self._gnr_reasons(a, clauses or [])
 
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
@@ -310,7 +307,7 @@ class CircuitEngine(EngineBase):
         r, V = robustness(a.nnf, a.cr)
         if r == math.inf:
             return
-        clauses = sgnr(a.nnf, a.general_reason_on(V), V, budget)
+        clauses = one_set_at_a_time(sgnr, a.nnf, a.general_reason_on, V, budget)
         yield from self._gnr_reasons(a, clauses or [])
 
     def close(self) -> None:

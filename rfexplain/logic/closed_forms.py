@@ -29,11 +29,7 @@ from ..compilers.dgraph import DGManager
 from ..compilers.nnf import NNFManager
 from .kept_bdd import FALSE, TRUE, KeptBDD
 
-__all__ = ["complete_reason", "general_reason"]
-
-
-def _leaf_map(negated: bool, nnf: NNFManager) -> dict[int, int]:
-    return {0: nnf.true, 1: nnf.false} if negated else {0: nnf.false, 1: nnf.true}
+__all__ = ["complete_reason", "general_reason", "general_reason_on"]
 
 
 def complete_reason(
@@ -63,7 +59,11 @@ def complete_reason(
         x = var[n]
         bit = bits[x]
         es = edges[n]
-        kept = next((c for s, c in es if s & bit), None)
+        kept = None
+        for s, c in es:
+            if s & bit:
+                kept = c
+                break
         if kept is not None and not ordered:  # the instance's edge, the others or-ed with its state
             acc = memo[kept]
             for s, c in es:
@@ -73,7 +73,11 @@ def complete_reason(
             continue
         changed = TRUE  # every edge's literal false: the conjunction of the children
         for _, c in es:
-            changed = conj(changed, memo[c])
+            m = memo[c]
+            if changed == TRUE:
+                changed = m
+            elif m != TRUE and m != changed:
+                changed = conj(changed, m)
         # ordered graphs: nothing below tests x, so x comes first and the node is (x, changed,
         # kept); a state that is not feasible here makes every literal false
         memo[n] = changed if kept is None else node(x, changed, memo[kept])
@@ -92,23 +96,87 @@ def general_reason(
     negated: bool = False,
     variables: int | None = None,
 ) -> int:
-    """The general reason of the conjunction of the graphs ``roots`` at instance ``v``.
+    """The general reason of the conjunction of the graphs ``roots`` at instance ``v``: the
+    closed form written out, one NNF node per graph node (linear in the graph).
 
     With ``variables`` (a bit mask of features), every literal on another feature is replaced
-    by true. That is all Algorithm 6 (``sCNF``) keeps of the general reason when it only wants
-    clauses over those features, and it is much smaller: at a node on another feature only the
-    instance's own edge survives (the others become true), so only the part of the graph the
-    instance reaches by changing ``variables`` is visited.
-    """
-    memo = _leaf_map(negated, nnf)
+    by true (:func:`general_reason_on`)."""
+    if variables is not None:
+        return general_reason_on(dg, roots, v, nnf, variables, negated=negated)
+    memo = {0: nnf.true, 1: nnf.false} if negated else {0: nnf.false, 1: nnf.true}
     var, edges, full, or2, literal = dg.var, dg.edges, dg.full, nnf.or2, nnf.literal
-    for n in dg.reachable(roots) if variables is None else dg.reachable_moving(roots, v, variables):
+    for n in dg.reachable(roots):
+        if n > 1:
+            x = var[n]
+            bit = 1 << int(v[x])
+            memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
+    return nnf.conj_all(memo[r] for r in roots)
+
+
+def general_reason_on(
+    dg: DGManager,
+    roots: Sequence[int],
+    v: Sequence[int],
+    nnf: NNFManager,
+    variables: int,
+    *,
+    negated: bool = False,
+) -> int:
+    """The general reason with every literal outside the features ``variables`` (a bit mask)
+    replaced by true, in canonical form.
+
+    That is all Algorithm 6 (``sCNF``) keeps of the general reason when it only wants clauses
+    over those features, and it is much smaller: at a node on another feature only the
+    instance's own edge survives (the others become true), so only the part of the graph the
+    instance reaches by changing ``variables`` is visited. The closed form runs on a fresh
+    manager of *ordered* decision graphs, where each distinct subfunction is one node, and is
+    written back as an NNF of the same shape (:func:`_as_nnf`). (On the whole general reason
+    the canonical graph costs more than it saves: 2-10x the time of the linear form.)
+    """
+    gr = DGManager(dg.n_states)
+    gr.ordered, gr.rank = True, dg.rank
+    memo = {0: gr.true, 1: gr.false} if negated else {0: gr.false, 1: gr.true}
+    var, edges, full, conj, node, ordered = dg.var, dg.edges, dg.full, gr.conj, gr.node, dg.ordered
+    for n in dg.reachable_moving(roots, v, variables):
         if n <= 1:
             continue
         x = var[n]
         bit = 1 << int(v[x])
-        if variables is not None and not variables >> x & 1:
-            memo[n] = next(memo[c] for s, c in edges[n] if s & bit)
-            continue
-        memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
-    return nnf.conj_all(memo[r] for r in roots)
+        kept = -1  # v's child, when v's state is feasible here
+        for s, c in edges[n]:
+            if s & bit:
+                kept = memo[c]
+                break
+        if not variables >> x & 1:
+            memo[n] = kept  # reachable_moving only reaches nodes where v's state is feasible
+        elif ordered and kept >= 0:
+            # nothing below tests x: a state on another edge leaves that edge's and v's child.
+            # (_as_nnf re-imposes v's child anyway; the conjunction here is what makes the graph
+            # the general reason's own canonical graph, so that equal subfunctions share a node)
+            memo[n] = node(x, [(s, conj(memo[c], kept)) for s, c in edges[n]])
+        else:
+            acc = gr.true
+            for s, c in edges[n]:
+                if s & bit:
+                    acc = conj(acc, memo[c])
+                else:  # memo[c] or x not in s
+                    acc = conj(acc, gr.disj(memo[c], node(x, [(full[x] & ~s, gr.true), (s, gr.false)])))
+            memo[n] = acc
+    root = gr.true
+    for r in roots:
+        root = conj(root, memo[r])
+    return _as_nnf(gr, root, v, nnf)
+
+
+def _as_nnf(gr: DGManager, root: int, v: Sequence[int], nnf: NNFManager) -> int:
+    """An ordered graph of a function that stays true when a feature moves back to ``v``'s state
+    (as general reasons do) as the NNF ``g_v and AND_s (g_s or x not in s)`` at each node, where
+    ``g_s`` is the child of the edge ``s`` and ``g_v`` that of ``v``'s edge (``g_s`` implies ``g_v``)."""
+    memo = {gr.false: nnf.false, gr.true: nnf.true}
+    var, edges, full, or2, literal = gr.var, gr.edges, gr.full, nnf.or2, nnf.literal
+    for n in gr.reachable([root]):
+        if n > 1:
+            x = var[n]
+            bit = 1 << int(v[x])
+            memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
+    return memo[root]
