@@ -80,7 +80,8 @@ def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: 
                     if key is not None:
                         answers.setdefault((query, target), {})[name] = key
         for (query, target), by_engine in answers.items():
-            if len(set(map(repr, by_engine.values()))) > 1:
+            values = list(by_engine.values())
+            if any(v != values[0] for v in values[1:]):  # by equality: a frozenset's repr order varies
                 disagreements += 1
                 write(f"  ENGINES DISAGREE on {query} {target or ''}: {by_engine}")
         if len(explainers) > 1:
