@@ -197,7 +197,9 @@ class VoteCounter:
             return dg.true
         if hi < need:
             return dg.false
-        stack = [self._frame(tuple(sorted(open_)), need)]
+        make, expand = dg.node, self._frame
+        true, false = dg.true, dg.false
+        stack = [expand(tuple(sorted(open_)), need)]
         frames = 1
         while True:
             # frame: [residuals, need, var, children, done edges, lowest need, highest need]
@@ -205,25 +207,31 @@ class VoteCounter:
             children, done = frame[3], frame[4]
             while len(done) < len(children):
                 mask, res, child_need, lo, hi = children[len(done)]
-                shift = frame[1] - child_need
                 if lo >= child_need:
-                    done.append((mask, dg.true))
-                    frame[6] = min(frame[6], lo + shift)
+                    done.append((mask, true))
+                    lo += frame[1] - child_need
+                    if lo < frame[6]:
+                        frame[6] = lo
                     continue
                 if hi < child_need:
-                    done.append((mask, dg.false))
-                    frame[5] = max(frame[5], hi + 1 + shift)
+                    done.append((mask, false))
+                    hi += 1 + frame[1] - child_need
+                    if hi > frame[5]:
+                        frame[5] = hi
                     continue
                 for low, high, node in memo.get(res, ()):
                     if low <= child_need <= high:
                         done.append((mask, node))
-                        frame[5] = max(frame[5], low + shift)
-                        frame[6] = min(frame[6], high + shift)
+                        shift = frame[1] - child_need
+                        if low + shift > frame[5]:
+                            frame[5] = low + shift
+                        if high + shift < frame[6]:
+                            frame[6] = high + shift
                         break
                 else:
                     break
             else:
-                result = dg.node(frame[2], done)
+                result = make(frame[2], done)
                 memo.setdefault(frame[0], []).append((frame[5], frame[6], result))
                 stack.pop()
                 if not stack:
@@ -231,10 +239,12 @@ class VoteCounter:
                 parent = stack[-1]
                 shift = parent[1] - frame[1]
                 parent[4].append((parent[3][len(parent[4])][0], result))
-                parent[5] = max(parent[5], frame[5] + shift)
-                parent[6] = min(parent[6], frame[6] + shift)
+                if frame[5] + shift > parent[5]:
+                    parent[5] = frame[5] + shift
+                if frame[6] + shift < parent[6]:
+                    parent[6] = frame[6] + shift
                 continue
-            stack.append(self._frame(res, child_need))
+            stack.append(expand(res, child_need))
             frames += 1
             if budget is not None and frames % 1024 == 0 and budget.expired():
                 raise BudgetExpired(f"compiling a vote graph: {frames} product nodes expanded")
