@@ -33,6 +33,7 @@ import time
 from typing import Sequence
 
 from ..budget import Budget
+from ..gcpause import without_gc
 from ..forest import Forest
 from .dgraph import DGManager
 from .nnf import NNFManager
@@ -218,6 +219,7 @@ class ClassFormulas:
         return m, roots
 
     # ------------------------------------------------------------------ Algorithms 3B and 3A
+    @without_gc
     def vote_graph(self, i: int, j: int | None, budget: Budget | None = None) -> int:
         """``F^{ij}`` (class ``i`` beats class ``j`` under the tie rule), or for two classes
         (``j is None``) class ``i``'s vote threshold, as one decision graph.
@@ -262,6 +264,7 @@ class ClassFormulas:
                       self.timings[f"3B:{i}"])
         return self._3b[i]
 
+    @without_gc
     def dg_3a(self, i: int, budget: Budget | None = None) -> int:
         """Algorithm 3A: class ``i`` as one weak test-once decision graph (Apply-conjunction of
         the 3B graphs)."""

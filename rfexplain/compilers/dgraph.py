@@ -246,11 +246,31 @@ class DGManager:
         return n == 1
 
     def negate(self, root: int) -> int:
-        """The graph with true and false leaves swapped (same tests)."""
+        """The graph with true and false leaves swapped (same tests).
+
+        Negation maps distinct nodes to distinct nodes and keeps every edge label, so each
+        negated node is already reduced and its edges already in canonical order: it only needs
+        the unique-table lookup of :meth:`node`, not its merging and sorting."""
         cache = self._neg_cache
+        hit = cache.get(root)
+        if hit is not None:
+            return hit
+        var, edges, vars_mask, unique = self.var, self.edges, self.vars_mask, self._unique
         for n in self.reachable([root]):
-            if n not in cache:
-                cache[n] = self.node(self.var[n], [(m, cache[c]) for m, c in self.edges[n]])
+            if n in cache:
+                continue
+            v = var[n]
+            canon = tuple([(m, cache[c]) for m, c in edges[n]])
+            key = (v, canon)
+            k = unique.get(key)
+            if k is None:
+                k = len(var)
+                var.append(v)
+                edges.append(canon)
+                vars_mask.append(vars_mask[n])
+                unique[key] = k
+            cache[n] = k
+            cache[k] = n
         return cache[root]
 
     # ------------------------------------------------------------------ Algorithm 4

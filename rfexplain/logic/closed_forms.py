@@ -27,11 +27,13 @@ from typing import Sequence
 
 from ..compilers.dgraph import DGManager
 from ..compilers.nnf import NNFManager
+from ..gcpause import without_gc
 from .kept_bdd import FALSE, TRUE, KeptBDD
 
 __all__ = ["complete_reason", "general_reason", "general_reason_on"]
 
 
+@without_gc
 def complete_reason(
     dg: DGManager,
     roots: Sequence[int],
@@ -87,6 +89,7 @@ def complete_reason(
     return bdd.to_nnf(root, nnf, v)
 
 
+@without_gc
 def general_reason(
     dg: DGManager,
     roots: Sequence[int],
@@ -113,6 +116,7 @@ def general_reason(
     return nnf.conj_all(memo[r] for r in roots)
 
 
+@without_gc
 def general_reason_on(
     dg: DGManager,
     roots: Sequence[int],
