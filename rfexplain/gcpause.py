@@ -39,7 +39,12 @@ def without_gc(function: F) -> F:
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        with gc_paused():
+        if not gc.isenabled():  # already paused (nested call) or disabled by the caller
             return function(*args, **kwargs)
+        gc.disable()  # inline rather than gc_paused(): the closed forms run per variable set
+        try:
+            return function(*args, **kwargs)
+        finally:
+            gc.enable()
 
     return wrapper  # type: ignore[return-value]
