@@ -33,8 +33,8 @@ import time
 from typing import Sequence
 
 from ..budget import Budget
-from ..gcpause import without_gc
 from ..forest import Forest
+from ..gcpause import without_gc
 from .dgraph import DGManager
 from .nnf import NNFManager
 from .sortnet import threshold

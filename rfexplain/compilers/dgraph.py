@@ -281,28 +281,23 @@ class DGManager:
         return self.conj(a, b) if op == "and" else self.disj(a, b)
 
     def conj(self, a: int, b: int) -> int:
-        if self.ordered:
-            if a == b or b == 1:
-                return a
-            if a == 1:
-                return b
-            if a == 0 or b == 0:
-                return 0
-            hit = self._and_cache.get((a, b) if a < b else (b, a))
-            return self._apply_ordered(True, a, b) if hit is None else hit
-        return self._apply(True, a, b, self.full)
+        return self._ordered(True, a, b) if self.ordered else self._apply(True, a, b, self.full)
 
     def disj(self, a: int, b: int) -> int:
-        if self.ordered:
-            if a == b or b == 0:
-                return a
-            if a == 0:
-                return b
-            if a == 1 or b == 1:
-                return 1
-            hit = self._or_cache.get((a, b) if a < b else (b, a))
-            return self._apply_ordered(False, a, b) if hit is None else hit
-        return self._apply(False, a, b, self.full)
+        return self._ordered(False, a, b) if self.ordered else self._apply(False, a, b, self.full)
+
+    def _ordered(self, is_and: bool, a: int, b: int) -> int:
+        """Constants, equal operands and cache hits answered before Algorithm 4's machinery
+        (the closed forms make millions of such calls)."""
+        absorbing, neutral = (0, 1) if is_and else (1, 0)
+        if a == b or b == neutral:
+            return a
+        if a == neutral:
+            return b
+        if a == absorbing or b == absorbing:
+            return absorbing
+        hit = (self._and_cache if is_and else self._or_cache).get((a, b) if a < b else (b, a))
+        return self._apply_ordered(is_and, a, b) if hit is None else hit
 
     # comparator operations for the sorting networks
     and_ = conj
@@ -316,21 +311,15 @@ class DGManager:
         node = self.node
         rank = self.rank
 
+        absorbing, neutral = (0, 1) if is_and else (1, 0)
+
         def start(a: int, b: int):
-            if is_and:
-                if a == 0 or b == 0:
-                    return 0
-                if a == 1 or a == b:
-                    return b
-                if b == 1:
-                    return a
-            else:
-                if a == 1 or b == 1:
-                    return 1
-                if a == 0 or a == b:
-                    return b
-                if b == 0:
-                    return a
+            if a == absorbing or b == absorbing:
+                return absorbing
+            if a == neutral or a == b:
+                return b
+            if b == neutral:
+                return a
             if a > b:
                 a, b = b, a
             hit = cache.get((a, b))

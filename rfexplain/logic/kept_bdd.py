@@ -16,6 +16,11 @@ operations. :meth:`KeptBDD.to_nnf` writes it back as an NNF by the monotone expa
 which is monotone and or-decomposable (``f_changed`` does not mention ``x``), as the reason
 enumerations of :mod:`.implicants` require, and whose size is linear in the BDD's.
 
+A :class:`~rfexplain.compilers.dgraph.DGManager` with two-state variables would hold the same
+graphs; this binary specialisation (nodes as ``(var, low, high)``, no edge merging or sorting)
+exists because the complete reason is rebuilt for every explained instance, and the general
+manager measured 1.4-1.8x slower there (shuttle 0.32 -> 0.45 s, twonorm 0.93 -> 1.69 s).
+
 Example
 -------
 >>> b = KeptBDD([0, 1, 2])
