@@ -73,7 +73,7 @@ def _load(name: str, folder: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, .
 
 def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
     """Run one measured phase; record ``timeout`` / ``too large`` / the error instead of failing."""
-    from rfexplain.compilers.add import ADDTooLargeError
+    from rfexplain.comparators.add import ADDTooLargeError
 
     try:
         return fn()
@@ -90,8 +90,8 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     from sklearn.model_selection import train_test_split
 
     from rfexplain import Forest
-    from rfexplain.compilers.add import aggregate
-    from rfexplain.compilers.sdd import SDDForest, equivalent
+    from rfexplain.comparators.add import aggregate
+    from rfexplain.comparators.sdd import SDDForest, equivalent
 
     trees = opts.get("trees") or PAPER_ADD[name][0]
     X, y, names = _load(name, folder)
@@ -114,7 +114,7 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
         stats = agg.stats()
         row["#N_ADD"] = stats["majority_nodes"]
         row["#N_ADD_vector"] = stats["class_vector_nodes"]
-        from rfexplain.compilers.add_explain import CompiledADD
+        from rfexplain.comparators.add_explain import CompiledADD
 
         row["ADD=forest on test rows"] = bool((CompiledADD.of(agg).predict(Xte) == forest.predict(Xte)).all())
 
@@ -139,7 +139,7 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
     def equiv(compiler: str) -> Callable[[], None]:
         def run() -> None:
-            from rfexplain.compilers.classformula import ClassFormulas
+            from rfexplain.circuit.compilers.classformula import ClassFormulas
 
             s = state["sdd"]
             s.restart_clock(limit)  # a fresh limit for the conversion
@@ -172,8 +172,8 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
     from sklearn.ensemble import RandomForestClassifier
 
     from rfexplain import Forest
-    from rfexplain.compilers.add import aggregate
-    from rfexplain.compilers.add_explain import CompiledADD, forest_steps
+    from rfexplain.comparators.add import aggregate
+    from rfexplain.comparators.add_explain import CompiledADD, forest_steps
 
     trees = opts["trees"]
     X, y, names = _load(name, folder)
@@ -238,7 +238,7 @@ class CompiledVector:
     def steps(self, S: np.ndarray) -> np.ndarray:
         m = self.agg.manager
         root = self.agg.class_vector
-        from rfexplain.compilers.add import TERMINAL
+        from rfexplain.comparators.add import TERMINAL
 
         out = np.zeros(len(S), dtype=np.int64)
         for i, z in enumerate(S):
@@ -268,12 +268,12 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
     from sklearn.model_selection import train_test_split
 
     from rfexplain import Forest
-    from rfexplain.budget import Budget
-    from rfexplain.compilers.add import aggregate
-    from rfexplain.compilers.add_explain import outcome_explanation
+    from rfexplain.core.budget import Budget
+    from rfexplain.comparators.add import aggregate
+    from rfexplain.comparators.add_explain import outcome_explanation
     from rfexplain.engines.base import Instance
-    from rfexplain.engines.sat import SatEngine
-    from rfexplain.engines.sat_search import Search
+    from rfexplain.sat.engine import SatEngine
+    from rfexplain.sat.search import Search
 
     trees = opts["trees"]
     X, y, names = _load(name, folder)

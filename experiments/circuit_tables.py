@@ -166,7 +166,7 @@ def _snapshot() -> str:
 
 
 def _formulas(forest: Any, opts: dict[str, Any]) -> Any:
-    from rfexplain.compilers import ClassFormulas
+    from rfexplain.circuit.compilers import ClassFormulas
 
     return ClassFormulas(forest, order=opts.get("order", "depth"), method=opts.get("method", "count"))
 
@@ -178,7 +178,7 @@ def _clock() -> float:
 
 def _paying_gc_debt() -> None:
     """One full garbage collection, inside a compilation's timing: the library pauses the
-    collector while it compiles (:mod:`rfexplain.gcpause`), and the collection it then owes
+    collector while it compiles (:mod:`rfexplain.circuit.gcpause`), and the collection it then owes
     would otherwise land in whatever is timed next (an enumeration of a few microseconds)."""
     gc.collect()
 
@@ -189,7 +189,7 @@ def _mean(values: list[float]) -> float | None:
 
 # ---------------------------------------------------------------------- one dataset per table
 def run_table1(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.compilers import ClassFormulas
+    from rfexplain.circuit.compilers import ClassFormulas
 
     b = build(name, trees, folder)
     elapsed = math.inf
@@ -207,7 +207,7 @@ def run_table1(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
 
 
 def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.compilers import ClassFormulas
+    from rfexplain.circuit.compilers import ClassFormulas
 
     b = build(name, trees, folder)
     forest = b["forest"]
@@ -243,11 +243,11 @@ def _instances(b: dict[str, Any], limit: int) -> list:
 
 
 def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.budget import Budget
-    from rfexplain.compilers.nnf import NNFManager
-    from rfexplain.engines.circuit import CircuitEngine
-    from rfexplain.logic import complete_reason, general_reason, prime_implicants, prime_implicates, robustness, sgnr
-    from rfexplain.logic.flips import one_set_at_a_time
+    from rfexplain.core.budget import Budget
+    from rfexplain.circuit.compilers.nnf import NNFManager
+    from rfexplain.circuit.engine import CircuitEngine
+    from rfexplain.circuit.logic import complete_reason, general_reason, prime_implicants, prime_implicates, robustness, sgnr
+    from rfexplain.circuit.logic.flips import one_set_at_a_time
 
     b = build(name, trees, folder)
     forest = b["forest"]
@@ -323,9 +323,9 @@ def _table3_row(name: str, trees: int, b: dict[str, Any], compile_time: float, r
 
 
 def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.budget import Budget
-    from rfexplain.compilers.nnf import NNFManager
-    from rfexplain.logic import complete_reason, prime_implicates
+    from rfexplain.core.budget import Budget
+    from rfexplain.circuit.compilers.nnf import NNFManager
+    from rfexplain.circuit.logic import complete_reason, prime_implicates
 
     b = build(name, trees, folder)
     forest = b["forest"]

@@ -190,9 +190,9 @@ class Checker:
     """Sufficiency and flips of feature sets, by the SAT engine (and the oracle when small)."""
 
     def __init__(self, forest: Any) -> None:
-        from rfexplain.engines.sat import SatEngine
+        from rfexplain.sat.engine import SatEngine
         from rfexplain.oracle import Oracle
-        from rfexplain.errors import OracleTooLargeError
+        from rfexplain.core.errors import OracleTooLargeError
 
         self.forest = forest
         self.sat = SatEngine(forest)
@@ -242,7 +242,7 @@ class Checker:
                 tree["label"] = [new_index[v] if v >= 0 else v for v in tree["label"]]
             strict = Checker.__new__(Checker)
             strict.forest = Forest.from_dict(doc)
-            from rfexplain.engines.sat import SatEngine
+            from rfexplain.sat.engine import SatEngine
 
             strict.sat, strict.oracle = SatEngine(strict.forest), None
             strict.tested, strict.all = self.tested, self.all
@@ -258,7 +258,7 @@ class Checker:
     def condition_literal(self, text: str) -> int | None:
         """The SAT literal of a PyXAI condition such as ``"f3 <= 0.70000000298"`` over float32
         values (``None``: true of every value)."""
-        from rfexplain.encodings.pool import Var
+        from rfexplain.sat.encodings.pool import Var
 
         name, op, value = text.split()
         f, t = int(name[1:]), float(value)

@@ -146,7 +146,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def dataset_row(name: str, directory: Path, n_inst: int | None, n_enum: int, cap: float, solver: str) -> dict[str, Any]:
-    from rfexplain.engines.sat import SatEngine
+    from rfexplain.sat.engine import SatEngine
 
     started = time.perf_counter()
     model, forest, accuracy, samples = train(name, directory)
@@ -204,8 +204,8 @@ def dataset_row(name: str, directory: Path, n_inst: int | None, n_enum: int, cap
 
 def card_rows(name: str, directory: Path, n_inst: int, solver: str) -> list[dict[str, Any]]:
     """Every cardinality encoding (and multi-class construction) on the same forest and instances."""
-    from rfexplain.encodings import CARD_ENCODINGS
-    from rfexplain.engines.sat import SatEngine
+    from rfexplain.sat.encodings import CARD_ENCODINGS
+    from rfexplain.sat.engine import SatEngine
 
     model, forest, _, samples = train(name, directory)
     chosen = samples[:n_inst]

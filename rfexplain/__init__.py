@@ -6,9 +6,9 @@
 >>> print(decision.sufficient_reason())                          # doctest: +SKIP
 """
 
-from .budget import Budget, Enumeration
-from .engines import Engine, EngineBase, Instance, available_engines, register
-from .errors import (
+from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.engines import Engine, EngineBase, Instance, available_engines, register
+from rfexplain.core.errors import (
     ForestFormatError,
     InvalidInstanceError,
     NotFittedError,
@@ -20,10 +20,10 @@ from .errors import (
     UnsupportedModelError,
     UnsupportedQuery,
 )
-from .explainer import Decision, Explainer, SoftVoteWarning
-from .forest import Forest, Tree
-from .reasons import Literal, Reason, Witness
-from .verify import Verification, verify
+from rfexplain.explainer import Decision, Explainer, SoftVoteWarning
+from rfexplain.core.forest import Forest, Tree
+from rfexplain.core.reasons import Literal, Reason, Witness
+from rfexplain.verify import Verification, verify
 
 __version__ = "0.1.0"
 

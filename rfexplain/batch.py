@@ -58,12 +58,12 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
-from .budget import Budget, Enumeration
-from .engines.base import ENUMERATION_QUERIES, QUERIES, Instance
-from .progress import Progress
+from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.engines.base import ENUMERATION_QUERIES, QUERIES, Instance
+from rfexplain.progress import Progress
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .explainer import Explainer
+    from rfexplain.explainer import Explainer
 
 __all__ = [
     "BatchRecord",
@@ -181,9 +181,9 @@ class EngineSpec:
 
     def build(self) -> "Explainer":
         """A forest-only :class:`Explainer` with this engine."""
-        from .engines.registry import register
-        from .explainer import Explainer
-        from .forest import Forest
+        from rfexplain.engines.registry import register
+        from rfexplain.explainer import Explainer
+        from rfexplain.core.forest import Forest
 
         register(self.engine, self.engine_cls)  # a plug-in registered only in the parent process
         return Explainer(Forest.from_json(self.forest_json), engine=self.engine, **dict(self.options))
@@ -239,7 +239,7 @@ def _explain_one(
     timeout: float | None,
     sklearn_prediction: Any,
 ) -> BatchRecord:
-    from .explainer import Decision
+    from rfexplain.explainer import Decision
 
     base = dict(index=int(index), query=query, engine=explainer.engine_name, sklearn_prediction=sklearn_prediction)
     try:
@@ -447,7 +447,7 @@ def _run_parallel(
 
 
 def _warn_soft_vote(explainer: "Explainer", records: list[BatchRecord]) -> None:
-    from .explainer import SoftVoteWarning
+    from rfexplain.explainer import SoftVoteWarning
 
     differ = [r.index for r in records if r.sklearn_prediction is not None and r.prediction is not None
               and _plain(r.sklearn_prediction) != _plain(r.prediction)]

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .engines.base import QUERIES
+from rfexplain.engines.base import QUERIES
 
 __all__ = ["main", "build_parser"]
 
@@ -107,7 +107,7 @@ def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) ->
 # ---------------------------------------------------------------------- loading models
 def load_forest_or_model(path: str) -> tuple[Any, Any]:
     """``(forest, model)`` from a forest JSON (``model`` is None) or a joblib/pickle model file."""
-    from .forest import Forest
+    from rfexplain.core.forest import Forest
 
     file = Path(path)
     if not file.is_file():
@@ -128,8 +128,8 @@ def train_forest(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """Fit a RandomForestClassifier on ``args.dataset``: ``(forest, model, dataset)``."""
     from sklearn.ensemble import RandomForestClassifier
 
-    from . import datasets
-    from .forest import Forest
+    from rfexplain import datasets
+    from rfexplain.core.forest import Forest
 
     if args.trees < 1 or args.depth < 1:
         raise UsageError("--trees and --depth must be positive")
@@ -174,8 +174,8 @@ def _instance(args: argparse.Namespace, forest: Any, data: Any) -> Any:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from . import datasets
-    from .explainer import Explainer
+    from rfexplain import datasets
+    from rfexplain.explainer import Explainer
 
     data = None
     if args.model:
@@ -272,9 +272,9 @@ def _read_instances(path: str, n_features: int) -> Any:
 def cmd_batch(args: argparse.Namespace) -> int:
     import time
 
-    from . import datasets
-    from .batch import write_csv, write_jsonl
-    from .explainer import Explainer
+    from rfexplain import datasets
+    from rfexplain.batch import write_csv, write_jsonl
+    from rfexplain.explainer import Explainer
 
     pool: Any = None
     pool_ids: list[int] = []
@@ -372,8 +372,8 @@ def _train_split(args: argparse.Namespace) -> tuple[Any, Any, Any, list[int]]:
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import train_test_split
 
-    from . import datasets
-    from .forest import Forest
+    from rfexplain import datasets
+    from rfexplain.core.forest import Forest
 
     if args.trees < 1 or args.depth < 1:
         raise UsageError("--trees and --depth must be positive")
@@ -403,12 +403,12 @@ def _jsonable(value: Any) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .errors import RFExplainError
+    from rfexplain.core.errors import RFExplainError
 
     commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch}
     try:
         if args.command == "demo":
-            from .demo import run_demo
+            from rfexplain.demo import run_demo
 
             return run_demo(n_instances=args.instances, engines=args.engine)
         return commands[args.command](args)

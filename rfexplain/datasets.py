@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UnknownDatasetError
+from rfexplain.core.errors import UnknownDatasetError
 
 __all__ = ["Dataset", "load", "available", "find_data_dir", "BUILTIN"]
 
@@ -75,7 +75,7 @@ def load(name: str, data_dir: str | os.PathLike[str] | None = None) -> Dataset:
     A built-in name is served by scikit-learn unless ``data_dir`` is given and holds a CSV of
     that name (the benchmark suite has its own ``iris.csv``).
 
-    Raises :class:`~rfexplain.errors.UnknownDatasetError` listing the available names.
+    Raises :class:`~rfexplain.core.errors.UnknownDatasetError` listing the available names.
     """
     directory = find_data_dir(data_dir)
     if name in BUILTIN and data_dir is None:

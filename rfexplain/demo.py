@@ -12,7 +12,7 @@ import math
 import time
 from typing import Any, Callable, Sequence
 
-from .errors import OracleTooLargeError, UnsupportedQuery
+from rfexplain.core.errors import OracleTooLargeError, UnsupportedQuery
 
 __all__ = ["run_demo"]
 
@@ -34,10 +34,10 @@ def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: 
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import train_test_split
 
-    from . import datasets
-    from .engines.registry import available_engines
-    from .explainer import Explainer
-    from .forest import Forest
+    from rfexplain import datasets
+    from rfexplain.engines.registry import available_engines
+    from rfexplain.explainer import Explainer
+    from rfexplain.core.forest import Forest
 
     data = datasets.load("iris")
     X_train, X_test, y_train, _ = train_test_split(data.X, data.y, test_size=0.2, random_state=0, stratify=data.y)

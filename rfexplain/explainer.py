@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from .budget import Budget, Enumeration
-from .engines.base import Instance, ReasonFormula
-from .engines.registry import engine_class
-from .forest import Forest
-from .reasons import Reason
+from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.engines.base import Instance, ReasonFormula
+from rfexplain.engines.registry import engine_class
+from rfexplain.core.forest import Forest
+from rfexplain.core.reasons import Reason
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .batch import BatchRecord
+    from rfexplain.batch import BatchRecord
 
 __all__ = ["Explainer", "Decision", "SoftVoteWarning"]
 
@@ -143,7 +143,7 @@ class Explainer:
         >>> records = explainer.explain_many(X_test, "necessary_reasons", n_jobs=2, limit=5)  # doctest: +SKIP
         >>> [len(r.result) for r in records if r.ok]                                            # doctest: +SKIP
         """
-        from .batch import explain_many
+        from rfexplain.batch import explain_many
 
         return explain_many(
             self,
@@ -231,7 +231,7 @@ class Decision:
         return Enumeration(source, Budget(limit=limit, timeout=timeout))
 
     def sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every sufficient reason (AXp), as an :class:`~rfexplain.budget.Enumeration`."""
+        """Every sufficient reason (AXp), as an :class:`~rfexplain.core.budget.Enumeration`."""
         return self._enumerate(lambda b: self.engine.sufficient_reasons(self.instance, b), limit, timeout)
 
     def necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .forest import Forest
-from .reasons import Reason
-from .sklearn_import import final_estimator
+from rfexplain.core.forest import Forest
+from rfexplain.core.reasons import Reason
+from rfexplain.core.sklearn_import import final_estimator
 
 __all__ = ["verify", "Verification", "model_vote"]
 

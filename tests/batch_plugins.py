@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from rfexplain.budget import Budget
+from rfexplain.core.budget import Budget
 from rfexplain.engines.base import Instance
-from rfexplain.forest import Forest
+from rfexplain.core.forest import Forest
 from rfexplain.oracle import OracleEngine
-from rfexplain.reasons import Reason
+from rfexplain.core.reasons import Reason
 
 
 class ProbeEngine(OracleEngine):

@@ -23,7 +23,7 @@ from rfexplain.engines import engine_class
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 
-from .strategies import forests, forests_and_instances
+from tests.strategies import forests, forests_and_instances
 
 
 def _keys(reasons: Any) -> set[tuple[str, tuple[tuple[int, tuple[int, ...]], ...], Any]]:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest, datasets
-from rfexplain.compilers.add import ADDManager, ADDTooLargeError, PredicateOrder, aggregate, majority_index
-from rfexplain.compilers.add_explain import CompiledADD, forest_steps, outcome_explanation, to_dot
+from rfexplain.comparators.add import ADDManager, ADDTooLargeError, PredicateOrder, aggregate, majority_index
+from rfexplain.comparators.add_explain import CompiledADD, forest_steps, outcome_explanation, to_dot
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from tests.handmade import forest as handmade_forest
@@ -96,7 +96,7 @@ def test_outcome_explanation_is_sufficient_and_condition_minimal(case: tuple[For
     assert all(lo <= instance.states[f] <= hi for f, (lo, hi) in expl.box.items())
     assert (oracle.labels[inside(expl.box)] == instance.prediction).all()
     # no condition can be dropped
-    from rfexplain.compilers.add_explain import _box_of
+    from rfexplain.comparators.add_explain import _box_of
 
     n_states = forest.states_per_feature
     for i in range(len(expl.conditions)):
@@ -114,8 +114,8 @@ def _is_sufficient(oracle: Oracle, instance: Instance, features: frozenset[int])
 
 
 def test_outcome_explanation_is_sufficient_for_the_sat_engine() -> None:
-    from rfexplain.engines.sat import SatEngine
-    from rfexplain.engines.sat_search import Search
+    from rfexplain.sat.engine import SatEngine
+    from rfexplain.sat.search import Search
 
     forest, X = _sklearn_forest("iris", 25, 4)
     agg = aggregate(forest)
@@ -175,7 +175,7 @@ def test_add_on_benchmark_csv_rows() -> None:
 
 
 def test_add_counts_agree_with_sdd_counts_on_a_real_forest() -> None:
-    from rfexplain.compilers.sdd import SDDForest
+    from rfexplain.comparators.sdd import SDDForest
 
     forest, _ = _sklearn_forest("iris", 15, 3)
     agg = aggregate(forest)

@@ -19,7 +19,7 @@ from rfexplain.cli import main
 from rfexplain.engines.registry import available_engines, register
 from rfexplain.progress import Progress
 
-from .batch_plugins import ProbeEngine
+from tests.batch_plugins import ProbeEngine
 
 register("probe", ProbeEngine)
 

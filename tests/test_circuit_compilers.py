@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest
-from rfexplain.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
-from rfexplain.compilers.classformula import dg_to_nnf, vote_thresholds
-from rfexplain.compilers.votecount import VoteCounter
+from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
+from rfexplain.circuit.compilers.classformula import dg_to_nnf, vote_thresholds
+from rfexplain.circuit.compilers.votecount import VoteCounter
 
-from .strategies import forests
+from tests.strategies import forests
 
 
 class Bits:

@@ -1,7 +1,7 @@
 """The circuit engine passes the shared engine contract: every query equals the brute-force
 oracle on random small forests (ties, multi-class, re-tested features), witnesses verified."""
 
-from .engine_contract import EngineContract
+from tests.engine_contract import EngineContract
 
 
 class TestCircuitEngine(EngineContract):

@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rfexplain.compilers import ClassFormulas, NNFManager
+from rfexplain.circuit.compilers import ClassFormulas, NNFManager
 from rfexplain.engines.base import Instance
-from rfexplain.engines.circuit import CircuitEngine
-from rfexplain.logic import (
+from rfexplain.circuit.engine import CircuitEngine
+from rfexplain.circuit.logic import (
     complete_reason,
     general_reason,
     gnrs,
@@ -27,9 +27,9 @@ from rfexplain.logic import (
     snr,
     ssr,
 )
-from rfexplain.logic.flips import one_set_at_a_time
+from rfexplain.circuit.logic.flips import one_set_at_a_time
 
-from .strategies import forests_and_instances
+from tests.strategies import forests_and_instances
 
 
 def _brute(nnf: NNFManager, root: int, features: list[int]) -> tuple[list[int], list[int]]:
@@ -89,7 +89,7 @@ def test_circuits_render_and_export() -> None:
 def test_closed_forms_on_unordered_weak_test_once_graphs(case: Any) -> None:
     """The closed forms on the trees' own (unordered, re-testing) graphs combined by the
     path-carrying Apply, for 3B and 3A, equal the brute-force complete and general reasons."""
-    from rfexplain.logic import general_reason
+    from rfexplain.circuit.logic import general_reason
     from rfexplain.oracle import Oracle
 
     forest, instance = case
@@ -139,7 +139,7 @@ def _naive_closure(clauses: list, full: list) -> set:
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_depletion_equals_the_naive_resolution_closure(data: Any) -> None:
-    from rfexplain.logic.flips import depleted
+    from rfexplain.circuit.logic.flips import depleted
 
     n_vars = data.draw(st.integers(1, 3))
     sizes = [data.draw(st.integers(2, 4)) for _ in range(n_vars)]
@@ -208,7 +208,7 @@ def test_an_enumeration_timeout_also_bounds_compilation() -> None:
 
 # ---------------------------------------------------------------------- canonical complete reasons
 def _or_decomposable(nnf: NNFManager, root: int) -> bool:
-    from rfexplain.compilers.nnf import OR
+    from rfexplain.circuit.compilers.nnf import OR
 
     below: dict[int, int] = {}
     for n in nnf.reachable([root]):
@@ -226,7 +226,7 @@ def _or_decomposable(nnf: NNFManager, root: int) -> bool:
 @given(st.integers(1, 6), st.lists(st.tuples(st.sampled_from(["and", "or"]), st.integers(0, 40), st.integers(0, 40)),
                                    max_size=30), st.permutations(range(6)))
 def test_kept_bdd_operations_by_truth_table(n: int, ops: list, order: list) -> None:
-    from rfexplain.logic.kept_bdd import KeptBDD
+    from rfexplain.circuit.logic.kept_bdd import KeptBDD
 
     bdd = KeptBDD([r for r in order if r < n] if n < 6 else order)
     nodes = [bdd.var_node(x) for x in range(n)] + [0, 1]

@@ -15,7 +15,7 @@ from experiments import __main__ as entry
 from experiments import _common, peers_pyxai
 from rfexplain.engines.base import Instance
 
-from .handmade import forest as hand_forest
+from tests.handmade import forest as hand_forest
 
 HERE = Path(__file__).resolve().parent
 

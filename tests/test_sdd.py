@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest, datasets
-from rfexplain.compilers.sdd import SDDForest, count_models, equivalent
+from rfexplain.comparators.sdd import SDDForest, count_models, equivalent
 from rfexplain.oracle import Oracle
 from tests.strategies import forests
 
-classformula = pytest.importorskip("rfexplain.compilers.classformula")
+classformula = pytest.importorskip("rfexplain.circuit.compilers.classformula")
 
 
 def _sklearn_forest(name: str, n_trees: int, depth: int, seed: int = 0) -> Forest:

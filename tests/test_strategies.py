@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from hypothesis import find, settings
 
-from .strategies import forests_and_instances
+from tests.strategies import forests_and_instances
 
 
 def tied(case: Any) -> bool:

@@ -1,7 +1,7 @@
 """Explanation engines behind one interface (see :mod:`rfexplain.engines.base`)."""
 
-from .base import ENUMERATION_QUERIES, QUERIES, Engine, EngineBase, Instance, ReasonFormula
-from .registry import available_engines, engine_class, engines_supporting, known_engines, register
+from rfexplain.engines.base import ENUMERATION_QUERIES, QUERIES, Engine, EngineBase, Instance, ReasonFormula
+from rfexplain.engines.registry import available_engines, engine_class, engines_supporting, known_engines, register
 
 __all__ = [
     "Engine",

@@ -3,10 +3,10 @@
 An engine is constructed once per forest (``EngineClass(forest, **options)``) and then answers
 queries about many instances. Each query method receives the :class:`Instance` (its raw float32
 values, its state vector and the forest's decision on it); enumerations also receive a
-:class:`~rfexplain.budget.Budget` and must poll ``budget.expired()`` in long searches.
+:class:`~rfexplain.core.budget.Budget` and must poll ``budget.expired()`` in long searches.
 
 Engines subclass :class:`EngineBase`, list the queries they answer in ``queries``, and leave the
-others alone: the base class raises :class:`~rfexplain.errors.UnsupportedQuery` for them, naming
+others alone: the base class raises :class:`~rfexplain.core.errors.UnsupportedQuery` for them, naming
 the registered engines that do answer them.
 """
 
@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkabl
 
 import numpy as np
 
-from ..budget import Budget
-from ..errors import UnsupportedQuery
-from ..forest import Forest
-from ..reasons import Reason
+from rfexplain.core.budget import Budget
+from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.forest import Forest
+from rfexplain.core.reasons import Reason
 
 __all__ = ["Instance", "Engine", "EngineBase", "ReasonFormula", "QUERIES", "ENUMERATION_QUERIES"]
 
@@ -129,7 +129,7 @@ class EngineBase:
         self.forest = forest
 
     def _unsupported(self, query: str) -> UnsupportedQuery:
-        from .registry import engines_supporting
+        from rfexplain.engines.registry import engines_supporting
 
         others = [name for name in engines_supporting(query) if name != self.name]
         where = f"; engines that answer it: {others}" if others else "; no installed engine answers it"

@@ -1,7 +1,7 @@
 """The engine registry: built-in names, programmatic registration and entry-point discovery.
 
-Built-in engines are ``"sat"`` (:mod:`rfexplain.engines.sat`), ``"circuit"``
-(:mod:`rfexplain.engines.circuit`) and ``"oracle"`` (:mod:`rfexplain.oracle`). Third-party
+Built-in engines are ``"sat"`` (:mod:`rfexplain.sat.engine`), ``"circuit"``
+(:mod:`rfexplain.circuit.engine`) and ``"oracle"`` (:mod:`rfexplain.oracle.engine`). Third-party
 packages add engines through the entry-point group ``rfexplain.engines``::
 
     [project.entry-points."rfexplain.engines"]
@@ -15,7 +15,7 @@ import logging
 from importlib.metadata import entry_points
 from typing import Any
 
-from ..errors import UnknownEngineError
+from rfexplain.core.errors import UnknownEngineError
 
 __all__ = ["register", "engine_class", "known_engines", "available_engines", "engines_supporting", "ENTRY_POINT_GROUP"]
 
@@ -23,8 +23,8 @@ ENTRY_POINT_GROUP = "rfexplain.engines"
 log = logging.getLogger(__name__)
 
 _BUILTIN: dict[str, str] = {
-    "sat": "rfexplain.engines.sat:SatEngine",
-    "circuit": "rfexplain.engines.circuit:CircuitEngine",
+    "sat": "rfexplain.sat.engine:SatEngine",
+    "circuit": "rfexplain.circuit.engine:CircuitEngine",
     "oracle": "rfexplain.oracle:OracleEngine",
 }
 _registered: dict[str, Any] = {}
@@ -49,7 +49,7 @@ def known_engines() -> list[str]:
 def engine_class(name: str) -> Any:
     """The engine class registered under ``name``.
 
-    Raises :class:`~rfexplain.errors.UnknownEngineError` listing the known engines.
+    Raises :class:`~rfexplain.core.errors.UnknownEngineError` listing the known engines.
     """
     if name in _registered:
         return _registered[name]

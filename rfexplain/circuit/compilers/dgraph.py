@@ -1,0 +1,464 @@
+"""Weak test-once decision graphs and Apply (circuit paper ``000``, Section 3, Algorithm 4).
+
+A :class:`DGManager` stores binary decision graphs (leaves true and false) whose internal nodes
+test one discrete variable with edges labelled by disjoint *sets of states*. Node ``0`` is false,
+``1`` is true. Graphs are kept **weak test-once with feasible edge labels**: on every root-to-node
+path, the edges of a node testing ``X`` partition exactly the states of ``X`` still feasible on
+that path (the last ``X``-label above it, or the whole domain). This is what the closed forms of
+the complete and general reasons (DESIGN.md section 2) need.
+
+Nodes are hash-consed (unique table on ``(var, edges)``) and *reduced*: edges leading to the same
+child are merged and a node with one edge is replaced by its child. Children always have smaller
+ids than their parents, so increasing id order is a topological order.
+
+:meth:`DGManager.apply` is Algorithm 4: it conjoins or disjoins two graphs while carrying the path
+``p`` (feasible states of every variable), intersecting edge labels with it, and caching on
+``(D1, D2, p*, op)`` where ``p*`` is ``p`` restricted to the variables of ``D1`` and ``D2``. It runs
+with an explicit stack (no Python recursion). When one side is a constant that does not absorb,
+the other graph is *restricted* to ``p`` (line 6 of Algorithm 4) by the same loop.
+
+Example
+-------
+>>> m = DGManager((3, 2))
+>>> a = m.node(0, [(0b001, m.true), (0b110, m.false)])      # x0 = 0
+>>> b = m.node(1, [(0b01, m.false), (0b10, m.true)])        # x1 = 1
+>>> f = m.apply("or", a, b)
+>>> [m.evaluate(f, (s0, s1)) for s0 in range(3) for s1 in range(2)]
+[True, True, False, True, False, True]
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Sequence
+
+from rfexplain.core.forest import Tree
+
+__all__ = ["DGManager", "bits_of"]
+
+log = logging.getLogger(__name__)
+
+_BITS_CACHE: dict[int, tuple[int, ...]] = {}
+
+
+def bits_of(mask: int) -> tuple[int, ...]:
+    """Positions of the set bits of ``mask`` (cached)."""
+    out = _BITS_CACHE.get(mask)
+    if out is None:
+        out = tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
+        if len(_BITS_CACHE) < 1_000_000:
+            _BITS_CACHE[mask] = out
+    return out
+
+
+class DGManager:
+    """Store, unique table and Apply cache for weak test-once decision graphs.
+
+    Parameters
+    ----------
+    n_states : sequence of int
+        Number of states of every variable.
+    """
+
+    false = 0
+    true = 1
+
+    def __init__(self, n_states: Sequence[int]) -> None:
+        self.n_states = tuple(int(n) for n in n_states)
+        self.full = tuple((1 << n) - 1 for n in self.n_states)
+        self.var: list[int] = [-1, -1]
+        self.edges: list[tuple[tuple[int, int], ...]] = [(), ()]
+        self.vars_mask: list[int] = [0, 0]
+        self._unique: dict[tuple, int] = {}
+        self._apply_cache: dict[tuple, int] = {}
+        self._neg_cache: dict[int, int] = {0: 1, 1: 0}
+        self.policy = 1
+        #: every graph tests variables in increasing index order (test-once): Apply then needs no
+        #: path (every feasible set is the full domain) and caches on (op, D1, D2) alone
+        self.ordered = False
+        self._and_cache: dict[tuple[int, int], int] = {}
+        #: position of each variable in the order of ordered graphs (default: index order)
+        self.rank: list[int] = list(range(len(self.n_states)))
+        self._or_cache: dict[tuple[int, int], int] = {}
+        self._reachable: dict[tuple[int, ...], list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.var)
+
+    def clear_caches(self) -> None:
+        """Drop the Apply caches (the unique table stays)."""
+        self._apply_cache.clear()
+        self._and_cache.clear()
+        self._or_cache.clear()
+
+    # ------------------------------------------------------------------ nodes
+    def node(self, var: int, edges: Iterable[tuple[int, int]]) -> int:
+        """The reduced node testing ``var`` with edges ``(state mask, child)``.
+
+        Edges with an empty mask are dropped, edges to the same child merged, and a node left
+        with a single edge is its child.
+        """
+        by_child: dict[int, int] = {}
+        for mask, child in edges:
+            if mask:
+                if child in by_child:
+                    by_child[child] |= mask
+                else:
+                    by_child[child] = mask
+        if not by_child:
+            raise ValueError(f"a decision node on variable {var} needs at least one non-empty edge")
+        if len(by_child) == 1:
+            return next(iter(by_child))
+        canon = tuple(sorted((m, c) for c, m in by_child.items()))
+        key = (var, canon)
+        n = self._unique.get(key)
+        if n is None:
+            n = len(self.var)
+            vm = 1 << var
+            for _, c in canon:
+                vm |= self.vars_mask[c]
+            self.var.append(var)
+            self.edges.append(canon)
+            self.vars_mask.append(vm)
+            self._unique[key] = n
+        return n
+
+    def from_tree(self, tree: Tree, leaf_value: Sequence[int]) -> int:
+        """A tree as a weak test-once decision graph with feasible edge labels.
+
+        ``leaf_value[c]`` is the leaf (``true``/``false`` id) that class index ``c`` becomes.
+        A tree node ``state <= split`` sends the feasible states ``<= split`` left and the others
+        right; a side with no feasible state is dropped (the node disappears).
+        """
+        result: dict[tuple[int, tuple[int, ...]], int] = {}
+        # iterative post-order over (tree node, feasible masks on the path)
+        stack: list[tuple[int, tuple[int, ...], bool]] = [(0, self.full, False)]
+        while stack:
+            t, p, expanded = stack.pop()
+            key = (t, p)
+            if key in result and not expanded:
+                continue
+            f = tree.feature[t]
+            if f < 0:
+                result[key] = leaf_value[tree.label[t]]
+                continue
+            low = (1 << (tree.split[t] + 1)) - 1
+            lmask, rmask = p[f] & low, p[f] & ~low
+            lp = p[:f] + (lmask,) + p[f + 1 :]
+            rp = p[:f] + (rmask,) + p[f + 1 :]
+            children = []
+            if lmask:
+                children.append((lmask, tree.left[t], lp))
+            if rmask:
+                children.append((rmask, tree.right[t], rp))
+            if not expanded:
+                stack.append((t, p, True))
+                for _, c, cp in children:
+                    if (c, cp) not in result:
+                        stack.append((c, cp, False))
+                continue
+            result[key] = self.node(f, [(m, result[(c, cp)]) for m, c, cp in children])
+        return result[(0, self.full)]
+
+    def from_tree_ordered(self, tree: Tree, leaf_value: Sequence[int]) -> int:
+        """A tree as a decision graph that tests variables in increasing index order (an ordered
+        multi-valued decision diagram), built with Apply from the tree's literals: node
+        ``x <= t`` becomes ``(x <= t and left) or (x > t and right)``."""
+        value: dict[int, int] = {}
+        for t in range(tree.n_nodes - 1, -1, -1):  # children have larger indices than parents
+            f = tree.feature[t]
+            if f < 0:
+                value[t] = leaf_value[tree.label[t]]
+                continue
+            low = (1 << (tree.split[t] + 1)) - 1
+            lo_mask, hi_mask = self.full[f] & low, self.full[f] & ~low
+            left = self.node(f, [(lo_mask, 1), (hi_mask, 0)])
+            right = self.node(f, [(lo_mask, 0), (hi_mask, 1)])
+            value[t] = self.disj(self.conj(left, value[tree.left[t]]), self.conj(right, value[tree.right[t]]))
+        return value[0]
+
+    # ------------------------------------------------------------------ traversal
+    def reachable(self, roots: Iterable[int]) -> list[int]:
+        """Nodes reachable from ``roots`` in increasing (children-first) order.
+
+        The last few answers are kept (nodes never change, so neither do they): the closed forms
+        walk the same class formula for every instance."""
+        roots = tuple(roots)
+        hit = self._reachable.get(roots)
+        if hit is not None:
+            return hit
+        out = self._walk(roots)
+        self._reachable[roots] = out
+        while len(self._reachable) > 8:
+            del self._reachable[next(iter(self._reachable))]
+        return out
+
+    def reachable_moving(self, roots: Iterable[int], states: Sequence[int], moving: int) -> list[int]:
+        """Nodes reachable from ``roots`` (children first) when only the features in the bit
+        mask ``moving`` may leave the instance ``states``: a node on another feature is left
+        only by the edge holding its instance state."""
+        return self._walk(tuple(roots), [1 << int(s) for s in states], moving)
+
+    def _walk(self, roots: tuple[int, ...], bits: Sequence[int] = (), moving: int = -1) -> list[int]:
+        """The walk behind both: ``moving = -1`` (every bit set) follows every edge."""
+        edges, var = self.edges, self.var
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n > 1:
+                x = var[n]
+                if moving >> x & 1:
+                    stack.extend(c for _, c in edges[n] if c not in seen)
+                else:
+                    bit = bits[x]
+                    for s, c in edges[n]:
+                        if s & bit:
+                            stack.append(c)
+                            break
+        return sorted(seen)
+
+    def size(self, roots: Iterable[int] | int) -> int:
+        """Number of nodes (leaves included) reachable from ``roots``."""
+        if isinstance(roots, int):
+            roots = [roots]
+        return len(self.reachable(roots))
+
+    def n_edges(self, roots: Iterable[int] | int) -> int:
+        if isinstance(roots, int):
+            roots = [roots]
+        return sum(len(self.edges[n]) for n in self.reachable(roots))
+
+    def evaluate(self, root: int, states: Sequence[int]) -> bool:
+        """Follow the edges matching ``states`` from ``root`` to a leaf."""
+        n = root
+        while n > 1:
+            s = 1 << int(states[self.var[n]])
+            for mask, child in self.edges[n]:
+                if mask & s:
+                    n = child
+                    break
+            else:
+                raise ValueError(f"state vector {tuple(states)} falls off decision node {n}")
+        return n == 1
+
+    def negate(self, root: int) -> int:
+        """The graph with true and false leaves swapped (same tests).
+
+        Negation maps distinct nodes to distinct nodes and keeps every edge label, so each
+        negated node is already reduced and its edges already in canonical order: it only needs
+        the unique-table lookup of :meth:`node`, not its merging and sorting."""
+        cache = self._neg_cache
+        hit = cache.get(root)
+        if hit is not None:
+            return hit
+        var, edges, vars_mask, unique = self.var, self.edges, self.vars_mask, self._unique
+        for n in self.reachable([root]):
+            if n in cache:
+                continue
+            v = var[n]
+            canon = tuple([(m, cache[c]) for m, c in edges[n]])
+            key = (v, canon)
+            k = unique.get(key)
+            if k is None:
+                k = len(var)
+                var.append(v)
+                edges.append(canon)
+                vars_mask.append(vars_mask[n])
+                unique[key] = k
+            cache[n] = k
+            cache[k] = n
+        return cache[root]
+
+    # ------------------------------------------------------------------ Algorithm 4
+    def apply(self, op: str, a: int, b: int) -> int:
+        """Algorithm 4, ``Apply(D1, D2, p, op)`` from the full path: ``a and b`` or ``a or b``."""
+        if op not in ("and", "or"):
+            raise ValueError(f"op must be one of ['and', 'or']. Got {op!r} instead.")
+        return self.conj(a, b) if op == "and" else self.disj(a, b)
+
+    def conj(self, a: int, b: int) -> int:
+        return self._ordered(True, a, b) if self.ordered else self._apply(True, a, b, self.full)
+
+    def disj(self, a: int, b: int) -> int:
+        return self._ordered(False, a, b) if self.ordered else self._apply(False, a, b, self.full)
+
+    def _ordered(self, is_and: bool, a: int, b: int) -> int:
+        """Constants, equal operands and cache hits answered before Algorithm 4's machinery
+        (the closed forms make millions of such calls)."""
+        absorbing, neutral = (0, 1) if is_and else (1, 0)
+        if a == b or b == neutral:
+            return a
+        if a == neutral:
+            return b
+        if a == absorbing or b == absorbing:
+            return absorbing
+        hit = (self._and_cache if is_and else self._or_cache).get((a, b) if a < b else (b, a))
+        return self._apply_ordered(is_and, a, b) if hit is None else hit
+
+    # comparator operations for the sorting networks
+    and_ = conj
+    or_ = disj
+
+    def _apply_ordered(self, is_and: bool, a: int, b: int) -> int:
+        """Algorithm 4 on ordered graphs: the root with the smaller variable is expanded, so the
+        path never restricts a variable still tested below and ``p*`` is always the full domain."""
+        var, edges = self.var, self.edges
+        cache = self._and_cache if is_and else self._or_cache
+        node = self.node
+        rank = self.rank
+
+        absorbing, neutral = (0, 1) if is_and else (1, 0)
+
+        def start(a: int, b: int):
+            if a == absorbing or b == absorbing:
+                return absorbing
+            if a == neutral or a == b:
+                return b
+            if b == neutral:
+                return a
+            if a > b:
+                a, b = b, a
+            hit = cache.get((a, b))
+            if hit is not None:
+                return hit
+            va, vb = var[a], var[b]
+            if va == vb:
+                tasks = [(s1 & s2, c1, c2) for s1, c1 in edges[a] for s2, c2 in edges[b] if s1 & s2]
+            elif rank[va] < rank[vb]:
+                tasks = [(s1, c1, b) for s1, c1 in edges[a]]
+            else:
+                va = vb
+                tasks = [(s2, a, c2) for s2, c2 in edges[b]]
+            return [(a, b), va, tasks, 0, []]
+
+        first = start(a, b)
+        if isinstance(first, int):
+            return first
+        stack = [first]
+        while True:
+            frame = stack[-1]
+            tasks = frame[2]
+            i = frame[3]
+            if i < len(tasks):
+                s, c1, c2 = tasks[i]
+                sub = start(c1, c2)
+                if isinstance(sub, int):
+                    frame[4].append((s, sub))
+                    frame[3] = i + 1
+                else:
+                    stack.append(sub)
+                continue
+            result = node(frame[1], frame[4])
+            cache[frame[0]] = result
+            stack.pop()
+            if not stack:
+                return result
+            parent = stack[-1]
+            parent[4].append((parent[2][parent[3]][0], result))
+            parent[3] += 1
+
+    def restrict(self, a: int, p: Sequence[int]) -> int:
+        """``a`` with every edge label intersected with the path ``p`` (line 6 of Algorithm 4)."""
+        return self._apply(True, a, 1, tuple(p))
+
+    def _terminal(self, is_and: bool, a: int, b: int) -> tuple[int, int] | int:
+        """Constant cases of Algorithm 4: a finished node id, or the pair to recurse on
+        (``b == -1`` means: restrict ``a`` to the path)."""
+        if a <= 1 or b <= 1:
+            if is_and:
+                if a == 0 or b == 0:
+                    return 0
+                if a == 1:
+                    return 1 if b == 1 else (b, -1)
+                return (a, -1)
+            if a == 1 or b == 1:
+                return 1
+            if a == 0:
+                return 0 if b == 0 else (b, -1)
+            return (a, -1)
+        if a > b:
+            a, b = b, a
+        return (a, b)
+
+    def _apply(self, is_and: bool, a: int, b: int, p: tuple[int, ...]) -> int:
+        var, edges, vars_mask, full = self.var, self.edges, self.vars_mask, self.full
+        cache = self._apply_cache
+        node = self.node
+        policy = self.policy
+
+        def start(a: int, b: int, p: tuple[int, ...]):
+            """A finished id, or a new frame for the call (a, b, p)."""
+            if b == -1:
+                if a <= 1:
+                    return a
+            else:
+                t = self._terminal(is_and, a, b)
+                if isinstance(t, int):
+                    return t
+                a, b = t
+            vm = vars_mask[a] if b < 0 else vars_mask[a] | vars_mask[b]
+            pstar = tuple([p[i] for i in bits_of(vm)])
+            if b < 0 and pstar == tuple([full[i] for i in bits_of(vm)]):
+                return a  # nothing to restrict
+            key = (None if b < 0 else is_and, a, b, pstar)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+            if b >= 0 and policy and var[b] != var[a]:
+                if policy == 1:
+                    swap = var[b] < var[a]
+                elif policy == 2:
+                    swap = True
+                else:
+                    swap = vars_mask[b].bit_count() < vars_mask[a].bit_count()
+                if swap:
+                    a, b = b, a
+            v = var[a]
+            pv = p[v]
+            tasks = []
+            if b >= 0 and var[b] == v:
+                for s1, c1 in edges[a]:
+                    s1 &= pv
+                    if not s1:
+                        continue
+                    for s2, c2 in edges[b]:
+                        s = s1 & s2
+                        if s:
+                            tasks.append((s, c1, c2))
+            else:
+                for s1, c1 in edges[a]:
+                    s = s1 & pv
+                    if s:
+                        tasks.append((s, c1, b))
+            # frame: [key, var, tasks, next task index, results, path]
+            return [key, v, tasks, 0, [], p]
+
+        first = start(a, b, p)
+        if isinstance(first, int):
+            return first
+        stack = [first]
+        while True:
+            frame = stack[-1]
+            key, v, tasks, i, results, fp = frame
+            if i < len(tasks):
+                s, c1, c2 = tasks[i]
+                p2 = fp[:v] + (s,) + fp[v + 1 :]
+                sub = start(c1, c2, p2)
+                if isinstance(sub, int):
+                    results.append((s, sub))
+                    frame[3] = i + 1
+                else:
+                    stack.append(sub)
+                continue
+            result = node(v, results)
+            cache[key] = result
+            stack.pop()
+            if not stack:
+                return result
+            parent = stack[-1]
+            parent[4].append((parent[2][parent[3]][0], result))
+            parent[3] += 1

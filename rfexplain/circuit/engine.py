@@ -1,0 +1,314 @@
+"""The knowledge-compilation engine, ``engine="circuit"`` (papers ``000`` and ``002``).
+
+The forest is compiled, lazily and once per class, into a class formula: a conjunction of weak
+test-once decision graphs (Algorithm 3B, the default) or a single such graph (Algorithm 3A,
+``compiler="3A"``). Each decision graph compares the votes of two classes; by default it is
+built directly in a fixed variable order (``method="count"``,
+:mod:`rfexplain.circuit.compilers.votecount`), which gives the very graph the paper's sorting network
+with Apply would (``method="sortnet"``) in a fraction of the time. For an instance ``v``
+decided ``c``, the complete reason (Proposition 7 of
+``002``) and the general reason are read off the class formula of ``c`` in linear time as NNF
+circuits, and every query is answered from them:
+
+==============================  ===========================================================
+sufficient reasons              prime implicants of the complete reason
+necessary reasons               prime implicates of the complete reason
+shortest sufficient/necessary   Algorithm 2 (ssr) / Algorithm 1 (snr) of ``002``
+contrastive reasons toward t    prime implicates of the "why not t" complete reason of the
+                                negated Algorithm 3A class formula of ``t`` (Table 4 of ``000``)
+robustness                      Algorithm 5 of ``000``
+shortest flips                  Algorithms 6-7 of ``000`` (shortest general necessary reasons),
+                                on the general reason restricted to the features of V
+general necessary reasons       Algorithms 6-7 with the variable sets of all necessary reasons
+general sufficient reasons      maximal boxes inside the class formula over each AXp's features
+==============================  ===========================================================
+
+One sufficient (necessary) reason is found greedily by evaluating the monotone complete reason.
+Every reason carries witnesses found on the decision graphs, exactly like the other engines'.
+
+Example
+-------
+>>> from sklearn.datasets import load_iris
+>>> from sklearn.ensemble import RandomForestClassifier
+>>> from rfexplain import Explainer
+>>> X, y = load_iris(return_X_y=True)
+>>> model = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+>>> d = Explainer(model, engine="circuit").explain(X[0])
+>>> d.robustness() >= 1
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import OrderedDict
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from rfexplain.core.budget import Budget
+from rfexplain.circuit.compilers.classformula import ClassFormulas
+from rfexplain.circuit.compilers.nnf import Circuit, NNFManager
+from rfexplain.core.forest import Forest
+from rfexplain.circuit.logic.closed_forms import complete_reason, general_reason
+from rfexplain.circuit.logic.flips import Clause, gnrs, one_set_at_a_time, sgnr
+from rfexplain.circuit.logic.general import false_projections, find_world, maximal_boxes
+from rfexplain.circuit.logic.implicants import holds, prime_implicants, prime_implicates, robustness, snr, ssr
+from rfexplain.core.reasons import Reason, Witness
+from rfexplain.engines.base import QUERIES, EngineBase, Instance
+
+__all__ = ["CircuitEngine"]
+
+log = logging.getLogger(__name__)
+
+COMPILERS = ("3A", "3B")
+
+
+def _states(mask: int) -> list[int]:
+    return [s for s in range(mask.bit_length()) if mask >> s & 1]
+
+
+def _features(mask: int) -> list[int]:
+    return [f for f in range(mask.bit_length()) if mask >> f & 1]
+
+
+class _Analysis:
+    """Complete and general reason of one decision, built once and shared by the queries."""
+
+    def __init__(self, engine: "CircuitEngine", instance: Instance, budget: Budget | None = None) -> None:
+        self.engine = engine
+        self.instance = instance
+        self.v = tuple(int(s) for s in instance.states)
+        self.c = instance.prediction
+        self.conjuncts = engine.class_formula(self.c, budget)
+        self.nnf = NNFManager(engine.forest.states_per_feature)
+        self._cr: int | None = None
+        self._gr: int | None = None
+
+    @property
+    def cr(self) -> int:
+        if self._cr is None:
+            self._cr = complete_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf)
+        return self._cr
+
+    @property
+    def gr(self) -> int:
+        if self._gr is None:
+            self._gr = general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf)
+        return self._gr
+
+    def general_reason_on(self, variables: int) -> int:
+        """The general reason with the literals outside the features ``variables`` (a bit mask)
+        set to true: all that Algorithm 6 keeps when it wants clauses within them."""
+        return general_reason(self.engine.formulas.dg, self.conjuncts, self.v, self.nnf, variables=variables)
+
+
+class CircuitEngine(EngineBase):
+    """Explanations read off compiled class formulas (``engine="circuit"``).
+
+    Parameters
+    ----------
+    forest : Forest
+    compiler : {"3B", "3A"}
+        Class formulas as conjunctions of decision graphs (Algorithm 3B) or as single graphs
+        (Algorithm 3A). Contrastive reasons always use Algorithm 3A for the target class.
+    method : {"count", "sortnet"}
+        How Algorithm 3B builds each vote-threshold graph: by direct counting (default) or by the
+        paper's sorting network with Apply; both give the same graph
+        (:class:`~rfexplain.circuit.compilers.classformula.ClassFormulas`).
+    order : {"depth", "trees", "frequency", "index"}
+        The variable order of the decision graphs.
+    """
+
+    name = "circuit"
+    queries = frozenset(QUERIES)
+
+    def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "depth") -> None:
+        super().__init__(forest)
+        if compiler not in COMPILERS:
+            raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
+        self.compiler = compiler
+        self.formulas = ClassFormulas(forest, method=method, order=order)
+        self.relevant = sum(1 << f for f in forest.tested_features)
+        self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
+
+    # ------------------------------------------------------------------ plumbing
+    def class_formula(self, cls: int, budget: Budget | None = None) -> tuple[int, ...]:
+        """The compiled class formula of ``cls``: decision graphs to be conjoined. Compiling
+        stops with :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` expires (an
+        enumeration then ends as stopped by its timeout)."""
+        return self.formulas.conjuncts(cls, self.compiler, budget)
+
+    def _analysis(self, instance: Instance, budget: Budget | None = None) -> _Analysis:
+        key = tuple(instance.states)
+        a = self._cache.get(key)
+        if a is None or a.instance.values != instance.values:
+            a = _Analysis(self, instance, budget)
+            self._cache[key] = a
+            while len(self._cache) > 16:
+                self._cache.popitem(last=False)
+        return a
+
+    def _reason(self, kind: str, instance: Instance, literals: Mapping[int, Sequence[int]],
+                witnesses: Sequence[Witness], target: int | None = None) -> Reason:
+        return Reason.of(
+            kind, literals, target=target, space=self.forest.space, instance=instance.values,
+            decision=instance.prediction, witnesses=witnesses,
+        )
+
+    def _witness(self, instance: Instance, world: tuple[int, ...] | None, dropped: int | None = None) -> Witness:
+        if world is None:
+            raise RuntimeError("internal error: no witness world found for a reason (please report)")
+        prediction = int(self.forest.predict_states(np.asarray([world], dtype=np.int64))[0])
+        values = self.forest.values_for_states(world, instance.values)
+        return Witness(values, prediction, dropped=dropped)
+
+    def _flip_world(self, a: _Analysis, keep: Sequence[int]) -> tuple[int, ...] | None:
+        """A state vector decided differently that agrees with the instance on ``keep``."""
+        fixed = {f: a.v[f] for f in keep}
+        return find_world(self.formulas.dg, a.conjuncts, 0, fixed, a.v)
+
+    def _sufficient(self, a: _Analysis, mask: int, kind: str = "sufficient",
+                    literals: Mapping[int, Sequence[int]] | None = None) -> Reason:
+        feats = _features(mask)
+        witnesses = []
+        for f in feats:
+            keep = [g for g in feats if g != f]
+            witnesses.append(self._witness(a.instance, self._flip_world(a, keep), dropped=f))
+        lits = literals if literals is not None else {f: [a.v[f]] for f in feats}
+        return self._reason(kind, a.instance, lits, witnesses)
+
+    def _necessary(self, a: _Analysis, mask: int) -> Reason:
+        keep = [f for f in range(self.forest.n_features) if not mask >> f & 1]
+        world = self._flip_world(a, keep)
+        return self._reason("necessary", a.instance, {f: [a.v[f]] for f in _features(mask)},
+                            [self._witness(a.instance, world)])
+
+    @staticmethod
+    def _ordered(masks: Sequence[int]) -> list[int]:
+        return sorted(masks, key=lambda m: (m.bit_count(), m))
+
+    # ------------------------------------------------------------------ sufficient / necessary
+    def sufficient_reason(self, instance: Instance) -> Reason:
+        a = self._analysis(instance)
+        kept = self.relevant
+        for f in _features(self.relevant):
+            if holds(a.nnf, a.cr, kept & ~(1 << f)):
+                kept &= ~(1 << f)
+        return self._sufficient(a, kept)
+
+    def necessary_reason(self, instance: Instance) -> Reason | None:
+        a = self._analysis(instance)
+        if holds(a.nnf, a.cr, 0):
+            return None
+        changed = self.relevant
+        for f in _features(self.relevant):
+            trial = changed & ~(1 << f)
+            if not holds(a.nnf, a.cr, self.relevant & ~trial):
+                changed = trial
+        return self._necessary(a, changed)
+
+    def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        masks = prime_implicants(a.nnf, a.cr, budget)
+        for m in self._ordered(masks or []):
+            yield self._sufficient(a, m)
+
+    def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        masks = prime_implicates(a.nnf, a.cr, budget)
+        for m in self._ordered(masks or []):
+            yield self._necessary(a, m)
+
+    def shortest_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        for m in self._ordered(ssr(a.nnf, a.cr, budget) or []):
+            yield self._sufficient(a, m)
+
+    def shortest_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        for m in self._ordered(snr(a.nnf, a.cr, budget) or []):
+            yield self._necessary(a, m)
+
+    def contrastive_reasons(self, instance: Instance, target: int, budget: Budget) -> Iterator[Reason]:
+        if not 0 <= target < self.forest.n_classes:
+            raise ValueError(f"target must be a class index in [0, {self.forest.n_classes}). Got {target!r} instead.")
+        a = self._analysis(instance, budget)
+        root = self.formulas.dg_3a(target, budget)
+        nnf = NNFManager(self.forest.states_per_feature)
+        why_not = complete_reason(self.formulas.dg, [root], a.v, nnf, negated=True)
+        masks = prime_implicates(nnf, why_not, budget)
+        for m in self._ordered(masks or []):
+            fixed = {f: a.v[f] for f in range(self.forest.n_features) if not m >> f & 1}
+            world = find_world(self.formulas.dg, [root], 1, fixed, a.v)
+            yield self._reason("contrastive", instance, {f: [a.v[f]] for f in _features(m)},
+                               [self._witness(instance, world)], target=target)
+
+    def robustness(self, instance: Instance) -> float:
+        a = self._analysis(instance)
+        r, _ = robustness(a.nnf, a.cr)
+        return r if r == math.inf else int(r)
+
+    # ------------------------------------------------------------------ complete / general reasons
+    def complete_reason(self, instance: Instance) -> Circuit:
+        a = self._analysis(instance)
+        return Circuit(a.nnf, a.cr, self.forest.feature_names, title="complete reason")
+
+    def general_reason(self, instance: Instance) -> Circuit:
+        a = self._analysis(instance)
+        return Circuit(a.nnf, a.gr, self.forest.feature_names, title="general reason")
+
+    def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        axps = prime_implicants(a.nnf, a.cr, budget)
+        if axps is None:
+            return
+        full = self.formulas.dg.full
+        for m in self._ordered(axps):
+            feats = _features(m)
+            proj = false_projections(self.formulas.dg, a.conjuncts, feats, budget)
+            if proj is None:
+                return
+            boxes = maximal_boxes(proj, [a.v[f] for f in feats], [full[f] for f in feats], budget)
+            if boxes is None:
+                return
+            base = None
+            for box in boxes:
+                if base is None:
+                    base = self._sufficient(a, m)
+                literals = {f: _states(b) for f, b in zip(feats, box)}
+                yield Reason.of("general_sufficient", literals, space=self.forest.space,
+                                instance=instance.values, decision=instance.prediction,
+                                witnesses=base.witnesses)
+
+    def _gnr_reasons(self, a: _Analysis, clauses: list[Clause]) -> list[Reason]:
+        out = []
+        full = self.formulas.dg.full
+        for clause in clauses:
+            world = list(a.v)
+            for f, m in clause:
+                world[f] = (full[f] & ~m & -(full[f] & ~m)).bit_length() - 1
+            literals = {f: _states(m) for f, m in clause}
+            out.append(self._reason("general_necessary", a.instance, literals,
+                                    [self._witness(a.instance, tuple(world))]))
+        return sorted(out, key=lambda r: (len(r), sorted(r.features), [sorted(l.states) for l in r.conditions]))
+
+    def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        nrs = prime_implicates(a.nnf, a.cr, budget)
+        if nrs is None:
+            return
+        clauses = one_set_at_a_time(gnrs, a.nnf, a.general_reason_on, nrs, budget)
+        yield from self._gnr_reasons(a, clauses or [])
+
+    def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        a = self._analysis(instance, budget)
+        r, V = robustness(a.nnf, a.cr)
+        if r == math.inf:
+            return
+        clauses = one_set_at_a_time(sgnr, a.nnf, a.general_reason_on, V, budget)
+        yield from self._gnr_reasons(a, clauses or [])
+
+    def close(self) -> None:
+        self._cache.clear()

@@ -1,9 +1,0 @@
-"""Knowledge compilation of forests: NNF circuits, sorting networks, weak test-once decision
-graphs with Apply, and the class formulas of Algorithms 3, 3A and 3B (circuit paper ``000``)."""
-
-from .classformula import ClassFormulas, tree_class_nnf
-from .dgraph import DGManager
-from .nnf import Circuit, NNFManager
-from .sortnet import sortnet, threshold
-
-__all__ = ["NNFManager", "Circuit", "DGManager", "ClassFormulas", "tree_class_nnf", "sortnet", "threshold"]

@@ -1,0 +1,115 @@
+"""Budgets (``limit=``, ``timeout=``) and the enumeration result that reports whether it finished.
+
+An enumeration never returns a sentinel: it is an iterator of :class:`~rfexplain.core.reasons.Reason`
+that, once exhausted, says whether it is ``complete`` or was cut short (``stopped_by`` is
+``"limit"`` or ``"timeout"``). Engines receive the :class:`Budget` and must poll
+:meth:`Budget.expired` inside long searches, returning as soon as it says so.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterator, TypeVar
+
+__all__ = ["Budget", "BudgetExpired", "Enumeration"]
+
+T = TypeVar("T")
+
+
+class BudgetExpired(Exception):
+    """Raised by long preparatory work (compiling a class formula) when the budget of the query
+    that started it expires; an :class:`Enumeration` then ends as stopped by ``"timeout"``."""
+
+
+class Budget:
+    """A wall-clock budget for one query; ``limit`` is enforced by :class:`Enumeration`."""
+
+    def __init__(self, *, limit: int | None = None, timeout: float | None = None) -> None:
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise ValueError(f"limit must be a non-negative integer or None. Got {limit!r} instead.")
+        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout < 0):
+            raise ValueError(f"timeout must be a non-negative number of seconds or None. Got {timeout!r} instead.")
+        self.limit = limit
+        self.timeout = timeout
+        self.started = time.monotonic()
+        self.deadline = None if timeout is None else self.started + float(timeout)
+        self.timed_out = False
+
+    @classmethod
+    def unlimited(cls) -> "Budget":
+        return cls()
+
+    def remaining(self) -> float | None:
+        """Seconds left, or ``None`` without a timeout (never negative)."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    def expired(self) -> bool:
+        """True once the deadline has passed; the engine must then stop and return."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+class Enumeration(Iterator[T]):
+    """Lazily enumerated results with an honest completion status.
+
+    Attributes
+    ----------
+    complete : bool or None
+        ``None`` while the enumeration runs; then ``True`` when every result was produced, and
+        ``False`` when a budget cut it short.
+    stopped_by : str or None
+        ``"limit"`` or ``"timeout"`` when cut short. Reaching ``limit`` results counts as cut
+        short even if no further result exists (finding out would cost another search).
+    count : int
+        Results produced so far.
+    """
+
+    def __init__(self, source: Callable[[Budget], Iterator[T]], budget: Budget) -> None:
+        self.budget = budget
+        self._iterator = source(budget)
+        self.complete: bool | None = None
+        self.stopped_by: str | None = None
+        self.count = 0
+
+    def __iter__(self) -> "Enumeration[T]":
+        return self
+
+    def __next__(self) -> T:
+        if self.complete is not None:
+            raise StopIteration
+        if self.budget.limit is not None and self.count >= self.budget.limit:
+            self._finish("limit")
+            raise StopIteration
+        if self.budget.expired():
+            self._finish("timeout")
+            raise StopIteration
+        try:
+            item = next(self._iterator)
+        except BudgetExpired:
+            self._finish("timeout")
+            raise StopIteration from None
+        except StopIteration:
+            self._finish("timeout" if self.budget.timed_out else None)
+            raise
+        self.count += 1
+        return item
+
+    def _finish(self, stopped_by: str | None) -> None:
+        self.stopped_by = stopped_by
+        self.complete = stopped_by is None
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            close()
+
+    def elapsed(self) -> float:
+        return self.budget.elapsed()
+
+    def __repr__(self) -> str:
+        state = "running" if self.complete is None else ("complete" if self.complete else f"stopped by {self.stopped_by}")
+        return f"Enumeration({self.count} results, {state})"

@@ -1,0 +1,264 @@
+"""Explanation values: :class:`Literal`, :class:`Reason` and :class:`Witness` (DESIGN.md section 2).
+
+A literal ``x in S`` constrains one feature to a set of its states. A *sufficient* reason (and a
+general sufficient reason) is a conjunction of literals: any input satisfying all of them gets the
+decision. A *necessary* reason (a prime implicate; also a contrastive or general necessary reason)
+is a disjunction of literals: the decision holds only while at least one of them does, and
+changing all its features (appropriately) flips the decision. Reasons are values: hashable,
+comparable and printable, with equality on kind, target and literals only.
+
+Example
+-------
+>>> from rfexplain.core.forest import FeatureSpace
+>>> space = FeatureSpace(("petal width (cm)",), ((0.8, 1.75),), ("setosa", "versicolor"))
+>>> str(Reason.of("sufficient", {0: {0}}, space=space))
+'petal width (cm) <= 0.80'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from rfexplain.core.forest import FeatureSpace, largest_float32_at_most
+
+__all__ = ["Literal", "Reason", "Witness", "REASON_KINDS", "format_threshold", "describe_states"]
+
+CONJUNCTIVE_KINDS = ("sufficient", "general_sufficient")
+DISJUNCTIVE_KINDS = ("necessary", "contrastive", "general_necessary")
+REASON_KINDS = CONJUNCTIVE_KINDS + DISJUNCTIVE_KINDS
+
+
+@dataclass(frozen=True, order=True)
+class Literal:
+    """``feature in states``: a condition on one discretised feature."""
+
+    feature: int
+    states: frozenset[int]
+
+    def __post_init__(self) -> None:
+        if not self.states:
+            raise ValueError(f"literal on feature {self.feature} has no state")
+
+    def describe(self, space: FeatureSpace | None) -> str:
+        """The condition on raw values, with the feature's name (``2.45 < petal length <= 4.75``)."""
+        if space is None:
+            return f"x{self.feature} in {{{', '.join(map(str, sorted(self.states)))}}}"
+        return describe_states(space.feature_names[self.feature], self.states, space.thresholds[self.feature])
+
+    def to_dict(self, space: FeatureSpace | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"feature": self.feature, "states": sorted(self.states)}
+        if space is not None:
+            out["name"] = space.feature_names[self.feature]
+            out["condition"] = self.describe(space)
+            out["intervals"] = [
+                [_json_float(lo), _json_float(hi)] for lo, hi in _intervals(self.states, space.thresholds[self.feature])
+            ]
+        return out
+
+
+@dataclass(frozen=True)
+class Witness:
+    """An instance that proves part of a reason using nothing but the classifier.
+
+    For a necessary or contrastive reason: an instance differing from the explained one only on
+    the reason's features and classified ``prediction`` (not the explained class, or the target).
+    For a sufficient reason: ``dropped`` is a feature of the reason, and the instance agrees with
+    the explained one on the reason's other features but is classified differently, which shows
+    the reason would not be sufficient without ``dropped``.
+    """
+
+    values: tuple[float, ...]
+    prediction: int
+    dropped: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"values": list(self.values), "prediction_index": self.prediction, "dropped": self.dropped}
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A sufficient, necessary, contrastive or general reason for one decision.
+
+    Equality and hashing use ``kind``, ``target`` and ``conditions`` only; the feature space,
+    the explained instance and the witnesses ride along for rendering and verification.
+    """
+
+    kind: str
+    conditions: tuple[Literal, ...]
+    target: int | None = None
+    space: FeatureSpace | None = field(default=None, compare=False, repr=False)
+    instance: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
+    decision: int | None = field(default=None, compare=False, repr=False)
+    witnesses: tuple[Witness, ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in REASON_KINDS:
+            raise ValueError(f"kind must be one of {list(REASON_KINDS)}. Got {self.kind!r} instead.")
+        features = [lit.feature for lit in self.conditions]
+        if len(set(features)) != len(features):
+            raise ValueError("a reason has at most one literal per feature")
+        if list(self.conditions) != sorted(self.conditions, key=lambda lit: lit.feature):
+            object.__setattr__(self, "conditions", tuple(sorted(self.conditions, key=lambda lit: lit.feature)))
+
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        literals: Mapping[int, Iterable[int]],
+        *,
+        target: int | None = None,
+        space: FeatureSpace | None = None,
+        instance: Iterable[float] | None = None,
+        decision: int | None = None,
+        witnesses: Iterable[Witness] = (),
+    ) -> "Reason":
+        """Build a reason from a mapping feature -> states."""
+        return cls(
+            kind=kind,
+            conditions=tuple(Literal(int(f), frozenset(int(s) for s in states)) for f, states in literals.items()),
+            target=target,
+            space=space,
+            instance=tuple(float(v) for v in instance) if instance is not None else None,
+            decision=decision,
+            witnesses=tuple(witnesses),
+        )
+
+    @property
+    def features(self) -> frozenset[int]:
+        """The features the reason mentions."""
+        return frozenset(lit.feature for lit in self.conditions)
+
+    @property
+    def literals(self) -> dict[int, frozenset[int]]:
+        """Feature -> set of states (a fresh dict; the reason itself is immutable)."""
+        return {lit.feature: lit.states for lit in self.conditions}
+
+    @property
+    def is_conjunction(self) -> bool:
+        return self.kind in CONJUNCTIVE_KINDS
+
+    def __len__(self) -> int:
+        return len(self.conditions)
+
+    def __str__(self) -> str:
+        if not self.conditions:
+            return "true" if self.is_conjunction else "false"
+        joiner = " and " if self.is_conjunction else " or "
+        parts = [lit.describe(self.space) for lit in self.conditions]
+        if len(parts) > 1:
+            parts = [f"({p})" if " or " in p else p for p in parts]
+        return joiner.join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (names, conditions, intervals, witnesses)."""
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "features": sorted(self.features),
+            "literals": [lit.to_dict(self.space) for lit in self.conditions],
+            "text": str(self),
+        }
+        if self.space is not None:
+            out["feature_names"] = [self.space.feature_names[f] for f in sorted(self.features)]
+        if self.target is not None:
+            out["target_index"] = self.target
+            if self.space is not None:
+                out["target"] = _json_label(self.space.classes[self.target])
+        if self.witnesses:
+            out["witnesses"] = [w.to_dict() for w in self.witnesses]
+        return out
+
+
+def format_threshold(t: float) -> str:
+    """The float32 number an input must not exceed to satisfy ``x <= t``, printed shortest.
+
+    Inputs are compared as float32 (DESIGN.md section 1): ``float32(x) <= t`` holds iff
+    ``float32(x) <= m`` where ``m`` is the largest float32 not above ``t``; this prints ``m`` with
+    the fewest digits that read back as ``m`` (at least two decimals).
+    """
+    return _f32_text(largest_float32_at_most(t))
+
+
+def _f32_text(value: float) -> str:
+    v = np.float32(value)
+    if v != 0 and not 1e-4 <= abs(float(v)) < 1e7:
+        return np.format_float_scientific(v, unique=True)
+    return np.format_float_positional(v, unique=True, trim="k", min_digits=2)
+
+
+def _upper_bound(t: float) -> tuple[str, str]:
+    """``x <= t`` on float32 inputs, exactly, as ``("<=", m)`` or ``("<", m')``, whichever is shorter
+    (``m`` the largest float32 not above ``t``, ``m'`` the next float32)."""
+    at_most = largest_float32_at_most(t)
+    below = _f32_text(float(np.nextafter(np.float32(at_most), np.float32(np.inf))))
+    le = _f32_text(at_most)
+    return ("<", below) if len(below) < len(le) else ("<=", le)
+
+
+def _lower_bound(t: float) -> tuple[str, str]:
+    """``x > t`` on float32 inputs, exactly, as ``(">", m)`` or ``(">=", m')``, whichever is shorter."""
+    op, text = _upper_bound(t)
+    return (">", text) if op == "<=" else (">=", text)
+
+
+def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tuple[float, float]]:
+    """Maximal runs of consecutive states as raw intervals ``(low, high]``."""
+    ordered = sorted(states)
+    runs: list[tuple[int, int]] = []
+    for s in ordered:
+        if runs and runs[-1][1] == s - 1:
+            runs[-1] = (runs[-1][0], s)
+        else:
+            runs.append((s, s))
+    n = len(thresholds)
+    return [
+        (thresholds[a - 1] if a > 0 else -math.inf, thresholds[b] if b < n else math.inf) for a, b in runs
+    ]
+
+
+def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, ...]) -> str:
+    """Render ``name in states`` as exact conditions on float32 raw values.
+
+    One interval reads ``name <= 0.80``, ``name > 1.75`` or ``2.45 < name <= 4.75`` (``<`` and
+    ``>=`` appear where they print a shorter exact bound); several read
+    ``name in (1.00, 2.00] or (3.00, 4.00]``; all states read ``name is anything``.
+    """
+    intervals = _intervals(states, thresholds)
+    if len(intervals) == 1:
+        lo, hi = intervals[0]
+        if math.isinf(lo) and math.isinf(hi):
+            return f"{name} is anything"
+        if math.isinf(lo):
+            op, text = _upper_bound(hi)
+            return f"{name} {op} {text}"
+        if math.isinf(hi):
+            op, text = _lower_bound(lo)
+            return f"{name} {op} {text}"
+        lop, ltext = _lower_bound(lo)
+        hop, htext = _upper_bound(hi)
+        return f"{ltext} {'<' if lop == '>' else '<='} {name} {hop} {htext}"
+    pieces = []
+    for lo, hi in intervals:
+        if math.isinf(lo):
+            left = "(-inf"
+        else:
+            lop, ltext = _lower_bound(lo)
+            left = ("(" if lop == ">" else "[") + ltext
+        if math.isinf(hi):
+            right = "+inf)"
+        else:
+            hop, htext = _upper_bound(hi)
+            right = htext + ("]" if hop == "<=" else ")")
+        pieces.append(f"{left}, {right}")
+    return f"{name} in " + " or ".join(pieces)
+
+
+def _json_float(value: float) -> float | str:
+    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+
+
+def _json_label(label: Any) -> Any:
+    return label.item() if isinstance(label, np.generic) else label

@@ -1,0 +1,104 @@
+"""Reading fitted scikit-learn tree classifiers into raw trees (DESIGN.md section 1).
+
+scikit-learn itself is imported lazily: JSON-only workflows and ``rfexplain --help`` never pay
+for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rfexplain.core.errors import NotFittedError, UnsupportedModelError
+
+__all__ = ["ImportedModel", "raw_trees_of", "final_estimator"]
+
+_SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
+
+
+@dataclass(frozen=True)
+class ImportedModel:
+    trees: list[dict[str, Any]]
+    n_features: int
+    classes: list[Any]
+    feature_names: list[str] | None
+    source: str
+
+
+def final_estimator(model: Any) -> Any:
+    """The tree classifier inside ``model`` (the model itself, or a pipeline's last step).
+
+    A pipeline is accepted only when every step before the classifier is absent
+    (``None`` or ``"passthrough"``): otherwise the forest sees transformed features, and the
+    explanation must be computed on those.
+    """
+    steps = getattr(model, "steps", None)
+    if steps is None or not isinstance(steps, list):
+        return model
+    for name, step in steps[:-1]:
+        if step is not None and step != "passthrough":
+            raise UnsupportedModelError(
+                f"the pipeline transforms its input in step {name!r} ({type(step).__name__}) before the "
+                "forest: explain the final forest (pipeline[-1]) on the transformed features "
+                "(pipeline[:-1].transform(X)) instead"
+            )
+    return steps[-1][1]
+
+
+def raw_trees_of(model: Any) -> ImportedModel:
+    """Extract the trees of a fitted scikit-learn classifier as raw node arrays."""
+    estimator = final_estimator(model)
+    kind = type(estimator).__name__
+    if kind not in _SUPPORTED or not _is_sklearn(estimator):
+        raise UnsupportedModelError(
+            f"model must be one of {list(_SUPPORTED)} (or a Pipeline ending in one). "
+            f"Got {kind} instead."
+        )
+    if kind == "DecisionTreeClassifier":
+        if not hasattr(estimator, "tree_"):
+            raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
+        trees = [estimator]
+    else:
+        if not hasattr(estimator, "estimators_"):
+            raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
+        trees = list(estimator.estimators_)
+    if getattr(estimator, "n_outputs_", 1) != 1:
+        raise UnsupportedModelError("multi-output classifiers are not supported")
+    classes = np.asarray(estimator.classes_).tolist()
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None:
+        names = getattr(model, "feature_names_in_", None)
+    raw = [_raw_tree(t.tree_, len(classes)) for t in trees]
+    return ImportedModel(
+        trees=raw,
+        n_features=int(estimator.n_features_in_),
+        classes=classes,
+        feature_names=[str(n) for n in names] if names is not None else None,
+        source=f"{kind}(n_trees={len(trees)})",
+    )
+
+
+def _is_sklearn(estimator: Any) -> bool:
+    return type(estimator).__module__.startswith("sklearn.")
+
+
+def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
+    """Node arrays of one fitted ``sklearn.tree._tree.Tree``.
+
+    A leaf votes for ``argmax(tree.value[leaf, 0, :])`` (lowest index on ties), which is what the
+    tree's own ``predict`` returns.
+    """
+    if tree.value.shape[2] != n_classes:
+        raise UnsupportedModelError(
+            f"a tree has {tree.value.shape[2]} class columns but the model has {n_classes} classes"
+        )
+    feature = np.asarray(tree.children_left) >= 0
+    return {
+        "feature": np.where(feature, tree.feature, -1).tolist(),
+        "threshold": np.where(feature, tree.threshold, 0.0).tolist(),
+        "left": tree.children_left.tolist(),
+        "right": tree.children_right.tolist(),
+        "label": np.argmax(tree.value[:, 0, :], axis=1).tolist(),
+    }

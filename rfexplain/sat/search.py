@@ -1,0 +1,375 @@
+"""The SAT engine's search procedures: AXp as a MUS, CXp as an MCS, enumeration of both by
+hitting-set duality, minimum AXps by minimum hitting sets and minimum CXps by MaxSAT.
+
+Everything works on a :class:`SelectorOracle`: an incremental SAT solver loaded once with one
+formula of :class:`~rfexplain.sat.encodings.ForestEncoding` ("the forest does not predict ``c``" or
+"the forest predicts ``t``") and queried with the selector literals of a set of features fixed
+to the explained instance's states (SAT paper, section 4: hard part ``H``, soft unit clauses
+``S``). A query answers *SAT* with a counterexample state vector (a witness) or *UNSAT* with a
+core (a subset of the fixed features that is already sufficient).
+
+References: Izza & Marques-Silva, *On Explaining Random Forests with SAT*, IJCAI 2021,
+section 4 (AXp = MUS of ``<H, S>``, CXp = MCS, enumeration with MARCO-style hitting-set duality,
+citing Liffiton et al. 2016 and Ignatiev et al. 2020).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+from pysat.examples.hitman import Hitman
+from pysat.examples.rc2 import RC2
+from pysat.formula import WCNF
+from pysat.solvers import Solver
+
+from rfexplain.core.budget import Budget
+from rfexplain.sat.encodings import ForestEncoding, Formula
+
+__all__ = ["SolverStats", "SelectorOracle", "Search", "Found"]
+
+log = logging.getLogger(__name__)
+
+#: Conflicts granted per ``solve_limited`` round when a wall-clock budget applies (CaDiCaL
+#: cannot be interrupted, so budgets are enforced between rounds for every solver alike).
+CONFLICT_CHUNK = 2000
+
+
+@dataclass
+class SolverStats:
+    """Counters over the SAT calls of an engine (read by the benchmark); times are CPU seconds
+    of this process (``time.process_time``), which stay meaningful on a loaded machine."""
+
+    sat_calls: int = 0
+    unsat_calls: int = 0
+    sat_time: float = 0.0
+    unsat_time: float = 0.0
+    max_sat_time: float = 0.0
+    max_unsat_time: float = 0.0
+
+    def record(self, outcome: bool, seconds: float) -> None:
+        if outcome:
+            self.sat_calls += 1
+            self.sat_time += seconds
+            self.max_sat_time = max(self.max_sat_time, seconds)
+        else:
+            self.unsat_calls += 1
+            self.unsat_time += seconds
+            self.max_unsat_time = max(self.max_unsat_time, seconds)
+
+    def copy(self) -> "SolverStats":
+        return SolverStats(**self.__dict__)
+
+
+class SelectorOracle:
+    """An incremental SAT solver over one formula, asked about sets of fixed features.
+
+    Built once per (forest, formula) and kept open for the engine's life: instances change only
+    the assumptions. Use as a context manager or call :meth:`delete`.
+    """
+
+    def __init__(self, encoding: ForestEncoding, formula: Formula, *, solver: str, stats: SolverStats) -> None:
+        self.encoding = encoding
+        self.formula = formula
+        self.solver_name = solver
+        self.solver = Solver(name=solver, bootstrap_with=[list(cl) for cl in formula.clauses])
+        self.stats = stats
+
+    def solve(self, assumptions: Sequence[int], budget: Budget | None = None) -> bool | None:
+        """SAT (True), UNSAT (False) or ``None`` when the budget ran out first."""
+        start = time.process_time()
+        if budget is None or budget.deadline is None:
+            outcome: bool | None = bool(self.solver.solve(assumptions=list(assumptions)))
+        else:
+            outcome = None
+            while outcome is None:
+                if budget.expired():
+                    return None
+                self.solver.conf_budget(CONFLICT_CHUNK)
+                outcome = self.solver.solve_limited(assumptions=list(assumptions))
+        assert outcome is not None
+        self.stats.record(outcome, time.process_time() - start)
+        return outcome
+
+    def model(self) -> list[int]:
+        model = self.solver.get_model()
+        if model is None:
+            raise RuntimeError("no model after a satisfiable call")
+        return list(model)
+
+    def core(self) -> list[int]:
+        core = self.solver.get_core()
+        return list(core) if core is not None else []
+
+    def delete(self) -> None:
+        if self.solver is not None:
+            self.solver.delete()
+            self.solver = None  # type: ignore[assignment]
+
+    def __enter__(self) -> "SelectorOracle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.delete()
+
+
+@dataclass(frozen=True)
+class Found:
+    """A reason found by the search, as features plus witness state vectors.
+
+    ``witnesses`` maps each feature of a sufficient reason to a counterexample that agrees with the
+    instance on the reason's other features; a necessary reason has one witness under key ``-1``.
+    """
+
+    features: frozenset[int]
+    witnesses: dict[int, tuple[int, ...]] = field(hash=False, compare=False)
+
+
+class Search:
+    """The search procedures for one instance (its states) against one oracle.
+
+    Parameters
+    ----------
+    oracle : SelectorOracle
+    states : sequence of int
+        The explained instance's state vector; fixing feature ``f`` means assuming
+        ``state(f, states[f])``.
+    """
+
+    def __init__(self, oracle: SelectorOracle, states: Sequence[int]) -> None:
+        self.oracle = oracle
+        self.encoding = oracle.encoding
+        self.v = tuple(states)
+        self.features: tuple[int, ...] = self.encoding.features
+        self.sel = self.encoding.selectors(self.v)
+        self.feature_of = {lit: f for f, lit in self.sel.items()}
+        self._last_model: list[int] = []
+        self._last_states: tuple[int, ...] | None = None
+        self.last_core: frozenset[int] = frozenset()
+
+    @property
+    def last_states(self) -> tuple[int, ...]:
+        """The counterexample of the last satisfiable call (decoded on demand)."""
+        if self._last_states is None:
+            self._last_states = self.encoding.decode(self._last_model)
+        return self._last_states
+
+    # ------------------------------------------------------------------ one query
+    def fixes(self, fixed: Iterable[int], budget: Budget | None = None) -> bool | None:
+        """Whether a counterexample exists with ``fixed`` features at the instance's states.
+
+        True (SAT: :attr:`last_states` holds it), False (UNSAT: :attr:`last_core` holds a subset
+        of ``fixed`` that is UNSAT too) or None (budget exhausted).
+        """
+        outcome = self.oracle.solve([self.sel[f] for f in fixed], budget)
+        if outcome:
+            self._last_model = self.oracle.model()
+            self._last_states = None
+        elif outcome is False:
+            self.last_core = frozenset(self.feature_of[lit] for lit in self.oracle.core() if lit in self.feature_of)
+        return outcome
+
+    # ------------------------------------------------------------------ AXp: deletion-based MUS
+    def axp(
+        self, start: Iterable[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
+    ) -> Found | None:
+        """One AXp inside ``start`` (default: every feature) by deletion-based MUS extraction with
+        core refinement (SAT paper, section 4, "Computing AXps"); ``None`` on budget expiry.
+
+        Every kept feature ``f`` was tested by a satisfiable call fixing a superset of the final
+        reason minus ``f``, whose counterexample is ``f``'s witness: the result is subset-minimal.
+        Raises ``RuntimeError`` if fixing ``start`` is satisfiable (then no AXp lies inside it).
+        """
+        start = list(self.features if start is None else start)
+        outcome = self.fixes(start, budget)
+        if outcome is None:
+            return None
+        if outcome:
+            raise RuntimeError("the fixed features admit a counterexample: no sufficient reason inside them")
+        core = self.last_core
+        todo = [f for f in start if f in core]
+        kept: list[int] = []
+        found: dict[int, tuple[int, ...]] = {}
+        while todo:
+            f = todo.pop(0)
+            outcome = self.fixes(kept + todo, budget)
+            if outcome is None:
+                return None
+            if outcome:
+                kept.append(f)
+                if witnesses:
+                    found[f] = self.last_states
+            else:
+                core = self.last_core
+                todo = [g for g in todo if g in core]
+        return Found(frozenset(kept), found)
+
+    # ------------------------------------------------------------------ CXp: MCS by growing an MSS
+    def cxp_from(self, z: Sequence[int], budget: Budget | None = None) -> Found | None:
+        """One CXp among the features where the counterexample ``z`` differs from the instance:
+        the complement of a maximal satisfiable set of selectors grown from ``z`` (linear search,
+        each model extending the set with every feature it agrees on)."""
+        mss = {f for f in self.features if z[f] == self.v[f]}
+        witness = tuple(z)
+        cxp: list[int] = []
+        for f in self.features:
+            if f in mss:
+                continue
+            outcome = self.fixes(sorted(mss | {f}), budget)
+            if outcome is None:
+                return None
+            if outcome:
+                witness = self.last_states
+                mss |= {g for g in self.features if witness[g] == self.v[g]}
+            else:
+                cxp.append(f)
+        return Found(frozenset(cxp), {-1: witness})
+
+    def cxp(self, budget: Budget | None = None) -> Found | None:
+        """One CXp, or a ``Found`` with no witness when nothing can change the decision; ``None``
+        on budget expiry."""
+        outcome = self.fixes([], budget)
+        if outcome is None:
+            return None
+        if not outcome:
+            return Found(frozenset(), {})
+        return self.cxp_from(self.last_states, budget)
+
+    # ------------------------------------------------------------------ enumeration (MARCO style)
+    def _witness_from_cxps(
+        self, hs: frozenset[int], cxps: Sequence[Found], masks: Sequence[int], budget: Budget | None
+    ) -> dict[int, tuple[int, ...]] | None:
+        """Witnesses for an AXp ``hs`` that is a minimal hitting set of ``cxps`` (``masks`` are
+        their feature bit sets): for each ``f``, a CXp meeting ``hs`` only in ``f`` has a
+        counterexample fixing ``hs - {f}``."""
+        hs_mask = sum(1 << f for f in hs)
+        witnesses: dict[int, tuple[int, ...]] = {}
+        for k in range(len(masks) - 1, -1, -1):
+            common = masks[k] & hs_mask
+            if common and common & (common - 1) == 0:
+                f = common.bit_length() - 1
+                if f not in witnesses:
+                    witnesses[f] = cxps[k].witnesses[-1]
+                    if len(witnesses) == len(hs):
+                        break
+        for f in sorted(hs - witnesses.keys()):  # not a minimal hitting set after all: ask
+            outcome = self.fixes(sorted(hs - {f}), budget)
+            if outcome is None:
+                return None
+            if not outcome:
+                raise RuntimeError(f"hitting set {sorted(hs)} is not subset-minimal")
+            witnesses[f] = self.last_states
+        return witnesses
+
+    def sufficient_reasons(self, budget: Budget, *, minimum: bool = False) -> Iterator[Found]:
+        """Every AXp (``minimum``: every minimum-size AXp) by hitting-set duality.
+
+        A minimal (``minimum``: minimum) hitting set of the CXps found so far is tested: if it is
+        sufficient it is an AXp (a smaller set misses a known CXp) and is yielded and blocked;
+        otherwise its counterexample is shrunk to a new CXp to hit.
+        """
+        if not self.features:
+            outcome = self.fixes([], budget)
+            if outcome is False:
+                yield Found(frozenset(), {})
+            return
+        hitman = Hitman(htype="rc2", solver="g3") if minimum else Hitman(htype="sat", solver="mgh")
+        cxps: list[Found] = []
+        masks: list[int] = []
+        best: int | None = None
+        try:
+            while not budget.expired():
+                hs_list = hitman.get()
+                if hs_list is None:
+                    return
+                hs = frozenset(int(f) for f in hs_list)
+                if best is not None and len(hs) > best:
+                    return
+                outcome = self.fixes(sorted(hs), budget)
+                if outcome is None:
+                    return
+                if outcome:
+                    cx = self.cxp_from(self.last_states, budget)
+                    if cx is None:
+                        return
+                    cxps.append(cx)
+                    masks.append(sum(1 << f for f in cx.features))
+                    hitman.hit(sorted(cx.features))
+                    continue
+                witnesses = self._witness_from_cxps(hs, cxps, masks, budget)
+                if witnesses is None:
+                    return
+                if minimum and best is None:
+                    best = len(hs)
+                yield Found(hs, witnesses)
+                if not hs:
+                    return
+                hitman.block(sorted(hs))
+        finally:
+            hitman.delete()
+
+    def necessary_reasons(self, budget: Budget) -> Iterator[Found]:
+        """Every CXp by the dual loop: a minimal hitting set of the AXps found so far is freed
+        (every other feature fixed); a counterexample makes it a CXp (yielded with that witness
+        and blocked), otherwise the core is shrunk to a new AXp to hit. With the "predicts t"
+        formula this enumerates the contrastive reasons toward ``t``."""
+        hitman = Hitman(htype="sat", solver="mgh")
+        everything = frozenset(self.features)
+        try:
+            while not budget.expired():
+                hs_list = hitman.get()
+                if hs_list is None:
+                    return
+                hs = frozenset(int(f) for f in hs_list)
+                outcome = self.fixes(sorted(everything - hs), budget)
+                if outcome is None:
+                    return
+                if outcome:
+                    yield Found(hs, {-1: self.last_states})
+                    if not hs:
+                        return
+                    hitman.block(sorted(hs))
+                    continue
+                core = self.last_core
+                if not core:
+                    return  # an empty sufficient set: nothing can change the outcome
+                hitman.hit(sorted(core))
+        finally:
+            hitman.delete()
+
+    # ------------------------------------------------------------------ minimum CXps: MaxSAT
+    def minimum_necessary_reasons(
+        self, budget: Budget, *, first_only: bool = False, limit: int | None = None
+    ) -> Iterator[Found]:
+        """Every minimum-size CXp with RC2: hard clauses the formula, one soft unit clause per
+        selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
+        until the optimum cost grows. With ``limit``, CXps of growing size are produced until
+        ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
+        RC2 cannot be interrupted: the budget is checked between optima."""
+        wcnf = WCNF()
+        for cl in self.oracle.formula.clauses:
+            wcnf.append(list(cl))
+        for f in self.features:
+            wcnf.append([self.sel[f]], weight=1)
+        rc2 = RC2(wcnf, solver=self.oracle.solver_name)
+        best: int | None = None
+        produced = 0
+        try:
+            while not budget.expired():
+                model = rc2.compute()
+                if model is None:
+                    return
+                if limit is None and best is not None and rc2.cost > best:
+                    return
+                best = rc2.cost
+                z = self.encoding.decode(model)
+                freed = frozenset(f for f in self.features if z[f] != self.v[f])
+                yield Found(freed, {-1: z})
+                produced += 1
+                if first_only or not freed or (limit is not None and produced >= limit):
+                    return
+                rc2.add_clause([self.sel[f] for f in sorted(freed)])
+        finally:
+            rc2.delete()
