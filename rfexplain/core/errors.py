@@ -14,7 +14,12 @@ __all__ = [
     "InvalidInstanceError",
     "UnknownEngineError",
     "UnknownClassError",
+    "UnsupportedQueryError",
     "UnsupportedQuery",
+    "UnknownQueryError",
+    "QueryArgumentError",
+    "InvalidTargetError",
+    "InvalidForestError",
     "ForestFormatError",
     "UnknownDatasetError",
     "OracleTooLargeError",
@@ -45,8 +50,29 @@ class UnknownClassError(RFExplainError, ValueError):
     """A class label that is not one of the model's classes."""
 
 
-class UnsupportedQuery(RFExplainError, NotImplementedError):
+class UnsupportedQueryError(RFExplainError, NotImplementedError):
     """The engine cannot answer this query; the message names the engines that can."""
+
+
+#: Deprecated alias of :class:`UnsupportedQueryError` (the same class), kept for one release:
+#: it will be removed in the release after 0.1.
+UnsupportedQuery = UnsupportedQueryError
+
+
+class UnknownQueryError(RFExplainError, ValueError):
+    """No query of the Decision API has that name; the message lists them."""
+
+
+class QueryArgumentError(RFExplainError, TypeError):
+    """A query was given an argument it does not take (e.g. ``limit=`` for a single answer)."""
+
+
+class InvalidTargetError(RFExplainError, ValueError):
+    """A contrastive query's target class is the decision itself."""
+
+
+class InvalidForestError(RFExplainError, ValueError):
+    """A forest's arrays are inconsistent (thresholds, node arrays, class or feature indices)."""
 
 
 class ForestFormatError(RFExplainError, ValueError):

@@ -37,7 +37,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from rfexplain.core.errors import ForestFormatError, InvalidInstanceError
+from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
+from rfexplain.core.pyvalues import to_python
 
 __all__ = ["Tree", "Forest", "FeatureSpace", "Agreement", "FOREST_FORMAT_VERSION", "largest_float32_at_most"]
 
@@ -177,40 +178,40 @@ class Forest:
     # ------------------------------------------------------------------ construction
     def _validate(self) -> None:
         if len(self.feature_names) != len(self.thresholds):
-            raise ValueError(
+            raise InvalidForestError(
                 f"feature_names has {len(self.feature_names)} names for "
                 f"{len(self.thresholds)} features"
             )
         if len(self.classes) < 1:
-            raise ValueError("a forest needs at least one class")
+            raise InvalidForestError("a forest needs at least one class")
         if len(set(self.classes)) != len(self.classes):
-            raise ValueError(f"class labels must be distinct, got {list(self.classes)}")
+            raise InvalidForestError(f"class labels must be distinct, got {list(self.classes)}")
         if not self.trees:
-            raise ValueError("a forest needs at least one tree")
+            raise InvalidForestError("a forest needs at least one tree")
         for f, ts in enumerate(self.thresholds):
             if any(not math.isfinite(t) for t in ts) or any(a >= b for a, b in zip(ts, ts[1:])):
-                raise ValueError(f"thresholds of feature {f} must be finite and strictly increasing")
+                raise InvalidForestError(f"thresholds of feature {f} must be finite and strictly increasing")
             if any(float(np.float32(t)) != t for t in ts):
-                raise ValueError(
+                raise InvalidForestError(
                     f"thresholds of feature {f} must be float32 numbers (use Forest.from_raw_trees, "
                     "which makes them canonical)"
                 )
         for k, tree in enumerate(self.trees):
             sizes = {len(a) for a in (tree.feature, tree.split, tree.left, tree.right, tree.label)}
             if len(sizes) != 1 or tree.n_nodes == 0:
-                raise ValueError(f"tree {k}: node arrays must be non-empty and of equal length")
+                raise InvalidForestError(f"tree {k}: node arrays must be non-empty and of equal length")
             for i in range(tree.n_nodes):
                 f = tree.feature[i]
                 if f < 0:
                     if not 0 <= tree.label[i] < len(self.classes):
-                        raise ValueError(f"tree {k}, leaf {i}: class index {tree.label[i]} out of range")
+                        raise InvalidForestError(f"tree {k}, leaf {i}: class index {tree.label[i]} out of range")
                     continue
                 if f >= len(self.thresholds):
-                    raise ValueError(f"tree {k}, node {i}: feature {f} out of range")
+                    raise InvalidForestError(f"tree {k}, node {i}: feature {f} out of range")
                 if not 0 <= tree.split[i] < len(self.thresholds[f]):
-                    raise ValueError(f"tree {k}, node {i}: threshold index {tree.split[i]} out of range")
+                    raise InvalidForestError(f"tree {k}, node {i}: threshold index {tree.split[i]} out of range")
                 if not (i < tree.left[i] < tree.n_nodes and i < tree.right[i] < tree.n_nodes):
-                    raise ValueError(f"tree {k}, node {i}: children must follow their parent")
+                    raise InvalidForestError(f"tree {k}, node {i}: children must follow their parent")
 
     @classmethod
     def from_raw_trees(
@@ -234,7 +235,7 @@ class Forest:
             for f, t in zip(raw["feature"], raw["threshold"]):
                 if f >= 0:
                     if f >= n_features:
-                        raise ValueError(f"feature index {f} out of range for {n_features} features")
+                        raise InvalidForestError(f"feature index {f} out of range for {n_features} features")
                     per_feature[int(f)].add(largest_float32_at_most(float(t)))
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
@@ -482,7 +483,7 @@ class Forest:
             "format": _FORMAT_NAME,
             "version": FOREST_FORMAT_VERSION,
             "source": self.source,
-            "classes": [_python_scalar(c) for c in self.classes],
+            "classes": [to_python(c) for c in self.classes],
             "feature_names": list(self.feature_names),
             "thresholds": [list(ts) for ts in self.thresholds],
             "trees": [
@@ -565,8 +566,3 @@ def largest_float32_at_most(t: float) -> float:
     if float(f) > t:
         f = np.nextafter(f, np.float32(-np.inf))
     return float(f)
-
-
-def _python_scalar(value: Any) -> Any:
-    """numpy scalars to the Python scalars JSON understands."""
-    return value.item() if isinstance(value, np.generic) else value

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from rfexplain.core.forest import FeatureSpace, largest_float32_at_most
+from rfexplain.core.pyvalues import to_python
 
 __all__ = ["Literal", "Reason", "Witness", "REASON_KINDS", "format_threshold", "describe_states"]
 
@@ -166,7 +167,7 @@ class Reason:
         if self.target is not None:
             out["target_index"] = self.target
             if self.space is not None:
-                out["target"] = _json_label(self.space.classes[self.target])
+                out["target"] = to_python(self.space.classes[self.target])
         if self.witnesses:
             out["witnesses"] = [w.to_dict() for w in self.witnesses]
         return out
@@ -258,7 +259,3 @@ def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, .
 
 def _json_float(value: float) -> float | str:
     return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-
-
-def _json_label(label: Any) -> Any:
-    return label.item() if isinstance(label, np.generic) else label

@@ -6,7 +6,7 @@ values, its state vector and the forest's decision on it); enumerations also rec
 :class:`~rfexplain.core.budget.Budget` and must poll ``budget.expired()`` in long searches.
 
 Engines subclass :class:`EngineBase`, list the queries they answer in ``queries``, and leave the
-others alone: the base class raises :class:`~rfexplain.core.errors.UnsupportedQuery` for them, naming
+others alone: the base class raises :class:`~rfexplain.core.errors.UnsupportedQueryError` for them, naming
 the registered engines that do answer them.
 """
 
@@ -18,42 +18,18 @@ from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkabl
 import numpy as np
 
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
+from rfexplain.core.queries import QUERY_TABLE
 from rfexplain.core.reasons import Reason
 
 __all__ = ["Instance", "Engine", "EngineBase", "ReasonFormula", "QUERIES", "ENUMERATION_QUERIES"]
 
-#: Every query of the Decision API, by name.
-QUERIES: tuple[str, ...] = (
-    "sufficient_reason",
-    "necessary_reason",
-    "sufficient_reasons",
-    "necessary_reasons",
-    "shortest_sufficient_reasons",
-    "shortest_necessary_reasons",
-    "contrastive_reasons",
-    "robustness",
-    "complete_reason",
-    "general_reason",
-    "general_sufficient_reasons",
-    "general_necessary_reasons",
-    "shortest_flips",
-)
+#: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
+QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
 #: Queries that enumerate and therefore take ``limit=`` and ``timeout=``.
-ENUMERATION_QUERIES: frozenset[str] = frozenset(
-    {
-        "sufficient_reasons",
-        "necessary_reasons",
-        "shortest_sufficient_reasons",
-        "shortest_necessary_reasons",
-        "contrastive_reasons",
-        "general_sufficient_reasons",
-        "general_necessary_reasons",
-        "shortest_flips",
-    }
-)
+ENUMERATION_QUERIES: frozenset[str] = frozenset(q.name for q in QUERY_TABLE.values() if q.enumerates)
 
 
 @dataclass(frozen=True)
@@ -69,7 +45,7 @@ class Instance:
         """Validate a raw instance and compute its states and decision."""
         values = forest.check_instances(x)
         if values.shape[0] != 1:
-            raise ValueError(f"expected one instance, got {values.shape[0]}")
+            raise InvalidInstanceError(f"expected one instance, got {values.shape[0]}")
         states = forest.states(values)
         return cls(
             values=tuple(float(v) for v in values[0]),
@@ -116,7 +92,13 @@ class Engine(Protocol):
 
 
 class EngineBase:
-    """Default implementations: every query this engine does not list raises UnsupportedQuery."""
+    """Default implementations: every query this engine does not list raises UnsupportedQueryError.
+
+    The query methods here and in :class:`Engine` follow
+    :data:`~rfexplain.core.queries.QUERY_TABLE` (a test checks that they match it): a query taking
+    a target receives the target's class index before the budget, an enumeration receives a
+    :class:`~rfexplain.core.budget.Budget`.
+    """
 
     name: ClassVar[str] = "base"
     queries: ClassVar[frozenset[str]] = frozenset()
@@ -128,12 +110,12 @@ class EngineBase:
             )
         self.forest = forest
 
-    def _unsupported(self, query: str) -> UnsupportedQuery:
+    def _unsupported(self, query: str) -> UnsupportedQueryError:
         from rfexplain.engines.registry import engines_supporting
 
         others = [name for name in engines_supporting(query) if name != self.name]
         where = f"; engines that answer it: {others}" if others else "; no installed engine answers it"
-        return UnsupportedQuery(f"engine {self.name!r} does not answer {query}(){where}")
+        return UnsupportedQueryError(f"engine {self.name!r} does not answer {query}(){where}")
 
     def sufficient_reason(self, instance: Instance) -> Reason:
         raise self._unsupported("sufficient_reason")
