@@ -19,8 +19,14 @@ from rfexplain.core.errors import (
     UnknownEngineError,
     UnsupportedModelError,
     UnsupportedQuery,
+    UnsupportedQueryError,
+    UnknownQueryError,
+    QueryArgumentError,
+    InvalidTargetError,
+    InvalidForestError,
 )
-from rfexplain.explainer import Decision, Explainer, SoftVoteWarning
+from rfexplain.decision import Decision, SoftVoteWarning
+from rfexplain.explainer import Explainer
 from rfexplain.core.forest import Forest, Tree
 from rfexplain.core.reasons import Literal, Reason, Witness
 from rfexplain.verify import Verification, verify
@@ -52,6 +58,11 @@ __all__ = [
     "UnknownEngineError",
     "UnknownClassError",
     "UnsupportedQuery",
+    "UnsupportedQueryError",
+    "UnknownQueryError",
+    "QueryArgumentError",
+    "InvalidTargetError",
+    "InvalidForestError",
     "ForestFormatError",
     "UnknownDatasetError",
     "OracleTooLargeError",

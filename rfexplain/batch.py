@@ -54,16 +54,19 @@ import time
 import warnings
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
+from typing import IO, Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
 from rfexplain.core.budget import Budget, Enumeration
-from rfexplain.engines.base import ENUMERATION_QUERIES, QUERIES, Instance
+from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
+from rfexplain.core.forest import Forest
+from rfexplain.core.pyvalues import to_python
+from rfexplain.core.queries import Kind, Query, query as query_named
+from rfexplain.decision import Decision, Explaining, SoftVoteWarning, soft_vote_differs
+from rfexplain.engines.base import Engine, Instance
+from rfexplain.engines.registry import engine_class, register
 from rfexplain.progress import Progress
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rfexplain.explainer import Explainer
 
 __all__ = [
     "BatchRecord",
@@ -76,9 +79,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Single-answer queries answered through an enumeration when a budget is given.
-_SINGLE_VIA = {"robustness": "shortest_necessary_reasons"}
-_FORMULA_QUERIES = frozenset({"complete_reason", "general_reason"})
+#: The enumeration that answers ``robustness`` under a budget (the size of its first reason).
+_ROBUSTNESS_VIA = "shortest_necessary_reasons"
 #: Engines kept alive per worker thread (older ones are closed).
 _CACHE_SIZE = 2
 
@@ -147,18 +149,37 @@ class BatchRecord:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (``math.inf`` robustness becomes ``None``, labels plain Python)."""
         out = asdict(self)
-        out["prediction"] = _plain(self.prediction)
-        out["sklearn_prediction"] = _plain(self.sklearn_prediction)
+        out["prediction"] = to_python(self.prediction)
+        out["sklearn_prediction"] = to_python(self.sklearn_prediction)
         if isinstance(self.result, float) and math.isinf(self.result):
             out["result"] = None
         return out
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
-
-
 # ---------------------------------------------------------------------- engines in workers
+class ExplainerLike(Explaining, Protocol):
+    """What the batch runner needs of an :class:`~rfexplain.Explainer`."""
+
+    model: Any
+    options: dict[str, Any]
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _WorkerExplainer:
+    """A worker's forest-only explainer: the forest, its engine and the engine's options."""
+
+    forest: Forest
+    engine: Engine
+    engine_name: str
+    options: dict[str, Any]
+    model: Any = None
+
+    def close(self) -> None:
+        self.engine.close()
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     """Everything a worker needs to build the engine: forest JSON, engine class and options."""
@@ -170,7 +191,7 @@ class EngineSpec:
     key: str = field(default="", compare=False)
 
     @classmethod
-    def of(cls, explainer: "Explainer") -> "EngineSpec":
+    def of(cls, explainer: ExplainerLike) -> "EngineSpec":
         forest_json = explainer.forest.to_json()
         options = tuple(sorted(getattr(explainer, "options", {}).items()))
         digest = hashlib.sha1(
@@ -179,20 +200,18 @@ class EngineSpec:
         ).hexdigest()
         return cls(forest_json, explainer.engine_name, type(explainer.engine), options, digest)
 
-    def build(self) -> "Explainer":
-        """A forest-only :class:`Explainer` with this engine."""
-        from rfexplain.engines.registry import register
-        from rfexplain.explainer import Explainer
-        from rfexplain.core.forest import Forest
-
+    def build(self) -> ExplainerLike:
+        """A forest-only explainer with this engine."""
         register(self.engine, self.engine_cls)  # a plug-in registered only in the parent process
-        return Explainer(Forest.from_json(self.forest_json), engine=self.engine, **dict(self.options))
+        forest = Forest.from_json(self.forest_json)
+        options = dict(self.options)
+        return _WorkerExplainer(forest, engine_class(self.engine)(forest, **options), self.engine, options)
 
 
 _local = threading.local()
 
 
-def _worker_explainer(spec: EngineSpec) -> "Explainer":
+def _worker_explainer(spec: EngineSpec) -> ExplainerLike:
     """The engine of ``spec`` for this worker thread, built on first use and then reused."""
     cache: OrderedDict[str, Any] | None = getattr(_local, "cache", None)
     if cache is None:
@@ -211,27 +230,27 @@ def _worker_explainer(spec: EngineSpec) -> "Explainer":
 
 
 # ---------------------------------------------------------------------- one instance
-def _answer(decision: Any, query: str, args: dict[str, Any], timeout: float | None) -> tuple[Any, bool, str | None]:
+def _answer(decision: Decision, spec: Query, args: dict[str, Any], timeout: float | None) -> tuple[Any, bool, str | None]:
     """``(result, complete, stopped_by)`` for one query on one decision."""
-    if query in ENUMERATION_QUERIES:
-        enumeration: Enumeration[Any] = getattr(decision, query)(**args, timeout=timeout)
+    if spec.enumerates:
+        enumeration: Enumeration[Any] = decision.ask(spec.name, **args, timeout=timeout)
         reasons = [r.to_dict() for r in enumeration]
         return reasons, bool(enumeration.complete), enumeration.stopped_by
-    if query in _FORMULA_QUERIES:
-        return str(getattr(decision, query)(**args)), True, None
-    if timeout is None or query not in _SINGLE_VIA:
-        value = getattr(decision, query)(**args)
-        if query == "robustness":
-            return value, True, None
+    if spec.kind is Kind.FORMULA:
+        return str(decision.ask(spec.name, **args)), True, None
+    if spec.kind is Kind.REASON:
+        value = decision.ask(spec.name, **args)
         return ([] if value is None else [value.to_dict()]), True, None
-    enumeration = getattr(decision, _SINGLE_VIA[query])(limit=1, timeout=timeout, **args)
+    if timeout is None:
+        return decision.ask(spec.name, **args), True, None
+    enumeration = decision.ask(_ROBUSTNESS_VIA, limit=1, timeout=timeout, **args)
     found = list(enumeration)
     done = bool(found) or bool(enumeration.complete)
     return (len(found[0]) if found else (math.inf if done else None)), done, None if done else enumeration.stopped_by
 
 
 def _explain_one(
-    explainer: "Explainer",
+    explainer: ExplainerLike,
     index: int,
     row: Any,
     query: str,
@@ -239,8 +258,6 @@ def _explain_one(
     timeout: float | None,
     sklearn_prediction: Any,
 ) -> BatchRecord:
-    from rfexplain.explainer import Decision
-
     base = dict(index=int(index), query=query, engine=explainer.engine_name, sklearn_prediction=sklearn_prediction)
     try:
         instance = Instance.of(explainer.forest, row)
@@ -250,7 +267,7 @@ def _explain_one(
     started = time.perf_counter()
     try:
         decision = Decision(explainer, instance, sklearn_prediction)
-        result, complete, stopped_by = _answer(decision, query, args, timeout)
+        result, complete, stopped_by = _answer(decision, query_named(query), args, timeout)
     except Exception as exc:
         log.debug("instance %s failed", index, exc_info=True)
         return BatchRecord(**base, time=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
@@ -287,29 +304,28 @@ def _rows(X: Any) -> list[np.ndarray]:
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
-        raise ValueError(f"X must be a 2-D array of instances, got {arr.ndim} dimensions")
+        raise InvalidInstanceError(f"X must be a 2-D array of instances, got {arr.ndim} dimensions")
     return [np.asarray(row) for row in arr]
 
 
 def _check_query(query: str, query_args: dict[str, Any]) -> None:
-    if query not in QUERIES:
-        raise ValueError(f"query must be one of {list(QUERIES)}. Got {query!r} instead.")
-    if "limit" in query_args and query not in ENUMERATION_QUERIES:
-        raise TypeError(f"{query} takes no limit= (it answers one result)")
+    spec = query_named(query)  # UnknownQueryError
+    if "limit" in query_args and not spec.enumerates:
+        raise QueryArgumentError(f"{query} takes no limit= (it answers one result)")
 
 
-def _sklearn_predictions(explainer: "Explainer", rows: list[np.ndarray]) -> list[Any]:
+def _sklearn_predictions(explainer: ExplainerLike, rows: list[np.ndarray]) -> list[Any]:
     """scikit-learn's own (soft-vote) predictions, in one call; row by row if some row is invalid."""
     if explainer.model is None or not rows:
         return [None] * len(rows)
     try:
-        return [_plain(v) for v in np.asarray(explainer.model.predict(np.asarray(rows, dtype=np.float32)))]
+        return [to_python(v) for v in np.asarray(explainer.model.predict(np.asarray(rows, dtype=np.float32)))]
     except Exception:
         pass
     out: list[Any] = []
     for row in rows:
         try:
-            out.append(_plain(np.asarray(explainer.model.predict(np.asarray([row], dtype=np.float32)))[0]))
+            out.append(to_python(np.asarray(explainer.model.predict(np.asarray([row], dtype=np.float32)))[0]))
         except Exception:
             out.append(None)
     return out
@@ -328,7 +344,7 @@ def _uses_processes(n_jobs: int | None, backend: Any) -> bool:
 
 
 def explain_many(
-    explainer: "Explainer",
+    explainer: ExplainerLike,
     X: Any,
     query: str = "sufficient_reason",
     *,
@@ -349,10 +365,10 @@ def explain_many(
     rows = _rows(X)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):
-        raise ValueError(f"indices has {len(ids)} entries for {len(rows)} instances")
+        raise InvalidInstanceError(f"indices has {len(ids)} entries for {len(rows)} instances")
     position = {i: k for k, i in enumerate(ids)}
     if len(position) != len(ids):
-        raise ValueError("indices must be distinct")
+        raise InvalidInstanceError("indices must be distinct")
     sk = _sklearn_predictions(explainer, rows)
     items = list(zip(ids, rows, sk))
     records: dict[int, list[BatchRecord]] = {}
@@ -446,11 +462,8 @@ def _run_parallel(
     isolate([[item] for cid, chunk in tasks if cid not in done for item in chunk])
 
 
-def _warn_soft_vote(explainer: "Explainer", records: list[BatchRecord]) -> None:
-    from rfexplain.explainer import SoftVoteWarning
-
-    differ = [r.index for r in records if r.sklearn_prediction is not None and r.prediction is not None
-              and _plain(r.sklearn_prediction) != _plain(r.prediction)]
+def _warn_soft_vote(explainer: ExplainerLike, records: list[BatchRecord]) -> None:
+    differ = [r.index for r in records if soft_vote_differs(r.sklearn_prediction, r.prediction)]
     if differ:
         warnings.warn(
             f"{len(differ)} of {len(records)} instances (indices {differ[:10]}{'...' if len(differ) > 10 else ''}) "
@@ -497,8 +510,8 @@ def write_csv(records: Iterable[BatchRecord], stream: IO[str]) -> None:
                 r.index,
                 r.query,
                 r.engine,
-                _plain(r.prediction) if r.prediction is not None else "",
-                _plain(r.sklearn_prediction) if r.sklearn_prediction is not None else "",
+                to_python(r.prediction) if r.prediction is not None else "",
+                to_python(r.sklearn_prediction) if r.sklearn_prediction is not None else "",
                 len(r.result) if is_reasons else "",
                 json.dumps([sorted(f) for f in r.feature_sets()]) if is_reasons else "",
                 " | ".join(d.get("text", "") for d in r.reasons) if is_reasons else "",

@@ -1,38 +1,37 @@
-"""The user-facing facade: :class:`Explainer` and :class:`Decision` (DESIGN.md section 3).
+"""The forest's decision on one instance: :class:`Decision`, the object every query is asked of.
+
+Its query methods follow :data:`rfexplain.core.queries.QUERY_TABLE`: single answers are passed
+through from the engine, enumerations are wrapped in an
+:class:`~rfexplain.core.budget.Enumeration` with their ``limit`` and ``timeout``, and
+:meth:`Decision.ask` answers any query by name. Also here: :class:`SoftVoteWarning` and the
+check behind it, used by both :class:`~rfexplain.Explainer` and the batch runner.
 
 Example
 -------
 >>> from sklearn.datasets import load_iris
 >>> from sklearn.ensemble import RandomForestClassifier
+>>> from rfexplain import Explainer
 >>> X, y = load_iris(return_X_y=True)
 >>> model = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
->>> explainer = Explainer(model, engine="oracle")
->>> decision = explainer.explain(X[0])
->>> decision.prediction
-0
->>> reason = decision.sufficient_reason()
->>> reason.kind
-'sufficient'
+>>> decision = Explainer(model, engine="oracle").explain(X[0])
+>>> decision.ask("robustness") == decision.robustness()
+True
 """
 
 from __future__ import annotations
 
 import math
-import warnings
-from typing import TYPE_CHECKING, Any, Sequence
-
-import numpy as np
+from typing import Any, Protocol
 
 from rfexplain.core.budget import Budget, Enumeration
-from rfexplain.engines.base import Instance, ReasonFormula
-from rfexplain.engines.registry import engine_class
+from rfexplain.core.errors import InvalidTargetError, QueryArgumentError
 from rfexplain.core.forest import Forest
+from rfexplain.core.pyvalues import to_python
+from rfexplain.core.queries import Kind, query
 from rfexplain.core.reasons import Reason
+from rfexplain.engines.base import Engine, Instance, ReasonFormula
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rfexplain.batch import BatchRecord
-
-__all__ = ["Explainer", "Decision", "SoftVoteWarning"]
+__all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
 
 
 class SoftVoteWarning(UserWarning):
@@ -40,136 +39,19 @@ class SoftVoteWarning(UserWarning):
     hard majority vote that rfexplain explains."""
 
 
-class Explainer:
-    """Explains the decisions of one forest with one engine.
+def soft_vote_differs(sklearn_prediction: Any, prediction: Any) -> bool:
+    """Whether scikit-learn's own prediction is known and differs from the hard majority vote's."""
+    if sklearn_prediction is None or prediction is None:
+        return False
+    return bool(to_python(sklearn_prediction) != to_python(prediction))
 
-    Parameters
-    ----------
-    model_or_forest : fitted scikit-learn classifier or Forest
-        ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier`` (or a
-        pipeline ending in one with no transforming step), or a :class:`~rfexplain.Forest`.
-    engine : str
-        A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
-    feature_names : sequence of str, optional
-        Names used in rendered reasons (defaults to the model's ``feature_names_in_``).
-    **options
-        Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
-    """
 
-    def __init__(
-        self,
-        model_or_forest: Any,
-        engine: str = "sat",
-        *,
-        feature_names: Any = None,
-        **options: Any,
-    ) -> None:
-        if isinstance(model_or_forest, Forest):
-            self.forest = model_or_forest
-            self.model = None
-        else:
-            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
-            self.model = model_or_forest
-        self.engine_name = engine
-        self.options = dict(options)
-        self.engine = engine_class(engine)(self.forest, **options)
+class Explaining(Protocol):
+    """What a :class:`Decision` needs of the explainer that made it: the forest and the engine."""
 
-    def explain(self, x: Any) -> "Decision":
-        """The decision on one instance (array, list or pandas row), ready to be queried."""
-        instance = Instance.of(self.forest, x)
-        sklearn_prediction = None
-        if self.model is not None:
-            sklearn_prediction = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
-            if isinstance(sklearn_prediction, np.generic):
-                sklearn_prediction = sklearn_prediction.item()
-            ours = self.forest.classes[instance.prediction]
-            if sklearn_prediction != ours:
-                warnings.warn(
-                    f"scikit-learn's predict (soft vote) gives {sklearn_prediction!r} on this instance but the "
-                    f"hard majority vote explained here gives {ours!r}",
-                    SoftVoteWarning,
-                    stacklevel=2,
-                )
-        return Decision(self, instance, sklearn_prediction)
-
-    def explain_many(
-        self,
-        X: Any,
-        query: str = "sufficient_reason",
-        *,
-        n_jobs: int | None = None,
-        timeout: float | None = None,
-        progress: bool | None = None,
-        indices: Sequence[int] | None = None,
-        chunk_size: int | None = None,
-        backend: Any = None,
-        **query_args: Any,
-    ) -> "list[BatchRecord]":
-        """Answer one Decision query on many instances, in parallel (see :mod:`rfexplain.batch`).
-
-        Parameters
-        ----------
-        X : 2-D array-like or DataFrame
-            The instances, one per row.
-        query : str
-            A Decision query name (``"sufficient_reason"``, ``"necessary_reasons"``,
-            ``"robustness"``, ``"contrastive_reasons"``, ...).
-        n_jobs : int, optional
-            joblib's ``n_jobs`` (``-1``: every core). With one job the queries run in this
-            process with this explainer's engine; otherwise every worker builds the engine once
-            and reuses it. The active joblib backend is used (processes by default; a Dask
-            cluster inside ``joblib.parallel_config(backend="dask")``).
-        timeout : float, optional
-            Per-instance wall-clock budget in seconds (cooperative; see :mod:`rfexplain.batch`).
-        progress : bool, optional
-            Show a progress bar on stderr; by default only when stderr is a terminal.
-        indices : sequence of int, optional
-            Distinct ids reported in the records instead of the row numbers.
-        chunk_size : int, optional
-            Instances per task (default: about four tasks per worker, at most 64 instances).
-        backend : str or joblib backend, optional
-            Force a joblib backend instead of the active one.
-        **query_args
-            The query's own arguments (``limit=``, ``target=``).
-
-        Returns
-        -------
-        list of BatchRecord
-            One record per instance, in the order of ``X``; a failure is recorded on its
-            instance (``error``) and never loses the others.
-
-        Examples
-        --------
-        >>> records = explainer.explain_many(X_test, "necessary_reasons", n_jobs=2, limit=5)  # doctest: +SKIP
-        >>> [len(r.result) for r in records if r.ok]                                            # doctest: +SKIP
-        """
-        from rfexplain.batch import explain_many
-
-        return explain_many(
-            self,
-            X,
-            query,
-            n_jobs=n_jobs,
-            timeout=timeout,
-            progress=progress,
-            indices=indices,
-            chunk_size=chunk_size,
-            backend=backend,
-            **query_args,
-        )
-
-    def close(self) -> None:
-        """Release the engine's resources (solvers kept open for the explainer's life)."""
-        self.engine.close()
-
-    def __enter__(self) -> "Explainer":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"Explainer({self.forest!r}, engine={self.engine_name!r})"
+    forest: Forest
+    engine: Engine
+    engine_name: str
 
 
 class Decision:
@@ -185,7 +67,7 @@ class Decision:
         What the scikit-learn model's own ``predict`` says (soft vote), when a model was given.
     """
 
-    def __init__(self, explainer: Explainer, instance: Instance, sklearn_prediction: Any = None) -> None:
+    def __init__(self, explainer: Explaining, instance: Instance, sklearn_prediction: Any = None) -> None:
         self.explainer = explainer
         self.forest = explainer.forest
         self.engine = explainer.engine
@@ -202,79 +84,102 @@ class Decision:
     def states(self) -> tuple[int, ...]:
         return self.instance.states
 
+    # ---------------------------------------------------------------- any query by name
+    def ask(
+        self, name: str, *, target: Any = None, limit: int | None = None, timeout: float | None = None
+    ) -> Any:
+        """Answer the query called ``name`` (see :data:`~rfexplain.core.queries.QUERY_TABLE`).
+
+        ``target`` is required by the queries that take one and refused by the others; ``limit``
+        and ``timeout`` apply to enumerations only.
+        """
+        spec = query(name)
+        if spec.takes_target and target is None:
+            raise QueryArgumentError(f"{name} needs a target class")
+        if not spec.takes_target and target is not None:
+            raise QueryArgumentError(f"{name} takes no target")
+        if not spec.enumerates and (limit is not None or timeout is not None):
+            raise QueryArgumentError(f"{name} takes no limit or timeout (it answers one result)")
+        args: tuple[Any, ...] = ()
+        if spec.takes_target:
+            index = self.forest.class_index(target)
+            if index == self.prediction_index:
+                raise InvalidTargetError(f"target must differ from the prediction {self.prediction!r}")
+            args = (index,)
+        method = getattr(self.engine, name)
+        if spec.enumerates:
+            return Enumeration(lambda budget: method(self.instance, *args, budget), Budget(limit=limit, timeout=timeout))
+        answer = method(self.instance, *args)
+        if spec.kind is Kind.NUMBER and answer != math.inf:
+            return int(answer)
+        return answer
+
     # ---------------------------------------------------------------- single answers
     def sufficient_reason(self) -> Reason:
         """One sufficient reason (AXp): a subset-minimal set of the instance's feature values
         that guarantees the decision."""
-        return self.engine.sufficient_reason(self.instance)
+        return self.ask("sufficient_reason")
 
     def necessary_reason(self) -> Reason | None:
         """One necessary reason (CXp), or ``None`` when no change of any features can flip the
         decision."""
-        return self.engine.necessary_reason(self.instance)
+        return self.ask("necessary_reason")
 
     def robustness(self) -> float:
         """Minimum number of features whose change flips the decision; ``math.inf`` if none does."""
-        value = self.engine.robustness(self.instance)
-        return value if value == math.inf else int(value)
+        return self.ask("robustness")
 
     def complete_reason(self) -> ReasonFormula:
         """The complete reason (a formula over state vectors; its form depends on the engine)."""
-        return self.engine.complete_reason(self.instance)
+        return self.ask("complete_reason")
 
     def general_reason(self) -> ReasonFormula:
         """The general reason (a formula over state vectors; its form depends on the engine)."""
-        return self.engine.general_reason(self.instance)
+        return self.ask("general_reason")
 
     # ---------------------------------------------------------------- enumerations
-    def _enumerate(self, source: Any, limit: int | None, timeout: float | None) -> Enumeration[Reason]:
-        return Enumeration(source, Budget(limit=limit, timeout=timeout))
-
     def sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """Every sufficient reason (AXp), as an :class:`~rfexplain.core.budget.Enumeration`."""
-        return self._enumerate(lambda b: self.engine.sufficient_reasons(self.instance, b), limit, timeout)
+        return self.ask("sufficient_reasons", limit=limit, timeout=timeout)
 
     def necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """Every necessary reason (CXp)."""
-        return self._enumerate(lambda b: self.engine.necessary_reasons(self.instance, b), limit, timeout)
+        return self.ask("necessary_reasons", limit=limit, timeout=timeout)
 
     def shortest_sufficient_reasons(
         self, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
         """Every sufficient reason of minimum size."""
-        return self._enumerate(lambda b: self.engine.shortest_sufficient_reasons(self.instance, b), limit, timeout)
+        return self.ask("shortest_sufficient_reasons", limit=limit, timeout=timeout)
 
     def shortest_necessary_reasons(
         self, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
         """Every necessary reason of minimum size (their size is the robustness)."""
-        return self._enumerate(lambda b: self.engine.shortest_necessary_reasons(self.instance, b), limit, timeout)
+        return self.ask("shortest_necessary_reasons", limit=limit, timeout=timeout)
 
     def contrastive_reasons(
         self, target: Any, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
         """Every subset-minimal set of features whose change can make the forest predict ``target``."""
-        index = self.forest.class_index(target)
-        if index == self.prediction_index:
-            raise ValueError(f"target must differ from the prediction {self.prediction!r}")
-        return self._enumerate(lambda b: self.engine.contrastive_reasons(self.instance, index, b), limit, timeout)
+        return self.ask("contrastive_reasons", target=target, limit=limit, timeout=timeout)
 
     def general_sufficient_reasons(
         self, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
         """Every general sufficient reason (variable-minimal prime implicant of the general reason)."""
-        return self._enumerate(lambda b: self.engine.general_sufficient_reasons(self.instance, b), limit, timeout)
+        return self.ask("general_sufficient_reasons", limit=limit, timeout=timeout)
 
     def general_necessary_reasons(
         self, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
         """Every general necessary reason (variable-minimal prime implicate of the general reason)."""
-        return self._enumerate(lambda b: self.engine.general_necessary_reasons(self.instance, b), limit, timeout)
+        return self.ask("general_necessary_reasons", limit=limit, timeout=timeout)
 
     def shortest_flips(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """All shortest flips, as the shortest general necessary reasons: every way of moving each
         feature of one of them outside its literal flips the decision, at minimum distance."""
-        return self._enumerate(lambda b: self.engine.shortest_flips(self.instance, b), limit, timeout)
+        return self.ask("shortest_flips", limit=limit, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"Decision(prediction={self.prediction!r}, engine={self.explainer.engine_name!r})"

@@ -1,4 +1,5 @@
-"""The user-facing facade: :class:`Explainer` and :class:`Decision` (DESIGN.md section 3).
+"""The user-facing facade: :class:`Explainer`, which binds a forest to an engine and makes
+:class:`~rfexplain.decision.Decision` objects (re-exported here with :class:`SoftVoteWarning`).
 
 Example
 -------
@@ -17,27 +18,19 @@ Example
 
 from __future__ import annotations
 
-import math
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from rfexplain.core.budget import Budget, Enumeration
-from rfexplain.engines.base import Instance, ReasonFormula
-from rfexplain.engines.registry import engine_class
+from rfexplain.batch import BatchRecord, explain_many
 from rfexplain.core.forest import Forest
-from rfexplain.core.reasons import Reason
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rfexplain.batch import BatchRecord
+from rfexplain.core.pyvalues import to_python
+from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
+from rfexplain.engines.base import Instance
+from rfexplain.engines.registry import engine_class
 
 __all__ = ["Explainer", "Decision", "SoftVoteWarning"]
-
-
-class SoftVoteWarning(UserWarning):
-    """scikit-learn's ``predict`` (soft vote) decides the explained instance differently from the
-    hard majority vote that rfexplain explains."""
 
 
 class Explainer:
@@ -79,11 +72,10 @@ class Explainer:
         instance = Instance.of(self.forest, x)
         sklearn_prediction = None
         if self.model is not None:
-            sklearn_prediction = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
-            if isinstance(sklearn_prediction, np.generic):
-                sklearn_prediction = sklearn_prediction.item()
+            predicted = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
+            sklearn_prediction = to_python(predicted)
             ours = self.forest.classes[instance.prediction]
-            if sklearn_prediction != ours:
+            if soft_vote_differs(sklearn_prediction, ours):
                 warnings.warn(
                     f"scikit-learn's predict (soft vote) gives {sklearn_prediction!r} on this instance but the "
                     f"hard majority vote explained here gives {ours!r}",
@@ -104,7 +96,7 @@ class Explainer:
         chunk_size: int | None = None,
         backend: Any = None,
         **query_args: Any,
-    ) -> "list[BatchRecord]":
+    ) -> list[BatchRecord]:
         """Answer one Decision query on many instances, in parallel (see :mod:`rfexplain.batch`).
 
         Parameters
@@ -143,8 +135,6 @@ class Explainer:
         >>> records = explainer.explain_many(X_test, "necessary_reasons", n_jobs=2, limit=5)  # doctest: +SKIP
         >>> [len(r.result) for r in records if r.ok]                                            # doctest: +SKIP
         """
-        from rfexplain.batch import explain_many
-
         return explain_many(
             self,
             X,
@@ -170,111 +160,3 @@ class Explainer:
 
     def __repr__(self) -> str:
         return f"Explainer({self.forest!r}, engine={self.engine_name!r})"
-
-
-class Decision:
-    """The forest's decision on one instance and every question one can ask about it.
-
-    Attributes
-    ----------
-    prediction : label
-        The class (as in ``classes_``) decided by hard majority, ties to the lowest index.
-    prediction_index : int
-        Its index in ``classes_``.
-    sklearn_prediction : label or None
-        What the scikit-learn model's own ``predict`` says (soft vote), when a model was given.
-    """
-
-    def __init__(self, explainer: Explainer, instance: Instance, sklearn_prediction: Any = None) -> None:
-        self.explainer = explainer
-        self.forest = explainer.forest
-        self.engine = explainer.engine
-        self.instance = instance
-        self.prediction_index = instance.prediction
-        self.prediction = self.forest.classes[instance.prediction]
-        self.sklearn_prediction = sklearn_prediction
-
-    @property
-    def values(self) -> tuple[float, ...]:
-        return self.instance.values
-
-    @property
-    def states(self) -> tuple[int, ...]:
-        return self.instance.states
-
-    # ---------------------------------------------------------------- single answers
-    def sufficient_reason(self) -> Reason:
-        """One sufficient reason (AXp): a subset-minimal set of the instance's feature values
-        that guarantees the decision."""
-        return self.engine.sufficient_reason(self.instance)
-
-    def necessary_reason(self) -> Reason | None:
-        """One necessary reason (CXp), or ``None`` when no change of any features can flip the
-        decision."""
-        return self.engine.necessary_reason(self.instance)
-
-    def robustness(self) -> float:
-        """Minimum number of features whose change flips the decision; ``math.inf`` if none does."""
-        value = self.engine.robustness(self.instance)
-        return value if value == math.inf else int(value)
-
-    def complete_reason(self) -> ReasonFormula:
-        """The complete reason (a formula over state vectors; its form depends on the engine)."""
-        return self.engine.complete_reason(self.instance)
-
-    def general_reason(self) -> ReasonFormula:
-        """The general reason (a formula over state vectors; its form depends on the engine)."""
-        return self.engine.general_reason(self.instance)
-
-    # ---------------------------------------------------------------- enumerations
-    def _enumerate(self, source: Any, limit: int | None, timeout: float | None) -> Enumeration[Reason]:
-        return Enumeration(source, Budget(limit=limit, timeout=timeout))
-
-    def sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every sufficient reason (AXp), as an :class:`~rfexplain.core.budget.Enumeration`."""
-        return self._enumerate(lambda b: self.engine.sufficient_reasons(self.instance, b), limit, timeout)
-
-    def necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every necessary reason (CXp)."""
-        return self._enumerate(lambda b: self.engine.necessary_reasons(self.instance, b), limit, timeout)
-
-    def shortest_sufficient_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
-        """Every sufficient reason of minimum size."""
-        return self._enumerate(lambda b: self.engine.shortest_sufficient_reasons(self.instance, b), limit, timeout)
-
-    def shortest_necessary_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
-        """Every necessary reason of minimum size (their size is the robustness)."""
-        return self._enumerate(lambda b: self.engine.shortest_necessary_reasons(self.instance, b), limit, timeout)
-
-    def contrastive_reasons(
-        self, target: Any, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
-        """Every subset-minimal set of features whose change can make the forest predict ``target``."""
-        index = self.forest.class_index(target)
-        if index == self.prediction_index:
-            raise ValueError(f"target must differ from the prediction {self.prediction!r}")
-        return self._enumerate(lambda b: self.engine.contrastive_reasons(self.instance, index, b), limit, timeout)
-
-    def general_sufficient_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
-        """Every general sufficient reason (variable-minimal prime implicant of the general reason)."""
-        return self._enumerate(lambda b: self.engine.general_sufficient_reasons(self.instance, b), limit, timeout)
-
-    def general_necessary_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
-        """Every general necessary reason (variable-minimal prime implicate of the general reason)."""
-        return self._enumerate(lambda b: self.engine.general_necessary_reasons(self.instance, b), limit, timeout)
-
-    def shortest_flips(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """All shortest flips, as the shortest general necessary reasons: every way of moving each
-        feature of one of them outside its literal flips the decision, at minimum distance."""
-        return self._enumerate(lambda b: self.engine.shortest_flips(self.instance, b), limit, timeout)
-
-    def __repr__(self) -> str:
-        return f"Decision(prediction={self.prediction!r}, engine={self.explainer.engine_name!r})"
