@@ -1,17 +1,24 @@
-"""Datasets: scikit-learn's bundled ones and the benchmark CSV suite.
+"""Datasets: scikit-learn's bundled ones, the benchmark CSV suite, and training a forest on them.
 
 ``load("iris")`` (also ``wine``, ``breast_cancer``, ``digits``) needs no download. Any other name
-is read as ``<name>.csv`` from the benchmark directory: the ``data_dir`` argument, else the
-environment variable ``RFEXPLAIN_DATA``, else ``../shared/datasets`` beside the project checkout.
+is read as ``<name>.csv`` from the benchmark directory, which must be given explicitly: the
+``data_dir`` argument (the command line's ``--data``), else the environment variable
+``RFEXPLAIN_DATA``; without either, :class:`~rfexplain.core.errors.DataDirError` says so.
 Benchmark CSVs have a header row, numeric features and the label in the last column; labels may be
 strings and cells may carry leading spaces. Classes are the sorted distinct labels, as
 scikit-learn's ``classes_``.
+
+:func:`read_csv` is the one CSV reader of the package (datasets, the command line's ``--input``,
+the benchmarks); :func:`train_forest` is the one "load, split, fit, convert" recipe.
 
 Example
 -------
 >>> data = load("iris")
 >>> data.X.shape, data.class_names[:2]
 ((150, 4), ('setosa', 'versicolor'))
+>>> trained = train_forest("iris", trees=3, depth=2, test_size=0.2)
+>>> len(trained.X_train), len(trained.X_test), trained.forest.n_trees
+(120, 30, 3)
 """
 
 from __future__ import annotations
@@ -24,9 +31,24 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.errors import UnknownDatasetError
+from rfexplain.core.errors import CSVFormatError, DataDirError, TrainingOptionError, UnknownDatasetError
+from rfexplain.core.forest import Forest
 
-__all__ = ["Dataset", "load", "available", "find_data_dir", "BUILTIN"]
+__all__ = [
+    "Dataset",
+    "CSVTable",
+    "TrainedForest",
+    "load",
+    "available",
+    "find_data_dir",
+    "read_csv",
+    "train_forest",
+    "BUILTIN",
+    "ENV_VAR",
+    "DataDirError",
+    "CSVFormatError",
+    "TrainingOptionError",
+]
 
 BUILTIN = ("iris", "wine", "breast_cancer", "digits")
 ENV_VAR = "RFEXPLAIN_DATA"
@@ -46,25 +68,35 @@ class Dataset:
         return f"Dataset({self.name!r}, rows={len(self.X)}, features={self.X.shape[1]}, classes={len(self.class_names)})"
 
 
-def find_data_dir(path: str | os.PathLike[str] | None = None) -> Path | None:
-    """The benchmark CSV directory: ``path``, ``$RFEXPLAIN_DATA``, or ``../shared/datasets``
-    beside the project checkout (or the current directory); ``None`` when none exists."""
-    candidates = []
+def find_data_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The benchmark CSV directory: ``path``, else ``$RFEXPLAIN_DATA``.
+
+    Raises :class:`~rfexplain.core.errors.DataDirError` (an ``UnknownDatasetError``) naming both
+    ways when neither is given or the folder does not exist.
+    """
+    how = f"give data_dir= (the command line's --data) or set the environment variable {ENV_VAR}"
     if path is not None:
-        candidates.append(Path(path))
-    if os.environ.get(ENV_VAR):
-        candidates.append(Path(os.environ[ENV_VAR]))
-    candidates.append(Path(__file__).resolve().parent.parent.parent / "shared" / "datasets")
-    candidates.append(Path.cwd().parent / "shared" / "datasets")
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
+        chosen, origin = Path(path), "data_dir"
+    elif os.environ.get(ENV_VAR):
+        chosen, origin = Path(os.environ[ENV_VAR]), ENV_VAR
+    else:
+        raise DataDirError(f"no benchmark CSV directory given: {how}")
+    if not chosen.is_dir():
+        raise DataDirError(f"the benchmark CSV directory {str(chosen)!r} ({origin}) does not exist: {how}")
+    return chosen
+
+
+def _configured_data_dir(path: str | os.PathLike[str] | None) -> Path | None:
+    """The benchmark directory when one is configured, ``None`` when none is (a missing one raises)."""
+    if path is None and not os.environ.get(ENV_VAR):
+        return None
+    return find_data_dir(path)
 
 
 def available(path: str | os.PathLike[str] | None = None) -> list[str]:
-    """Names :func:`load` accepts: the built-in datasets and the CSVs of the benchmark directory."""
-    directory = find_data_dir(path)
+    """Names :func:`load` accepts: the built-in datasets and the CSVs of the benchmark directory
+    (when one is given or configured)."""
+    directory = _configured_data_dir(path)
     csvs = sorted(p.stem for p in directory.glob("*.csv")) if directory else []
     return list(BUILTIN) + [name for name in csvs if name not in BUILTIN]
 
@@ -77,16 +109,17 @@ def load(name: str, data_dir: str | os.PathLike[str] | None = None) -> Dataset:
 
     Raises :class:`~rfexplain.core.errors.UnknownDatasetError` listing the available names.
     """
-    directory = find_data_dir(data_dir)
     if name in BUILTIN and data_dir is None:
         return _load_builtin(name)
+    directory = _configured_data_dir(data_dir)
     if directory is not None and (directory / f"{name}.csv").is_file():
         return _load_csv(directory / f"{name}.csv")
     if name in BUILTIN:
         return _load_builtin(name)
-    where = f" (benchmark directory: {directory})" if directory else f" (set {ENV_VAR} to the benchmark CSV directory)"
+    if directory is None:
+        find_data_dir()  # raises DataDirError, naming the two ways to give the directory
     raise UnknownDatasetError(
-        f"dataset must be one of {available(data_dir)}. Got {name!r} instead{where}."
+        f"dataset must be one of {available(data_dir)}. Got {name!r} instead (benchmark directory: {directory})."
     )
 
 
@@ -101,17 +134,65 @@ def _load_builtin(name: str) -> Dataset:
     return Dataset(name, np.asarray(bunch.data, dtype=np.float64), y, names, class_names)
 
 
-def _load_csv(path: Path) -> Dataset:
-    with path.open(newline="") as handle:
-        rows = [[cell.strip() for cell in row] for row in csv.reader(handle) if row]
-    if len(rows) < 2:
-        raise UnknownDatasetError(f"{path} has no data rows")
-    header, body = rows[0], rows[1:]
+@dataclass(frozen=True)
+class CSVTable:
+    """A numeric CSV: its header (``None`` when it has none), features, and labels when present."""
+
+    header: tuple[str, ...] | None
+    X: np.ndarray
+    labels: tuple[str, ...] | None
+
+
+def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, header: bool | None = None) -> CSVTable:
+    """Read a CSV of instances: cells stripped of spaces and quotes, an optional header row.
+
+    With ``n_features=None`` every row's last column is its label (the benchmark format). With
+    ``n_features`` given, rows have that many feature columns and optionally one more, the label.
+    The first row is a header when ``header`` is true, or, with ``header=None``, when its feature
+    cells are not all numbers. Raises
+    :class:`~rfexplain.core.errors.CSVFormatError` on a missing file, a row of the wrong width,
+    a non-numeric feature or no rows at all.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise CSVFormatError(f"no such file: {file}")
+    with file.open(newline="") as handle:
+        rows = [[cell.strip().strip('"') for cell in row] for row in csv.reader(handle) if row]
+    width = n_features if n_features is not None else (len(rows[0]) - 1 if rows else 0)
+    names: tuple[str, ...] | None = None
+    if rows and (header if header is not None else not _all_numbers(rows[0][:width])):
+        names, rows = tuple(rows[0]), rows[1:]
+    if not rows:
+        raise CSVFormatError(f"{file} has no data rows")
+    allowed = (width, width + 1) if n_features is not None else (width + 1,)
+    features: list[list[float]] = []
+    labels: list[str] = []
+    for k, row in enumerate(rows, start=1):
+        if len(row) not in allowed:
+            raise CSVFormatError(f"{file}: row {k} has {len(row)} columns, expected {' or '.join(map(str, allowed))}")
+        try:
+            features.append([float(cell) for cell in row[:width]])
+        except ValueError as exc:
+            raise CSVFormatError(f"{file}: row {k} has a non-numeric feature value ({exc})") from None
+        if len(row) > width:
+            labels.append(row[width])
+    has_labels = len(labels) == len(rows)
+    return CSVTable(names, np.asarray(features, dtype=np.float64).reshape(len(rows), width), tuple(labels) if has_labels else None)
+
+
+def _all_numbers(cells: list[str]) -> bool:
     try:
-        X = np.asarray([[float(cell) for cell in row[:-1]] for row in body], dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{path}: non-numeric feature value ({exc})") from None
-    raw_labels = [row[-1] for row in body]
+        [float(cell) for cell in cells]
+    except ValueError:
+        return False
+    return True
+
+
+def _load_csv(path: Path) -> Dataset:
+    table = read_csv(path, header=True)
+    if table.header is None or table.labels is None:
+        raise CSVFormatError(f"{path}: a benchmark CSV has a header row and a label column")
+    raw_labels = list(table.labels)
     labels: np.ndarray
     try:
         numeric = [float(v) for v in raw_labels]
@@ -121,4 +202,75 @@ def _load_csv(path: Path) -> Dataset:
     except ValueError:
         labels = np.asarray(raw_labels)
     class_names = tuple(np.unique(labels).tolist())
-    return Dataset(path.stem, X, labels, tuple(header[:-1]), class_names)
+    return Dataset(path.stem, table.X, labels, table.header[:-1], class_names)
+
+
+@dataclass(frozen=True)
+class TrainedForest:
+    """A forest trained by :func:`train_forest`: the data, the split, the model and its Forest.
+
+    ``train_rows`` and ``test_rows`` are row numbers of ``data`` in the order scikit-learn's
+    ``train_test_split`` gives them (``test_rows`` is empty when nothing was held out).
+    """
+
+    data: Dataset
+    model: Any
+    forest: Forest
+    train_rows: np.ndarray
+    test_rows: np.ndarray
+
+    @property
+    def X_train(self) -> np.ndarray:
+        return self.data.X[self.train_rows]
+
+    @property
+    def y_train(self) -> np.ndarray:
+        return self.data.y[self.train_rows]
+
+    @property
+    def X_test(self) -> np.ndarray:
+        return self.data.X[self.test_rows]
+
+    @property
+    def y_test(self) -> np.ndarray:
+        return self.data.y[self.test_rows]
+
+
+def train_forest(
+    data: str | Dataset,
+    *,
+    trees: int,
+    depth: int | None,
+    seed: int = 0,
+    test_size: float | None = None,
+    stratify: bool = False,
+    data_dir: str | os.PathLike[str] | None = None,
+    **model_options: Any,
+) -> TrainedForest:
+    """Load (by name, or take) a dataset, hold out a test split, fit a random forest, convert it.
+
+    ``RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed,
+    **model_options)`` is fitted on the training rows; the split is
+    ``train_test_split(test_size=test_size, random_state=seed)`` (stratified by label with
+    ``stratify=True``), and no split at all when ``test_size`` is ``None``. Raises
+    :class:`~rfexplain.core.errors.TrainingOptionError` on a non-positive size.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    if trees < 1 or (depth is not None and depth < 1):
+        raise TrainingOptionError(f"trees and depth must be positive, got trees={trees}, depth={depth}")
+    if test_size is not None and not 0 < test_size < 1:
+        raise TrainingOptionError(f"test_size must be in (0, 1), got {test_size}")
+    dataset = load(data, data_dir) if isinstance(data, str) else data
+    rows = np.arange(len(dataset.X))
+    if test_size is None:
+        train, test = rows, rows[:0]
+    else:
+        train, test = train_test_split(
+            rows, test_size=test_size, random_state=seed, stratify=dataset.y if stratify else None
+        )
+    model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed, **model_options)
+    model.fit(dataset.X[train], dataset.y[train])
+    forest = Forest.from_sklearn(model, feature_names=list(dataset.feature_names))
+    return TrainedForest(dataset, model, forest, train, test)

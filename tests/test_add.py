@@ -15,6 +15,7 @@ from rfexplain.comparators.add import ADDManager, ADDTooLargeError, PredicateOrd
 from rfexplain.comparators.add_explain import CompiledADD, forest_steps, outcome_explanation, to_dot
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
+from tests.benchmark_data import benchmark_dir
 from tests.handmade import forest as handmade_forest
 from tests.strategies import forests, forests_and_instances
 
@@ -162,7 +163,7 @@ def test_add_prediction_equals_forest_predict_on_every_row(name: str, n_trees: i
 
 
 def test_add_on_benchmark_csv_rows() -> None:
-    data_dir = datasets.find_data_dir()
+    data_dir = benchmark_dir()
     if data_dir is None or not (data_dir / "banknote.csv").exists():
         pytest.skip("the shared benchmark datasets are not available")
     from sklearn.ensemble import RandomForestClassifier

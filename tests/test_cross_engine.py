@@ -16,6 +16,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import rfexplain as rx
 from rfexplain import datasets
+from tests.benchmark_data import benchmark_dir
 
 CASES = [
     ("iris", 20, 4),
@@ -64,7 +65,7 @@ def test_engines_agree_on_bundled_datasets(name: str, n_trees: int, depth: int) 
     compare(name, n_trees, depth)
 
 
-@pytest.mark.skipif(datasets.find_data_dir() is None, reason="benchmark CSVs are not beside this checkout")
+@pytest.mark.skipif(benchmark_dir() is None, reason="benchmark CSVs are not beside this checkout")
 @pytest.mark.parametrize("name, n_trees, depth", BENCHMARKS)
 def test_engines_agree_on_benchmark_datasets(name: str, n_trees: int, depth: int) -> None:
-    compare(name, n_trees, depth, datasets.find_data_dir())
+    compare(name, n_trees, depth, benchmark_dir())

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rfexplain import UnknownDatasetError, datasets
+from tests.benchmark_data import benchmark_dir
 
 
 @pytest.mark.parametrize("name, rows, classes", [("iris", 150, 3), ("wine", 178, 3), ("breast_cancer", 569, 2), ("digits", 1797, 10)])
@@ -41,9 +42,65 @@ def test_unknown_dataset_lists_available(tmp_path: Path) -> None:
         datasets.load("nope", tmp_path)
 
 
-@pytest.mark.skipif(datasets.find_data_dir() is None, reason="the benchmark CSV directory is not beside this checkout")
+@pytest.mark.skipif(benchmark_dir() is None, reason="the benchmark CSV directory is not beside this checkout")
 def test_benchmark_suite_loads() -> None:
     for name in ("iris", "ionosphere", "ann-thyroid"):
-        data = datasets.load(name, datasets.find_data_dir())
+        data = datasets.load(name, benchmark_dir())
         assert data.X.ndim == 2 and len(data.class_names) >= 2
-    assert datasets.load("ionosphere").class_names == ("b", "g")
+    assert datasets.load("ionosphere", benchmark_dir()).class_names == ("b", "g")
+
+
+def test_benchmark_names_need_an_explicit_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No guessing where the CSVs are: without data_dir or RFEXPLAIN_DATA the error names both."""
+    monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)
+    with pytest.raises(datasets.DataDirError, match=r"data_dir=.*--data.*RFEXPLAIN_DATA"):
+        datasets.load("ecoli")
+    with pytest.raises(UnknownDatasetError, match="RFEXPLAIN_DATA"):
+        datasets.find_data_dir()
+    missing = tmp_path / "absent"
+    with pytest.raises(UnknownDatasetError, match=r"absent.*does not exist.*RFEXPLAIN_DATA"):
+        datasets.load("ecoli", missing)
+    monkeypatch.setenv("RFEXPLAIN_DATA", str(missing))
+    with pytest.raises(UnknownDatasetError, match=r"absent.*\(RFEXPLAIN_DATA\) does not exist"):
+        datasets.load("ecoli")
+    assert datasets.load("iris").X.shape == (150, 4)  # scikit-learn's bundled data need no folder
+
+
+def test_read_csv_optional_header_and_label(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.csv"
+    plain.write_text("1, 2\n3,4\n")
+    table = datasets.read_csv(plain, 2)
+    assert table.header is None and table.labels is None and table.X.tolist() == [[1, 2], [3, 4]]
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text('"a","b","y"\n1,2,"u"\n3,4, v\n')
+    table = datasets.read_csv(labelled, 2)
+    assert table.header == ("a", "b", "y") and table.labels == ("u", "v")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("1,2\n3\n")
+    with pytest.raises(datasets.CSVFormatError, match="row 2 has 1 columns"):
+        datasets.read_csv(ragged, 2)
+    words = tmp_path / "words.csv"
+    words.write_text("1,2\n3,x\n")
+    with pytest.raises(ValueError, match="row 2 has a non-numeric feature"):
+        datasets.read_csv(words, 2)
+    with pytest.raises(datasets.CSVFormatError, match="no such file"):
+        datasets.read_csv(tmp_path / "none.csv", 2)
+
+
+def test_train_forest_is_the_usual_recipe() -> None:
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
+    trained = datasets.train_forest("iris", trees=4, depth=3, seed=1, test_size=0.25)
+    data = datasets.load("iris")
+    X_train, X_test, y_train, _ = train_test_split(data.X, data.y, test_size=0.25, random_state=1)
+    model = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=1).fit(X_train, y_train)
+    assert np.array_equal(trained.X_test, X_test) and np.array_equal(trained.y_train, y_train)
+    assert np.array_equal(trained.model.predict_proba(data.X), model.predict_proba(data.X))
+    assert trained.forest.n_trees == 4 and trained.forest.feature_names == data.feature_names
+    whole = datasets.train_forest(data, trees=2, depth=2)
+    assert len(whole.X_train) == 150 and len(whole.X_test) == 0
+    with pytest.raises(datasets.TrainingOptionError):
+        datasets.train_forest("iris", trees=0, depth=2)
+    with pytest.raises(ValueError, match="test_size"):
+        datasets.train_forest("iris", trees=1, depth=2, test_size=1.5)

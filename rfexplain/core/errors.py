@@ -22,6 +22,9 @@ __all__ = [
     "InvalidForestError",
     "ForestFormatError",
     "UnknownDatasetError",
+    "DataDirError",
+    "CSVFormatError",
+    "TrainingOptionError",
     "OracleTooLargeError",
 ]
 
@@ -81,6 +84,18 @@ class ForestFormatError(RFExplainError, ValueError):
 
 class UnknownDatasetError(RFExplainError, ValueError):
     """No dataset of that name exists; the message lists the available ones."""
+
+
+class DataDirError(UnknownDatasetError):
+    """The benchmark CSV directory is not given (argument or ``RFEXPLAIN_DATA``) or does not exist."""
+
+
+class CSVFormatError(RFExplainError, ValueError):
+    """A CSV of instances is missing, empty, ragged or has a non-numeric feature value."""
+
+
+class TrainingOptionError(RFExplainError, ValueError):
+    """A forest-training option is out of range (non-positive trees or depth, a bad test size)."""
 
 
 class OracleTooLargeError(RFExplainError, ValueError):
