@@ -3,8 +3,12 @@
 ``rfexplain demo`` explains a few iris decisions with every available engine; ``rfexplain info``
 describes a saved forest or model; ``rfexplain train`` fits a forest on a dataset and saves it as
 JSON; ``rfexplain explain`` answers one query about one instance; ``rfexplain batch`` answers one
-query about many instances in parallel and writes JSON lines or CSV. Bad input prints one line on
-stderr and exits with status 2.
+query about many instances in parallel and writes JSON lines or CSV.
+
+Errors: bad input (an :class:`~rfexplain.core.errors.RFExplainError`, a file that cannot be read
+or written, or an argparse usage error) prints one line on stderr and exits with status 2. Any
+other exception is a bug of rfexplain: one line asking to report it, exit status 1; ``--debug``
+prints the traceback too.
 """
 
 from __future__ import annotations
@@ -14,19 +18,23 @@ import contextlib
 import json
 import math
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from rfexplain.engines.base import QUERIES
+from rfexplain.core.errors import RFExplainError
+from rfexplain.core.pyvalues import to_python
+from rfexplain.core.queries import QUERY_TABLE, Kind, query as query_named
 
 __all__ = ["main", "build_parser"]
 
-#: Decision queries the command line answers: all but the formula-valued complete/general reasons.
-QUERY_CHOICES = tuple(q for q in QUERIES if q not in ("complete_reason", "general_reason"))
-ALL_OF = {"sufficient_reason": "sufficient_reasons", "necessary_reason": "necessary_reasons"}
+#: Decision queries the command line answers: all but the formula-valued ones.
+QUERY_CHOICES = tuple(q.name for q in QUERY_TABLE.values() if q.kind is not Kind.FORMULA)
+#: Where bugs are reported (printed with an internal error).
+ISSUES = "the rfexplain issue tracker"
 
 
-class UsageError(Exception):
+class UsageError(RFExplainError):
     """Bad command-line input; reported on one line with exit status 2."""
 
 
@@ -34,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rfexplain", description="Formal explanations of scikit-learn random forest decisions."
     )
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="explain a few iris decisions with every available engine")
@@ -58,8 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
     explain.add_argument("--target", help="class label for contrastive_reasons")
     explain.add_argument("--engine", default="sat", help="engine name (default sat)")
-    explain.add_argument("--limit", type=int, help="at most this many reasons")
-    explain.add_argument("--timeout", type=float, help="stop enumerating after this many seconds")
+    explain.add_argument("--limit", type=_count, help="at most this many reasons")
+    explain.add_argument("--timeout", type=_seconds, help="stop enumerating after this many seconds")
     explain.add_argument("--json", action="store_true", help="machine-readable output")
 
     batch = sub.add_parser(
@@ -78,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
     batch.add_argument("--target", help="class label for contrastive_reasons")
     batch.add_argument("--engine", default="sat", help="engine name (default sat)")
-    batch.add_argument("--limit", type=int, help="at most this many reasons per instance (enumerations)")
-    batch.add_argument("--timeout", type=float, help="per-instance time budget in seconds")
+    batch.add_argument("--limit", type=_count, help="at most this many reasons per instance (enumerations)")
+    batch.add_argument("--timeout", type=_seconds, help="per-instance time budget in seconds")
     batch.add_argument("--jobs", type=int, default=1, help="parallel worker processes (-1: every core; default 1)")
     batch.add_argument(
         "--dask",
@@ -96,9 +105,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(text: str) -> int:
+    """An argparse type: a non-negative integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a non-negative number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text!r}")
+    return value
+
+
 def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
     parser.add_argument("--dataset", required=required, help="dataset name (see rfexplain.datasets)")
-    parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--data", help="benchmark CSV directory (default: $RFEXPLAIN_DATA)")
     parser.add_argument("--trees", type=int, default=20, help="number of trees (default 20)")
     parser.add_argument("--depth", type=int, default=4, help="maximum depth (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -124,19 +155,15 @@ def load_forest_or_model(path: str) -> tuple[Any, Any]:
     return Forest.from_sklearn(model), model
 
 
-def train_forest(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """Fit a RandomForestClassifier on ``args.dataset``: ``(forest, model, dataset)``."""
-    from sklearn.ensemble import RandomForestClassifier
-
+def train_forest(args: argparse.Namespace, test_size: float | None = None) -> Any:
+    """Fit a RandomForestClassifier on ``args.dataset`` (see :func:`rfexplain.datasets.train_forest`)."""
     from rfexplain import datasets
-    from rfexplain.core.forest import Forest
 
     if args.trees < 1 or args.depth < 1:
         raise UsageError("--trees and --depth must be positive")
-    data = datasets.load(args.dataset, args.data)
-    model = RandomForestClassifier(n_estimators=args.trees, max_depth=args.depth, random_state=args.seed)
-    model.fit(data.X, data.y)
-    return Forest.from_sklearn(model, feature_names=list(data.feature_names)), model, data
+    return datasets.train_forest(
+        args.dataset, trees=args.trees, depth=args.depth, seed=args.seed, test_size=test_size, data_dir=args.data
+    )
 
 
 # ---------------------------------------------------------------------- commands
@@ -154,9 +181,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    forest, model, data = train_forest(args)
+    trained = train_forest(args)
+    forest = trained.forest
     Path(args.output).write_text(forest.to_json())
-    print(f"wrote {args.output}: {forest!r}, agreement with sklearn predict {forest.agreement(data.X, model)}")
+    print(f"wrote {args.output}: {forest!r}, agreement with sklearn predict {forest.agreement(trained.data.X, trained.model)}")
     return 0
 
 
@@ -183,27 +211,31 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if args.dataset:
             data = datasets.load(args.dataset, args.data)
     elif args.dataset:
-        forest, model, data = train_forest(args)
+        trained = train_forest(args)
+        forest, model, data = trained.forest, trained.model, trained.data
     else:
         raise UsageError("give a model file or --dataset")
     explainer = Explainer(model if model is not None else forest, engine=args.engine)
     decision = explainer.explain(_instance(args, forest, data))
-    query = ALL_OF.get(args.query, args.query) if args.all else args.query
+    spec = query_named(args.query)
+    if args.all and spec.all_of is not None:
+        spec = query_named(spec.all_of)
+    query = spec.name
     kwargs: dict[str, Any] = {}
-    if query == "contrastive_reasons":
+    if spec.takes_target:
         if args.target is None:
-            raise UsageError("contrastive_reasons needs --target CLASS")
+            raise UsageError(f"{query} needs --target CLASS")
         kwargs["target"] = _label(forest, args.target)
-    if query.endswith("s") and query != "robustness":
+    if spec.enumerates:
         kwargs.update(limit=args.limit, timeout=args.timeout)
-    result = getattr(decision, query)(**kwargs)
+    result = decision.ask(query, **kwargs)
     output: dict[str, Any] = {
-        "prediction": _jsonable(decision.prediction),
-        "sklearn_prediction": _jsonable(decision.sklearn_prediction),
+        "prediction": to_python(decision.prediction),
+        "sklearn_prediction": to_python(decision.sklearn_prediction),
         "engine": args.engine,
         "query": query,
     }
-    if query == "robustness":
+    if spec.kind is Kind.NUMBER:
         output["robustness"] = None if result == math.inf else result
     elif hasattr(result, "complete"):
         output["reasons"] = [r.to_dict() for r in result]
@@ -216,8 +248,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(json.dumps(output, default=str))
         return 0
     print(f"prediction: {output['prediction']!r} (engine {args.engine}, query {query})")
-    if query == "robustness":
-        print(f"robustness: {'cannot be flipped' if result == math.inf else result}")
+    if spec.kind is Kind.NUMBER:
+        print(f"{query}: {'cannot be flipped' if result == math.inf else result}")
     else:
         if not output["reasons"]:
             print("no reason: the decision cannot be changed that way")
@@ -242,33 +274,6 @@ def _parse_rows(text: str, n: int) -> range:
     return range(lo, hi)
 
 
-def _read_instances(path: str, n_features: int) -> Any:
-    import csv
-
-    import numpy as np
-
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"no such file: {path}")
-    rows = [[cell.strip() for cell in row] for row in csv.reader(file.read_text().splitlines()) if row]
-    if rows:
-        try:
-            [float(c) for c in rows[0][:n_features]]
-        except ValueError:
-            rows = rows[1:]  # a header
-    if not rows:
-        raise UsageError(f"{path} has no instances")
-    out = []
-    for k, row in enumerate(rows, start=1):
-        if len(row) not in (n_features, n_features + 1):
-            raise UsageError(f"{path}: row {k} has {len(row)} columns, the forest has {n_features} features")
-        try:
-            out.append([float(c) for c in row[:n_features]])
-        except ValueError:
-            raise UsageError(f"{path}: row {k} has a non-numeric feature value") from None
-    return np.asarray(out, dtype=np.float64)
-
-
 def cmd_batch(args: argparse.Namespace) -> int:
     import time
 
@@ -288,21 +293,22 @@ def cmd_batch(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file or --dataset")
     if args.input:
-        pool = _read_instances(args.input, forest.n_features)
+        pool = datasets.read_csv(args.input, forest.n_features).X
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     X = pool[list(chosen)]
     ids = [pool_ids[k] for k in chosen]
+    spec = query_named(args.query)
     kwargs: dict[str, Any] = {}
-    if args.query == "contrastive_reasons":
+    if spec.takes_target:
         if args.target is None:
-            raise UsageError("contrastive_reasons needs --target CLASS")
+            raise UsageError(f"{spec.name} needs --target CLASS")
         kwargs["target"] = _label(forest, args.target)
         forest.class_index(kwargs["target"])
     if args.limit is not None:
-        if not args.query.endswith("reasons") and args.query != "shortest_flips":
+        if not spec.enumerates:
             raise UsageError(f"--limit applies to enumerations, not {args.query}")
         kwargs["limit"] = args.limit
     if args.save_forest:
@@ -369,24 +375,12 @@ def _dask_backend(address: str | None, jobs: int) -> Iterator[None]:
 def _train_split(args: argparse.Namespace) -> tuple[Any, Any, Any, list[int]]:
     """Fit on a train split of ``args.dataset``: ``(forest, model, test rows, their row numbers)``."""
     import numpy as np
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
 
-    from rfexplain import datasets
-    from rfexplain.core.forest import Forest
-
-    if args.trees < 1 or args.depth < 1:
-        raise UsageError("--trees and --depth must be positive")
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
-    data = datasets.load(args.dataset, args.data)
-    rows = np.arange(len(data.X))
-    train, test = train_test_split(rows, test_size=args.test_size, random_state=args.seed)
-    model = RandomForestClassifier(n_estimators=args.trees, max_depth=args.depth, random_state=args.seed)
-    model.fit(data.X[train], data.y[train])
-    forest = Forest.from_sklearn(model, feature_names=list(data.feature_names))
-    test = np.sort(test)
-    return forest, model, data.X[test], [int(i) for i in test]
+    trained = train_forest(args, test_size=args.test_size)
+    test = np.sort(trained.test_rows)
+    return trained.forest, trained.model, trained.data.X[test], [int(i) for i in test]
 
 
 def _label(forest: Any, text: str) -> Any:
@@ -396,15 +390,10 @@ def _label(forest: Any, text: str) -> Any:
     return text
 
 
-def _jsonable(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (argparse exits with 2 on a usage error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from rfexplain.core.errors import RFExplainError
-
     commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch}
     try:
         if args.command == "demo":
@@ -412,9 +401,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_demo(n_instances=args.instances, engines=args.engine)
         return commands[args.command](args)
-    except (UsageError, RFExplainError, ValueError, OSError) as exc:
+    except (RFExplainError, OSError) as exc:
         print(f"rfexplain: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc(file=sys.stderr)
+        message = " ".join(str(exc).split())
+        print(
+            f"rfexplain: internal error ({type(exc).__name__}: {message}); this is a bug, please report it to "
+            f"{ISSUES}{'' if args.debug else ' with the output of --debug'}",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

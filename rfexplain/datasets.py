@@ -68,13 +68,16 @@ class Dataset:
         return f"Dataset({self.name!r}, rows={len(self.X)}, features={self.X.shape[1]}, classes={len(self.class_names)})"
 
 
+_HOW = f"give data_dir= (the command line's --data) or set the environment variable {ENV_VAR}"
+
+
 def find_data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The benchmark CSV directory: ``path``, else ``$RFEXPLAIN_DATA``.
 
     Raises :class:`~rfexplain.core.errors.DataDirError` (an ``UnknownDatasetError``) naming both
     ways when neither is given or the folder does not exist.
     """
-    how = f"give data_dir= (the command line's --data) or set the environment variable {ENV_VAR}"
+    how = _HOW
     if path is not None:
         chosen, origin = Path(path), "data_dir"
     elif os.environ.get(ENV_VAR):
@@ -117,7 +120,10 @@ def load(name: str, data_dir: str | os.PathLike[str] | None = None) -> Dataset:
     if name in BUILTIN:
         return _load_builtin(name)
     if directory is None:
-        find_data_dir()  # raises DataDirError, naming the two ways to give the directory
+        raise DataDirError(
+            f"dataset must be one of {list(BUILTIN)} or a benchmark CSV. Got {name!r} instead; "
+            f"no benchmark CSV directory is given: {_HOW}"
+        )
     raise UnknownDatasetError(
         f"dataset must be one of {available(data_dir)}. Got {name!r} instead (benchmark directory: {directory})."
     )

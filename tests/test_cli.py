@@ -90,3 +90,59 @@ def test_corrupt_and_future_forest_files(tmp_path: Path, capsys: pytest.CaptureF
     junk.write_bytes(b"\x00\x01garbage")
     code, _, err = run(["info", str(junk)], capsys)
     assert code == 2 and "cannot read" in err
+
+
+# ---------------------------------------------------------------------- the error policy
+def _forest_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    path = tmp_path / "forest.json"
+    assert run(["train", "--dataset", "iris", "--trees", "2", "--depth", "2", "-o", str(path)], capsys)[0] == 0
+    return path
+
+
+@pytest.mark.parametrize("bug", [KeyError("oops"), ValueError("a builtin ValueError is not a usage error")])
+def test_internal_error_is_status_1_asking_for_a_report(
+    bug: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _forest_file(tmp_path, capsys)
+
+    def broken(self: object) -> None:
+        raise bug
+
+    monkeypatch.setattr("rfexplain.core.forest.Forest.statistics", broken)
+    code, _, err = run(["info", str(path)], capsys)
+    assert code == 1
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "internal error" in err and type(bug).__name__ in err and str(bug).strip("'") in err and "report" in err
+    assert "--debug" in err
+    code, _, err = run(["--debug", "info", str(path)], capsys)
+    assert code == 1 and "Traceback" in err and "internal error" in err
+
+
+def test_rfexplain_errors_are_usage_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rfexplain as rx
+
+    path = _forest_file(tmp_path, capsys)
+
+    def refused(self: object) -> None:
+        raise rx.OracleTooLargeError("too many state vectors")
+
+    monkeypatch.setattr("rfexplain.core.forest.Forest.statistics", refused)
+    code, _, err = run(["info", str(path)], capsys)
+    assert code == 2 and err == "rfexplain: error: too many state vectors\n"
+
+
+@pytest.mark.parametrize("argv", [["explain", "--nonsense"], ["batch", "--limit", "-1"], ["explain", "--timeout", "soon"]])
+def test_argparse_usage_errors_are_status_2(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+
+
+def test_input_csv_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _forest_file(tmp_path, capsys)
+    bad = tmp_path / "rows.csv"
+    bad.write_text("1,2,3,4\n1,2\n")
+    code, _, err = run(["batch", str(path), "--input", str(bad), "--engine", "oracle"], capsys)
+    assert code == 2 and "row 2 has 2 columns" in err and err.count("\n") == 1
