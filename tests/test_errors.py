@@ -106,3 +106,26 @@ def test_soft_vote_disagreement_warns() -> None:
     with pytest.warns(rx.SoftVoteWarning, match="soft vote"):
         decision = explainer.explain(X[differ[0]])
     assert decision.sklearn_prediction != decision.prediction
+
+
+def test_deliberate_errors_are_rfexplain_errors(iris_model: RandomForestClassifier) -> None:
+    """The error policy: every error raised on purpose is an RFExplainError and the usual builtin."""
+    from rfexplain.batch import explain_many
+    from rfexplain.engines.base import Instance
+
+    forest = rx.Forest.from_sklearn(iris_model)
+    with pytest.raises(rx.InvalidForestError, match="at least one tree"):
+        rx.Forest(thresholds=forest.thresholds, trees=[], classes=forest.classes)
+    with pytest.raises(ValueError, match="class labels must be distinct"):
+        rx.Forest(thresholds=forest.thresholds, trees=forest.trees, classes=[0, 0, 1])
+    with pytest.raises(rx.InvalidInstanceError, match="expected one instance, got 2"):
+        Instance.of(forest, [[1.0, 2.0, 3.0, 4.0]] * 2)
+    explainer = rx.Explainer(iris_model, engine="oracle")
+    with pytest.raises(rx.UnknownQueryError, match="query must be one of"):
+        explain_many(explainer, [[1.0, 2.0, 3.0, 4.0]], "best_reason")
+    with pytest.raises(rx.QueryArgumentError, match="takes no limit"):
+        explain_many(explainer, [[1.0, 2.0, 3.0, 4.0]], "sufficient_reason", limit=2)
+    with pytest.raises(TypeError):
+        explain_many(explainer, [[1.0, 2.0, 3.0, 4.0]], "robustness", limit=2)
+    with pytest.raises(rx.InvalidTargetError):
+        explainer.explain([5.1, 3.5, 1.4, 0.2]).contrastive_reasons(0)
