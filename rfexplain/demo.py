@@ -12,37 +12,33 @@ import math
 import time
 from typing import Any, Callable, Sequence
 
-from rfexplain.core.errors import OracleTooLargeError, UnsupportedQuery
+from rfexplain.core.errors import OracleTooLargeError, UnsupportedQueryError
+from rfexplain.core.queries import Kind, Query, query
 
 __all__ = ["run_demo"]
 
-#: (title, query, uses a target class) in the order the demo shows them.
+#: (title, query) in the order the demo shows them.
 SHOWN = (
-    ("sufficient reasons", "sufficient_reasons", False),
-    ("necessary reasons", "necessary_reasons", False),
-    ("shortest sufficient reasons", "shortest_sufficient_reasons", False),
-    ("robustness", "robustness", False),
-    ("contrastive reasons toward", "contrastive_reasons", True),
-    ("general sufficient reasons", "general_sufficient_reasons", False),
-    ("shortest flips (shortest general necessary reasons)", "shortest_flips", False),
+    ("sufficient reasons", query("sufficient_reasons")),
+    ("necessary reasons", query("necessary_reasons")),
+    ("shortest sufficient reasons", query("shortest_sufficient_reasons")),
+    ("robustness", query("robustness")),
+    ("contrastive reasons toward", query("contrastive_reasons")),
+    ("general sufficient reasons", query("general_sufficient_reasons")),
+    ("shortest flips (shortest general necessary reasons)", query("shortest_flips")),
 )
 
 
 def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: Callable[[str], None] = print) -> int:
     """Run the demo, writing lines through ``write``; returns the exit status (1 if engines disagree)."""
     import numpy as np
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
 
     from rfexplain import datasets
     from rfexplain.engines.registry import available_engines
     from rfexplain.explainer import Explainer
-    from rfexplain.core.forest import Forest
 
-    data = datasets.load("iris")
-    X_train, X_test, y_train, _ = train_test_split(data.X, data.y, test_size=0.2, random_state=0, stratify=data.y)
-    model = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X_train, y_train)
-    forest = Forest.from_sklearn(model, feature_names=list(data.feature_names))
+    trained = datasets.train_forest("iris", trees=8, depth=3, seed=0, test_size=0.2, stratify=True)
+    data, model, forest, X_test = trained.data, trained.model, trained.forest, trained.X_test
     stats = forest.statistics()
     write("rfexplain demo: iris, RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0)")
     write(
@@ -68,17 +64,17 @@ def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: 
         for name, explainer in explainers.items():
             decision = explainer.explain(x)
             write(f"  [{name}] decision: {decision.prediction!r} (sklearn predict: {decision.sklearn_prediction!r})")
-            for title, query, targeted in SHOWN:
-                targets = [c for c in forest.classes if c != decision.prediction] if targeted else [None]
+            for title, spec in SHOWN:
+                targets = [c for c in forest.classes if c != decision.prediction] if spec.takes_target else [None]
                 for target in targets:
-                    shown = _answer(decision, query, target)
+                    shown = _answer(decision, spec, target)
                     if shown is None:
                         continue
                     text, key = shown
-                    label = f"{title} {target!r}" if targeted else title
+                    label = f"{title} {target!r}" if spec.takes_target else title
                     write(f"    {label}: {text}")
                     if key is not None:
-                        answers.setdefault((query, target), {})[name] = key
+                        answers.setdefault((spec.name, target), {})[name] = key
         for (query, target), by_engine in answers.items():
             values = list(by_engine.values())
             if any(v != values[0] for v in values[1:]):  # by equality: a frozenset's repr order varies
@@ -91,17 +87,18 @@ def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: 
     return 1 if disagreements else 0
 
 
-def _answer(decision: Any, query: str, target: Any) -> tuple[str, Any] | None:
-    """Rendered answer and a comparable key, or None when the engine does not answer ``query``."""
+def _answer(decision: Any, spec: Query, target: Any) -> tuple[str, Any] | None:
+    """Rendered answer and a comparable key, or None when the engine does not answer ``spec``
+    (a number or an enumeration of reasons)."""
     start = time.perf_counter()
     try:
-        if query == "robustness":
-            value = decision.robustness()
+        if spec.kind is Kind.NUMBER:
+            value = decision.ask(spec.name)
             text = "cannot be flipped" if value == math.inf else f"{value} feature(s)"
             return f"{text}  [{_ms(start)}]", value
-        result = decision.contrastive_reasons(target, timeout=30) if target is not None else getattr(decision, query)(timeout=30)
+        result = decision.ask(spec.name, target=target, timeout=30)
         reasons = list(result)
-    except UnsupportedQuery:
+    except UnsupportedQueryError:
         return None
     except OracleTooLargeError:
         return "(too large for the brute-force oracle)", None
