@@ -64,11 +64,11 @@ OUTCOME_DATASETS = ("iris", "new-thyroid", "xd6", "mofn-3-7-10", "appendicitis",
 OUTCOME_TREES = {"iris": 100, "new-thyroid": 25, "xd6": 100, "mofn-3-7-10": 100, "appendicitis": 10, "banknote": 25}
 
 
-def _load(name: str, folder: Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+def _train(data: Any, folder: Path, trees: int, **options: Any) -> Any:
+    """The forest of one table row: ``data`` a name or a Dataset (see :func:`rfexplain.datasets.train_forest`; seed 0)."""
     from rfexplain import datasets
 
-    data = datasets.load(name, folder)
-    return data.X, data.y, data.feature_names
+    return datasets.train_forest(data, trees=trees, seed=0, data_dir=folder, **options)
 
 
 def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
@@ -86,18 +86,12 @@ def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
 
 # ---------------------------------------------------------------------- table 1
 def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
-
-    from rfexplain import Forest
     from rfexplain.comparators.add import aggregate
     from rfexplain.comparators.sdd import SDDForest, equivalent
 
     trees = opts.get("trees") or PAPER_ADD[name][0]
-    X, y, names = _load(name, folder)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.15, random_state=0)
-    model = RandomForestClassifier(n_estimators=trees, max_depth=4, random_state=0).fit(Xtr, ytr)
-    forest = Forest.from_sklearn(model, feature_names=names)
+    trained = _train(name, folder, trees, depth=4, test_size=0.15)
+    X, forest, Xte, yte = trained.data.X, trained.forest, trained.X_test, trained.y_test
     paper = PAPER_ADD.get(name, (None, None, None))
     row: dict[str, Any] = {
         "dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees, "D": 4,
@@ -169,17 +163,16 @@ def _prod(values: Any) -> int:
 
 # ---------------------------------------------------------------------- evaluation (paper 003, Sect. 9)
 def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from sklearn.ensemble import RandomForestClassifier
-
-    from rfexplain import Forest
+    from rfexplain import datasets
     from rfexplain.comparators.add import aggregate
     from rfexplain.comparators.add_explain import CompiledADD, forest_steps
 
     trees = opts["trees"]
-    X, y, names = _load(name, folder)
+    data = datasets.load(name, folder)
+    X = data.X
     start = time.perf_counter()
-    model = RandomForestClassifier(n_estimators=trees, max_depth=opts.get("depth"), random_state=0, n_jobs=1).fit(X, y)
-    forest = Forest.from_sklearn(model, feature_names=names)
+    trained = _train(data, folder, trees, depth=opts.get("depth"), n_jobs=1)
+    model, forest = trained.model, trained.forest
     row: dict[str, Any] = {
         "dataset": name, "#T": trees, "#F": X.shape[1], "#C": forest.n_classes, "rows": len(X),
         "forest_nodes": sum(t.n_nodes for t in forest.trees),
@@ -264,10 +257,6 @@ def _per_instance(fn: Callable[[], Any], n: int, reps: int) -> float:
 # ---------------------------------------------------------------------- outcome explanations (paper 003, Sect. 8)
 def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     """Outcome explanations of the test rows, checked and compared with the SAT engine's AXps."""
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
-
-    from rfexplain import Forest
     from rfexplain.core.budget import Budget
     from rfexplain.comparators.add import aggregate
     from rfexplain.comparators.add_explain import outcome_explanation
@@ -276,10 +265,8 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
     from rfexplain.sat.search import Search
 
     trees = opts["trees"]
-    X, y, names = _load(name, folder)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.15, random_state=0)
-    model = RandomForestClassifier(n_estimators=trees, max_depth=4, random_state=0).fit(Xtr, ytr)
-    forest = Forest.from_sklearn(model, feature_names=names)
+    trained = _train(name, folder, trees, depth=4, test_size=0.15)
+    X, forest, Xte = trained.data.X, trained.forest, trained.X_test
     row: dict[str, Any] = {"dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees}
     start = time.perf_counter()
     agg = aggregate(forest, time_limit=opts["phase_limit"], max_nodes=opts["max_nodes"], keep_class_vector=False)

@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from experiments._common import Skip, cactus_plot, markdown_table, median, results_dir, write_csv, write_report
+from experiments._common import Skip, cactus_plot, data_dir, markdown_table, median, results_dir, write_csv, write_report
 
 log = logging.getLogger("experiments.peers_pyxai")
 
@@ -304,6 +304,7 @@ class Config:
     instances: int
     limit: float
     seed: int = 0
+    data: str | None = None  # the benchmark CSV folder (see experiments._common.data_dir)
 
     @property
     def label(self) -> str:
@@ -311,19 +312,14 @@ class Config:
 
 
 def _train(config: Config) -> tuple[Any, Any, np.ndarray, list[int], Any]:
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
+    from rfexplain import datasets
 
-    from rfexplain import Forest, datasets
-
-    data = datasets.load(config.dataset)
-    rows = np.arange(len(data.X))
-    train, test = train_test_split(rows, test_size=0.2, random_state=config.seed)
-    model = RandomForestClassifier(n_estimators=config.trees, max_depth=config.depth, random_state=config.seed)
-    model.fit(data.X[train], data.y[train])
-    test = np.sort(test)[: config.instances]
-    forest = Forest.from_sklearn(model, feature_names=list(data.feature_names))
-    return model, forest, data.X[test], [int(i) for i in test], data
+    folder = None if config.dataset in datasets.BUILTIN else data_dir(config.data)
+    trained = datasets.train_forest(
+        config.dataset, trees=config.trees, depth=config.depth, seed=config.seed, test_size=0.2, data_dir=folder
+    )
+    test = np.sort(trained.test_rows)[: config.instances]
+    return trained.model, trained.forest, trained.data.X[test], [int(i) for i in test], trained.data
 
 
 def run_config(
@@ -685,6 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments peers_pyxai", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three datasets, 10 trees, two instances")
     parser.add_argument("--datasets", help="comma-separated dataset names")
+    parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
     parser.add_argument("--sizes", help="forest sizes TREESxDEPTH, comma-separated (e.g. 10x3,50x5)")
     parser.add_argument("--instances", type=int, help="test instances per forest")
     parser.add_argument("--limit", type=float, help="per-instance time limit in seconds")
@@ -721,7 +718,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for dataset in datasets_:
             for trees, depth in sizes:
-                config = Config(dataset, trees, depth, n, limit)
+                config = Config(dataset, trees, depth, n, limit, data=args.data)
                 log.info("%s: start", config.label)
                 started = time.perf_counter()
                 try:

@@ -48,18 +48,12 @@ ENUM_CAP = 60.0
 
 def train(name: str, directory: Path) -> tuple[Any, Any, float, np.ndarray]:
     """The paper's forest for ``name``: model, Forest, test accuracy (hard vote), samples."""
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
+    from rfexplain.datasets import train_forest
 
-    from rfexplain import Forest
-    from rfexplain.datasets import load
-
-    data = load(name, data_dir=directory)
-    X_train, X_test, y_train, y_test = train_test_split(data.X, data.y, test_size=0.2, random_state=SEED)
-    model = RandomForestClassifier(
-        n_estimators=TREES, max_depth=DEPTHS[name], criterion="entropy", random_state=SEED, n_jobs=1
-    ).fit(X_train, y_train)
-    forest = Forest.from_sklearn(model, feature_names=list(data.feature_names))
+    trained = train_forest(
+        name, trees=TREES, depth=DEPTHS[name], seed=SEED, test_size=0.2, data_dir=directory, criterion="entropy", n_jobs=1
+    )
+    model, forest, X_test, y_test = trained.model, trained.forest, trained.X_test, trained.y_test
     accuracy = float(np.mean(forest.predict(X_test) == y_test))
     samples_path = directory / "samples" / f"{name}.samples"
     if samples_path.is_file():

@@ -13,19 +13,20 @@ import time
 from typing import Any, Callable, Sequence
 
 from rfexplain.core.errors import OracleTooLargeError, UnsupportedQueryError
-from rfexplain.core.queries import Kind, Query, query
+from rfexplain.core import queries
+from rfexplain.core.queries import Kind, Query
 
 __all__ = ["run_demo"]
 
 #: (title, query) in the order the demo shows them.
 SHOWN = (
-    ("sufficient reasons", query("sufficient_reasons")),
-    ("necessary reasons", query("necessary_reasons")),
-    ("shortest sufficient reasons", query("shortest_sufficient_reasons")),
-    ("robustness", query("robustness")),
-    ("contrastive reasons toward", query("contrastive_reasons")),
-    ("general sufficient reasons", query("general_sufficient_reasons")),
-    ("shortest flips (shortest general necessary reasons)", query("shortest_flips")),
+    ("sufficient reasons", queries.query("sufficient_reasons")),
+    ("necessary reasons", queries.query("necessary_reasons")),
+    ("shortest sufficient reasons", queries.query("shortest_sufficient_reasons")),
+    ("robustness", queries.query("robustness")),
+    ("contrastive reasons toward", queries.query("contrastive_reasons")),
+    ("general sufficient reasons", queries.query("general_sufficient_reasons")),
+    ("shortest flips (shortest general necessary reasons)", queries.query("shortest_flips")),
 )
 
 
