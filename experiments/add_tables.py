@@ -74,10 +74,11 @@ def _train(data: Any, folder: Path, trees: int, **options: Any) -> Any:
 def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
     """Run one measured phase; record ``timeout`` / ``too large`` / the error instead of failing."""
     from rfexplain.comparators.add import ADDTooLargeError
+    from rfexplain.core.budget import BudgetExpired
 
     try:
         return fn()
-    except TimeoutError:
+    except BudgetExpired:
         row[key] = "timeout"
     except (ADDTooLargeError, MemoryError):
         row[key] = "too large"
@@ -103,7 +104,7 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
     def reduced() -> None:
         start = time.perf_counter()
-        agg = aggregate(forest, time_limit=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
+        agg = aggregate(forest, timeout=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
         row["T_ADD"] = time.perf_counter() - start
         stats = agg.stats()
         row["#N_ADD"] = stats["majority_nodes"]
@@ -114,7 +115,7 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
     def symbolic() -> None:
         start = time.perf_counter()
-        agg = aggregate(forest, reduce=False, time_limit=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
+        agg = aggregate(forest, reduce=False, timeout=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
         row["T_ADD_sym"] = time.perf_counter() - start
         row["#N_ADD_sym"] = agg.stats()["majority_nodes"]
 
@@ -122,7 +123,7 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
     def sdd() -> None:
         start = time.perf_counter()
-        s = SDDForest(forest, time_limit=limit)
+        s = SDDForest(forest, timeout=limit)
         nodes = s.class_formulas()
         row["T_SDD"] = time.perf_counter() - start
         row["#N_SDD"] = s.node_count(nodes)
@@ -136,9 +137,8 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
             from rfexplain.circuit.compilers.classformula import ClassFormulas
 
             s = state["sdd"]
-            s.restart_clock(limit)  # a fresh limit for the conversion
-            start = time.perf_counter()
-            row[f"equiv_{compiler}"] = equivalent(forest, ClassFormulas(forest), compiler=compiler, sdd=s)
+            start = time.perf_counter()  # a fresh limit for the conversion:
+            row[f"equiv_{compiler}"] = equivalent(forest, ClassFormulas(forest), compiler=compiler, sdd=s, timeout=limit)
             row[f"T_equiv_{compiler}"] = time.perf_counter() - start
 
         return run
@@ -187,7 +187,7 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
 
     def reduced() -> None:
         t0 = time.perf_counter()
-        agg = aggregate(forest, time_limit=limit, max_nodes=opts["max_nodes"])
+        agg = aggregate(forest, timeout=limit, max_nodes=opts["max_nodes"])
         row["T_ADD"] = time.perf_counter() - t0
         stats = agg.stats()
         row["class_vector_nodes"] = stats["class_vector_nodes"]
@@ -208,7 +208,7 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
     def symbolic() -> None:
         t0 = time.perf_counter()
         agg = aggregate(
-            forest, reduce=False, time_limit=limit, max_nodes=min(opts["max_nodes"], 2_000_000), keep_class_vector=False
+            forest, reduce=False, timeout=limit, max_nodes=min(opts["max_nodes"], 2_000_000), keep_class_vector=False
         )
         row["T_ADD_sym"] = time.perf_counter() - t0
         row["symbolic_nodes"] = agg.stats()["majority_nodes"]
@@ -269,7 +269,7 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
     X, forest, Xte = trained.data.X, trained.forest, trained.X_test
     row: dict[str, Any] = {"dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees}
     start = time.perf_counter()
-    agg = aggregate(forest, time_limit=opts["phase_limit"], max_nodes=opts["max_nodes"], keep_class_vector=False)
+    agg = aggregate(forest, timeout=opts["phase_limit"], max_nodes=opts["max_nodes"], keep_class_vector=False)
     row["T_ADD"] = time.perf_counter() - start
     row["#N_ADD"] = agg.manager.size(agg.majority)
     engine = SatEngine(forest)
@@ -282,8 +282,8 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
             stats["t"].append(time.perf_counter() - t0)
             feats = sorted(expl.features)
             search = Search(engine.oracle("not", inst.prediction), inst.states)
-            sufficient = search.fixes(feats) is False
-            minimal = sufficient and all(search.fixes([g for g in feats if g != f]) for f in feats)
+            sufficient = search.has_counterexample(feats) is False
+            minimal = sufficient and all(search.has_counterexample([g for g in feats if g != f]) for f in feats)
             shortest = next(iter(engine.shortest_sufficient_reasons(inst, Budget(limit=1, timeout=30))), None)
             stats["path"].append(len(expl.path))
             stats["kept"].append(len(expl.conditions))

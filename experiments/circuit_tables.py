@@ -223,10 +223,10 @@ def _instances(b: dict[str, Any], limit: int) -> list:
 
 
 def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.core.budget import Budget
+    from rfexplain.core.budget import Budget, BudgetExpired
     from rfexplain.circuit.compilers.nnf import NNFManager
     from rfexplain.circuit.engine import CircuitEngine
-    from rfexplain.circuit.logic import complete_reason, general_reason, prime_implicants, prime_implicates, robustness, sgnr
+    from rfexplain.circuit.logic import complete_reason, general_reason, prime_implicants, prime_implicates, robustness, shortest_general_necessary_reasons
     from rfexplain.circuit.logic.flips import one_set_at_a_time
 
     b = build(name, trees, folder)
@@ -245,8 +245,9 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     def timed(kind: str, run: Any) -> None:
         """Time one enumeration into ``rows['t'+kind]`` and count it, or count its timeout."""
         t0 = _clock()
-        found = run()
-        if found is None:
+        try:
+            found = run()
+        except BudgetExpired:
             timeouts[kind] += 1
         else:
             rows["t" + kind].append(_clock() - t0)
@@ -267,7 +268,7 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         timed("sr", lambda: prime_implicants(nnf, cr, Budget(timeout=per)))
         timed("nr", lambda: prime_implicates(nnf, cr, Budget(timeout=per)))
 
-        def shortest_flips() -> list | None:
+        def shortest_flips() -> list:
             r, V = robustness(nnf, cr)
             if r == math.inf:
                 return []
@@ -276,7 +277,7 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
             def on(vi: int) -> int:
                 return general_reason(dg, parts, inst.states, nnf, variables=vi)
 
-            return one_set_at_a_time(sgnr, nnf, on, V, Budget(timeout=per))
+            return one_set_at_a_time(shortest_general_necessary_reasons, nnf, on, V, Budget(timeout=per))
 
         timed("sgnr", shortest_flips)
         _progress["row"] = summary(k + 1)
@@ -303,7 +304,7 @@ def _table3_row(name: str, trees: int, b: dict[str, Any], compile_time: float, r
 
 
 def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.core.budget import Budget
+    from rfexplain.core.budget import Budget, BudgetExpired
     from rfexplain.circuit.compilers.nnf import NNFManager
     from rfexplain.circuit.logic import complete_reason, prime_implicates
 
@@ -350,8 +351,9 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         cr = complete_reason(cf.dg, cf.dg_3b(inst.prediction), inst.states, nnf)
         tcr.append(_clock() - t0)
         t0 = _clock()
-        nrs = prime_implicates(nnf, cr, Budget(timeout=per))
-        if nrs is None:
+        try:
+            nrs = prime_implicates(nnf, cr, Budget(timeout=per))
+        except BudgetExpired:
             timeouts += 1
         else:
             tnr.append(_clock() - t0)
@@ -362,8 +364,9 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
             nnf2 = NNFManager(forest.states_per_feature)
             why_not = complete_reason(cf.dg, [cf.dg_3a(t)], inst.states, nnf2, negated=True)
             t0 = _clock()
-            ces = prime_implicates(nnf2, why_not, Budget(timeout=per))
-            if ces is None:
+            try:
+                ces = prime_implicates(nnf2, why_not, Budget(timeout=per))
+            except BudgetExpired:
                 timeouts += 1
             else:
                 tce.append(_clock() - t0)

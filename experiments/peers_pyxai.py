@@ -207,7 +207,7 @@ class Checker:
         """A state vector agreeing with the instance on ``fixed`` and decided otherwise, or None."""
         fixed = set(fixed) & self.tested  # an untested feature has no selector and no effect
         search = self.sat._search(instance)
-        found = search.fixes(sorted(fixed))
+        found = search.has_counterexample(sorted(fixed))
         result = search.last_states if found else None
         if self.oracle is not None:
             agrees = self.oracle.is_sufficient(instance, sorted(fixed)) == (result is None)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rfexplain import Forest, datasets
 from rfexplain.comparators.add import ADDManager, ADDTooLargeError, PredicateOrder, aggregate, majority_index
 from rfexplain.comparators.add_explain import CompiledADD, forest_steps, outcome_explanation, to_dot
+from rfexplain.core.budget import Budget, BudgetExpired
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from tests.benchmark_data import benchmark_dir
@@ -126,10 +127,10 @@ def test_outcome_explanation_is_sufficient_for_the_sat_engine() -> None:
             inst = Instance.of(forest, x)
             expl = outcome_explanation(agg, inst.states)
             search = Search(engine.oracle("not", inst.prediction), inst.states)
-            assert search.fixes(sorted(expl.features)) is False
+            assert search.has_counterexample(sorted(expl.features)) is False
             # dropping all of its features but one is not sufficient unless the class is constant
             if expl.features:
-                assert search.fixes([]) is True
+                assert search.has_counterexample([]) is True
     finally:
         engine.close()
 
@@ -151,7 +152,7 @@ def test_outcome_explanation_of_handmade_forest() -> None:
 @pytest.mark.parametrize("name, n_trees, depth", [("iris", 100, 4), ("wine", 10, 3), ("breast_cancer", 6, 3), ("digits", 3, 4)])
 def test_add_prediction_equals_forest_predict_on_every_row(name: str, n_trees: int, depth: int) -> None:
     forest, X = _sklearn_forest(name, n_trees, depth)
-    agg = aggregate(forest, time_limit=60)
+    agg = aggregate(forest, timeout=60)
     compiled = CompiledADD.of(agg)
     expected = forest.predict(X)
     assert (compiled.predict(X) == expected).all()
@@ -171,7 +172,7 @@ def test_add_on_benchmark_csv_rows() -> None:
     data = datasets.load("banknote", data_dir)
     model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=1).fit(data.X, data.y)
     forest = Forest.from_sklearn(model)
-    compiled = CompiledADD.of(aggregate(forest, time_limit=60))
+    compiled = CompiledADD.of(aggregate(forest, timeout=60))
     assert (compiled.predict(data.X) == forest.predict(data.X)).all()
 
 
@@ -201,8 +202,10 @@ def test_budget_and_time_limit() -> None:
     forest, _ = _sklearn_forest("iris", 20, 4)
     with pytest.raises(ADDTooLargeError):
         aggregate(forest, reduce=False, max_nodes=500)
-    with pytest.raises(TimeoutError):
-        aggregate(forest, reduce=False, time_limit=0.0)
+    with pytest.raises(BudgetExpired):
+        aggregate(forest, reduce=False, timeout=0.0)
+    with pytest.raises(TimeoutError):  # BudgetExpired is also the builtin
+        aggregate(forest, reduce=False, timeout=Budget(timeout=0.0))
 
 
 def test_predicate_order_validation() -> None:

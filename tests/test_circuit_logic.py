@@ -1,4 +1,4 @@
-"""Algorithms on circuits: closed forms, implicants/implicates, snr/ssr, robustness, Algorithms
+"""Algorithms on circuits: closed forms, implicants/implicates, shortest ones (snr/ssr), robustness, Algorithms
 6-7, against brute force on the circuits themselves."""
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from rfexplain.circuit.compilers import ClassFormulas, NNFManager
 from rfexplain.engines.base import Instance
 from rfexplain.circuit.engine import CircuitEngine
 from rfexplain.circuit.logic import (
+    cnf_within_varsets,
     complete_reason,
+    general_necessary_reasons,
     general_reason,
-    gnrs,
     holds,
     minimal_sets,
     prime_implicants,
     prime_implicates,
     robustness,
-    scnf,
-    sgnr,
-    snr,
-    ssr,
+    shortest_general_necessary_reasons,
+    shortest_prime_implicants,
+    shortest_prime_implicates,
 )
 from rfexplain.circuit.logic.flips import one_set_at_a_time
 
@@ -53,8 +53,8 @@ def test_implicants_snr_ssr_robustness_by_brute_force(case: Any) -> None:
     assert sorted(prime_implicates(nnf, cr)) == sorted(pcs)
     shortest_pc = [m for m in pcs if m.bit_count() == min((p.bit_count() for p in pcs), default=0)]
     shortest_pi = [m for m in pis if m.bit_count() == min(p.bit_count() for p in pis)]
-    assert sorted(snr(nnf, cr)) == sorted(shortest_pc)
-    assert sorted(ssr(nnf, cr)) == sorted(shortest_pi)
+    assert sorted(shortest_prime_implicates(nnf, cr)) == sorted(shortest_pc)
+    assert sorted(shortest_prime_implicants(nnf, cr)) == sorted(shortest_pi)
     r, V = robustness(nnf, cr)
     assert r == (min(p.bit_count() for p in pcs) if pcs else math.inf)
     assert sorted(V) == sorted(shortest_pc)  # Algorithm 5's V are the shortest NRs' variable sets
@@ -66,7 +66,7 @@ def test_algorithm_6_drops_literals_outside_V() -> None:
     m = NNFManager((3, 3))
     gr = m.conj(m.disj(m.literal(0, 0b011), m.literal(1, 0b001)), m.literal(1, 0b011))
     assert m.evaluate(gr, (0, 1))  # so "y = 0" is not an implicate
-    assert scnf(m, gr, [0b10]) == [((1, 0b011),)]
+    assert cnf_within_varsets(m, gr, [0b10]) == [((1, 0b011),)]
 
 
 def test_circuits_render_and_export() -> None:
@@ -177,7 +177,7 @@ def test_general_reason_restricted_to_V_gives_the_same_flips(case: Any) -> None:
     def on(vi: int) -> int:
         return general_reason(cf.dg, parts, instance.states, nnf, variables=vi)
 
-    for algorithm, sets in ((sgnr, V), (gnrs, nrs)):
+    for algorithm, sets in ((shortest_general_necessary_reasons, V), (general_necessary_reasons, nrs)):
         want = sorted(algorithm(nnf, gr, sets))
         union = 0
         for m in sets:
@@ -250,7 +250,7 @@ def test_kept_bdd_operations_by_truth_table(n: int, ops: list, order: list) -> N
 @given(forests_and_instances(), st.booleans())
 def test_complete_reason_is_one_node_per_subfunction_and_or_decomposable(case: Any, ordered: bool) -> None:
     """The canonical complete reason equals Equation 1 written out naively on the graph, and its
-    disjunctions have disjoint variables (Algorithm 5 and ``snr`` rely on it)."""
+    disjunctions have disjoint variables (Algorithm 5 and ``shortest_prime_implicates`` rely on it)."""
     forest, instance = case
     cf = ClassFormulas(forest, ordered=ordered)
     parts = cf.dg_3b(instance.prediction)

@@ -101,7 +101,7 @@ def test_single_circuits_and_decision_graphs() -> None:
 )
 def test_real_forests_counts_and_equivalence(name: str, n_trees: int, depth: int, encoding: str) -> None:
     forest = _sklearn_forest(name, n_trees, depth)
-    sdd = SDDForest(forest, encoding=encoding, time_limit=60)
+    sdd = SDDForest(forest, encoding=encoding, timeout=60)
     counts = sdd.counts()
     assert sum(counts) == math.prod(forest.states_per_feature)
     formulas = classformula.ClassFormulas(forest)

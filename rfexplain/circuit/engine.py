@@ -52,9 +52,21 @@ from rfexplain.circuit.compilers.classformula import ClassFormulas
 from rfexplain.circuit.compilers.nnf import Circuit, NNFManager
 from rfexplain.core.forest import Forest
 from rfexplain.circuit.logic.closed_forms import complete_reason, general_reason
-from rfexplain.circuit.logic.flips import Clause, gnrs, one_set_at_a_time, sgnr
+from rfexplain.circuit.logic.flips import (
+    Clause,
+    general_necessary_reasons,
+    one_set_at_a_time,
+    shortest_general_necessary_reasons,
+)
 from rfexplain.circuit.logic.general import false_projections, find_world, maximal_boxes
-from rfexplain.circuit.logic.implicants import holds, prime_implicants, prime_implicates, robustness, snr, ssr
+from rfexplain.circuit.logic.implicants import (
+    holds,
+    prime_implicants,
+    prime_implicates,
+    robustness,
+    shortest_prime_implicants,
+    shortest_prime_implicates,
+)
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import QUERIES, EngineBase, Instance
 
@@ -212,23 +224,23 @@ class CircuitEngine(EngineBase):
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
         masks = prime_implicants(a.nnf, a.cr, budget)
-        for m in self._ordered(masks or []):
+        for m in self._ordered(masks):
             yield self._sufficient(a, m)
 
     def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
         masks = prime_implicates(a.nnf, a.cr, budget)
-        for m in self._ordered(masks or []):
+        for m in self._ordered(masks):
             yield self._necessary(a, m)
 
     def shortest_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
-        for m in self._ordered(ssr(a.nnf, a.cr, budget) or []):
+        for m in self._ordered(shortest_prime_implicants(a.nnf, a.cr, budget)):
             yield self._sufficient(a, m)
 
     def shortest_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
-        for m in self._ordered(snr(a.nnf, a.cr, budget) or []):
+        for m in self._ordered(shortest_prime_implicates(a.nnf, a.cr, budget)):
             yield self._necessary(a, m)
 
     def contrastive_reasons(self, instance: Instance, target: int, budget: Budget) -> Iterator[Reason]:
@@ -239,7 +251,7 @@ class CircuitEngine(EngineBase):
         nnf = NNFManager(self.forest.states_per_feature)
         why_not = complete_reason(self.formulas.dg, [root], a.v, nnf, negated=True)
         masks = prime_implicates(nnf, why_not, budget)
-        for m in self._ordered(masks or []):
+        for m in self._ordered(masks):
             fixed = {f: a.v[f] for f in range(self.forest.n_features) if not m >> f & 1}
             world = find_world(self.formulas.dg, [root], 1, fixed, a.v)
             yield self._reason("contrastive", instance, {f: [a.v[f]] for f in _features(m)},
@@ -262,17 +274,11 @@ class CircuitEngine(EngineBase):
     def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
         axps = prime_implicants(a.nnf, a.cr, budget)
-        if axps is None:
-            return
         full = self.formulas.dg.full
         for m in self._ordered(axps):
             feats = _features(m)
             proj = false_projections(self.formulas.dg, a.conjuncts, feats, budget)
-            if proj is None:
-                return
             boxes = maximal_boxes(proj, [a.v[f] for f in feats], [full[f] for f in feats], budget)
-            if boxes is None:
-                return
             base = None
             for box in boxes:
                 if base is None:
@@ -297,18 +303,16 @@ class CircuitEngine(EngineBase):
     def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
         nrs = prime_implicates(a.nnf, a.cr, budget)
-        if nrs is None:
-            return
-        clauses = one_set_at_a_time(gnrs, a.nnf, a.general_reason_on, nrs, budget)
-        yield from self._gnr_reasons(a, clauses or [])
+        clauses = one_set_at_a_time(general_necessary_reasons, a.nnf, a.general_reason_on, nrs, budget)
+        yield from self._gnr_reasons(a, clauses)
 
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         a = self._analysis(instance, budget)
         r, V = robustness(a.nnf, a.cr)
         if r == math.inf:
             return
-        clauses = one_set_at_a_time(sgnr, a.nnf, a.general_reason_on, V, budget)
-        yield from self._gnr_reasons(a, clauses or [])
+        clauses = one_set_at_a_time(shortest_general_necessary_reasons, a.nnf, a.general_reason_on, V, budget)
+        yield from self._gnr_reasons(a, clauses)
 
     def close(self) -> None:
         self._cache.clear()

@@ -52,6 +52,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
+from rfexplain.core.budget import Budget
 from rfexplain.core.errors import RFExplainError
 from rfexplain.core.forest import Forest, Tree
 
@@ -151,8 +152,6 @@ class ADDManager:
         self._unique: dict[tuple[int, int, int], int] = {}
         self._terminals: dict[tuple[type, Hashable], int] = {}
         self._cache: dict[tuple, int] = {}
-        #: ``time.perf_counter()`` value after which Apply raises :class:`TimeoutError`.
-        self.deadline: float | None = None
 
     def __len__(self) -> int:
         return len(self.level)
@@ -225,7 +224,10 @@ class ADDManager:
             return self.hi[node], node
         return node, node
 
-    def apply(self, op: Callable[[Any, Any], Hashable], a: int, b: int, *, name: str, commutative: bool = True) -> int:
+    def apply(
+        self, op: Callable[[Any, Any], Hashable], a: int, b: int, *, name: str, commutative: bool = True,
+        budget: Budget | None = None,
+    ) -> int:
         """The diagram of ``op`` applied pointwise to ``a`` and ``b`` (paper Theorem 7).
 
         ``name`` identifies ``op`` in the cache (same name, same function).
@@ -243,12 +245,11 @@ class ADDManager:
         if root in cache:
             return cache[root]
         stack = [(a, b)]
-        deadline = self.deadline
         steps = 0
         while stack:
             steps += 1
-            if deadline is not None and not steps & 0xFFF and time.perf_counter() > deadline:
-                raise TimeoutError("ADD Apply exceeded the manager's deadline")
+            if budget is not None and not steps & 0xFFF:
+                budget.check("applying an ADD operation")
             x, y = stack[-1]
             key = key_of(x, y)
             if key in cache:
@@ -566,7 +567,7 @@ def aggregate(
     strategy: str = "balanced",
     keep_class_vector: bool = True,
     max_nodes: int = 20_000_000,
-    time_limit: float | None = None,
+    timeout: float | Budget | None = None,
 ) -> AggregatedForest:
     """Aggregate a forest into its class-vector and majority-vote ADDs (paper Sect. 6, Def. 24).
 
@@ -585,8 +586,10 @@ def aggregate(
     max_nodes : int
         Node budget of the manager (:class:`ADDTooLargeError` beyond it); garbage collection
         runs when half of it is used.
-    time_limit : float, optional
-        Seconds; :class:`TimeoutError` when aggregation takes longer (checked between Applies).
+    timeout : float or Budget, optional
+        Seconds, or a :class:`~rfexplain.core.budget.Budget`;
+        :class:`~rfexplain.core.budget.BudgetExpired` (a :class:`TimeoutError`) when aggregation
+        takes longer (checked inside and between Applies).
 
     Examples
     --------
@@ -599,16 +602,14 @@ def aggregate(
     """
     if strategy not in ("balanced", "sequential"):
         raise ValueError(f"strategy must be one of ['balanced', 'sequential']. Got {strategy!r} instead.")
+    budget = Budget.of(timeout)
     start = time.perf_counter()
-    deadline = None if time_limit is None else start + time_limit
 
     def check_time() -> None:
-        if deadline is not None and time.perf_counter() > deadline:
-            raise TimeoutError(f"ADD aggregation exceeded its time limit of {time_limit} s")
+        budget.check("aggregating ADDs")
 
     order = PredicateOrder.for_forest(forest, feature_order)
     m = ADDManager(order, reduce=reduce, max_nodes=max_nodes)
-    m.deadline = deadline
     k = forest.n_classes
     one_hot = [tuple(int(c == i) for i in range(k)) for c in range(k)]
     roots = []
@@ -619,7 +620,7 @@ def aggregate(
     log.debug("built %d tree ADDs (%d nodes) in %.3f s", len(roots), len(m), t_trees - start)
 
     def add(a: int, b: int) -> int:
-        return m.apply(_add_vectors, a, b, name="add")
+        return m.apply(_add_vectors, a, b, name="add", budget=budget)
 
     def maybe_collect(live: list[int]) -> list[int]:
         if len(m) > m.max_nodes // 2:
@@ -650,7 +651,6 @@ def aggregate(
     t_vector = time.perf_counter()
     sizes = {"class_vector_nodes": m.size(acc)}
     majority = m.map_terminals(majority_index, acc, name="majority")
-    m.deadline = None
     t_major = time.perf_counter()
     class_vector: int | None = acc
     if not keep_class_vector:

@@ -65,7 +65,7 @@ from typing import Any, Iterable, Sequence
 
 from pysdd.sdd import SddManager, SddNode, Vtree  # type: ignore[import-untyped]
 
-from rfexplain.core.errors import RFExplainError
+from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 
 __all__ = ["SDDForest", "equivalent", "ENCODINGS", "VTREES", "count_models"]
@@ -74,10 +74,6 @@ log = logging.getLogger(__name__)
 
 ENCODINGS = ("order", "indicator")
 VTREES = ("features", "balanced", "right", "left")
-
-
-class SDDTimeoutError(RFExplainError, TimeoutError):
-    """SDD compilation exceeded its time limit."""
 
 
 def _balanced_vtree_lines(items: list, lines: list[str], counter: list[int]) -> int:
@@ -116,9 +112,10 @@ class SDDForest:
     vtree : ``"balanced"`` (default), ``"features"``, ``"right"`` or ``"left"``
     auto_minimize : bool
         PySDD's automatic garbage collection and vtree minimisation (smaller SDDs, slower).
-    time_limit : float, optional
-        Seconds; :class:`SDDTimeoutError` when compilation takes longer (checked between
-        operations).
+    timeout : float or Budget, optional
+        Seconds, or a :class:`~rfexplain.core.budget.Budget`, for the compilations of this object
+        that are given no budget of their own; :class:`~rfexplain.core.budget.BudgetExpired` (a
+        :class:`TimeoutError`) when they take longer (checked between operations).
     """
 
     def __init__(
@@ -128,7 +125,7 @@ class SDDForest:
         encoding: str = "order",
         vtree: str = "balanced",
         auto_minimize: bool = False,
-        time_limit: float | None = None,
+        timeout: float | Budget | None = None,
     ) -> None:
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding must be one of {list(ENCODINGS)}. Got {encoding!r} instead.")
@@ -137,8 +134,7 @@ class SDDForest:
         self.forest = forest
         self.encoding = encoding
         self.vtree_kind = vtree
-        self.time_limit = time_limit
-        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.budget = Budget.of(timeout)
         self.timings: dict[str, float] = {}
         start = time.perf_counter()
         # ---- variables, feature by feature (most tested features first)
@@ -196,14 +192,6 @@ class SDDForest:
             self._kept.append(node)
         return node
 
-    def restart_clock(self, time_limit: float | None) -> None:
-        """A new time limit (seconds from now) for the operations that follow."""
-        self.time_limit = time_limit
-        self._deadline = None if time_limit is None else time.perf_counter() + time_limit
-
-    def _check_time(self) -> None:
-        if self._deadline is not None and time.perf_counter() > self._deadline:
-            raise SDDTimeoutError(f"SDD compilation exceeded its time limit of {self.time_limit} s")
 
     def _domain_constraint(self) -> SddNode:
         m = self.manager
@@ -302,7 +290,7 @@ class SDDForest:
             self._tree_votes[key] = self._keep(value[0])
         return self._tree_votes[key]
 
-    def _exact_counts(self, c: int) -> list[SddNode]:
+    def _exact_counts(self, c: int, budget: Budget) -> list[SddNode]:
         """``E[c][k]`` for ``k = 0..n``: exactly ``k`` trees vote for ``c`` (conjoined with the
         domain constraint from the start: outside it, the order encoding's threshold variables are
         independent and the counting formulas blow up, as symbolic ADDs do)."""
@@ -315,11 +303,13 @@ class SDDForest:
                 nxt.append((e[k] & nv) | (e[k - 1] & v))
             nxt.append(e[-1] & v)
             e = [self._keep(x) for x in nxt]
-            self._check_time()
+            budget.check("compiling an SDD")
         return e
 
-    def class_formula(self, c: int) -> SddNode:
-        """The SDD of "the forest decides class ``c``", conjoined with the domain constraint."""
+    def class_formula(self, c: int, budget: Budget | None = None) -> SddNode:
+        """The SDD of "the forest decides class ``c``", conjoined with the domain constraint
+        (compiled within ``budget``, by default the object's)."""
+        budget = self.budget if budget is None else budget
         forest = self.forest
         if not 0 <= c < forest.n_classes:
             raise ValueError(f"c must be a class index in [0, {forest.n_classes}). Got {c!r} instead.")
@@ -331,7 +321,7 @@ class SDDForest:
         if k == 1:
             out = self.domain
         elif k == 2:
-            e0 = self._exact_counts(0)
+            e0 = self._exact_counts(0, budget)
             wins0 = m.false()
             for votes in range((n + 1) // 2, n + 1):
                 wins0 = wins0 | e0[votes]
@@ -340,7 +330,7 @@ class SDDForest:
             self.timings["class_formulas"] = self.timings.get("class_formulas", 0.0) + time.perf_counter() - start
             return self._classes[c]
         else:
-            exact = {d: self._exact_counts(d) for d in range(k)}
+            exact = {d: self._exact_counts(d, budget) for d in range(k)}
             at_most: dict[int, list[SddNode]] = {}
             for d in range(k):
                 acc = m.false()
@@ -358,7 +348,7 @@ class SDDForest:
                     bound = votes - 1 if d < c else votes
                     term = term & (at_most[d][bound] if bound >= 0 else m.false())
                 out = out | term
-                self._check_time()
+                budget.check("compiling an SDD")
         self._classes[c] = self._keep(out)
         self.timings["class_formulas"] = self.timings.get("class_formulas", 0.0) + time.perf_counter() - start
         return self._classes[c]
@@ -395,12 +385,13 @@ class SDDForest:
         return len(_decision_nodes(nodes))
 
     # ------------------------------------------------------------------ circuits of other engines
-    def from_nnf(self, manager: Any, root: int) -> SddNode:
+    def from_nnf(self, manager: Any, root: int, budget: Budget | None = None) -> SddNode:
         """An NNF circuit of :class:`~rfexplain.circuit.compilers.nnf.NNFManager` (kinds false, true,
         literal ``var in mask``, and, or) as an SDD, bottom-up over its nodes, every value
         conjoined with the domain constraint."""
         from rfexplain.circuit.compilers.nnf import AND, FALSE, LIT, OR, TRUE
 
+        budget = self.budget if budget is None else budget
         m = self.manager
         dom = self.domain
         value: dict[int, SddNode] = {}
@@ -421,16 +412,17 @@ class SDDForest:
                 value[n] = acc
             else:
                 raise ValueError(f"unknown NNF node kind {k}")
-            self._check_time()
+            budget.check("converting a circuit to an SDD")
         return value[root]
 
-    def from_decision_graph(self, manager: Any, roots: int | Sequence[int]) -> SddNode:
+    def from_decision_graph(self, manager: Any, roots: int | Sequence[int], budget: Budget | None = None) -> SddNode:
         """A decision graph of :class:`~rfexplain.circuit.compilers.dgraph.DGManager` (or the
         conjunction of several, Algorithm 3B) as an SDD: a node is
         ``OR_j (var in S_j) & child_j`` (node 0 is false, 1 is true).
 
         Every value is kept inside the domain constraint: outside it the encoding's variables
         are independent, and the SDDs of nested tests on one feature blow up."""
+        budget = self.budget if budget is None else budget
         m = self.manager
         roots = [roots] if isinstance(roots, int) else list(roots)
         value: dict[int, SddNode] = {0: m.false(), 1: self.domain}
@@ -442,13 +434,13 @@ class SDDForest:
             for mask, child in manager.edges[n]:
                 acc = acc | (self.states_literal(v, [s for s in range(mask.bit_length()) if mask >> s & 1]) & value[child])
             value[n] = acc
-            self._check_time()
+            budget.check("converting a decision graph to an SDD")
         out = self.domain
         for r in roots:
             out = out & value[r]
         return out
 
-    def convert(self, formula: Any) -> SddNode:
+    def convert(self, formula: Any, budget: Budget | None = None) -> SddNode:
         """An SDD for a class formula of the circuit engine: an object with ``manager`` and
         ``root`` (a :class:`~rfexplain.circuit.compilers.nnf.Circuit`), or a pair ``(manager, root)``
         with an NNF or decision-graph manager (``root`` may be a tuple of decision graphs to
@@ -463,21 +455,21 @@ class SDDForest:
                 f"got {type(formula).__name__}"
             )
         if hasattr(manager, "edges"):
-            return self.from_decision_graph(manager, root)
+            return self.from_decision_graph(manager, root, budget)
         if hasattr(manager, "kind") and hasattr(manager, "children"):
             if not isinstance(root, int):
                 out = self.manager.true()
                 for r in root:
-                    out = out & self.from_nnf(manager, r)
+                    out = out & self.from_nnf(manager, r, budget)
                 return out
-            return self.from_nnf(manager, root)
+            return self.from_nnf(manager, root, budget)
         raise TypeError(f"unknown circuit manager {type(manager).__name__}")
 
-    def difference(self, formula: Any, c: int) -> tuple[int, ...] | None:
+    def difference(self, formula: Any, c: int, budget: Budget | None = None) -> tuple[int, ...] | None:
         """A state vector on which ``formula`` and "the forest decides ``c``" differ, or ``None``
-        when they are equivalent."""
-        mine = self.class_formula(c)
-        theirs = self.convert(formula) & self.domain
+        when they are equivalent (compiled within ``budget``, by default the object's)."""
+        mine = self.class_formula(c, budget)
+        theirs = self.convert(formula, budget) & self.domain
         diff = (mine & ~theirs) | (~mine & theirs)
         if diff.is_false():
             return None
@@ -595,6 +587,7 @@ def equivalent(
     encoding: str = "order",
     vtree: str = "balanced",
     sdd: SDDForest | None = None,
+    timeout: float | Budget | None = None,
 ) -> bool:
     """Whether a class formula of the circuit engine is exactly the forest's class.
 
@@ -614,6 +607,9 @@ def equivalent(
         The class index the formula claims to describe.
     sdd : SDDForest, optional
         Reuse a compiled forest (and its manager) across calls.
+    timeout : float or Budget, optional
+        Seconds, or a :class:`~rfexplain.core.budget.Budget`, for the whole check (by default
+        ``sdd``'s own budget); :class:`~rfexplain.core.budget.BudgetExpired` beyond it.
 
     Examples
     --------
@@ -627,17 +623,18 @@ def equivalent(
     (True, False)
     """
     if sdd is None:
-        sdd = SDDForest(forest, encoding=encoding, vtree=vtree)
+        sdd = SDDForest(forest, encoding=encoding, vtree=vtree, timeout=timeout)
+    budget = sdd.budget if timeout is None else Budget.of(timeout)
     if hasattr(class_formula, "dg_3b") and hasattr(class_formula, "nnf"):
         classes = range(forest.n_classes) if cls is None else [cls]
         if compiler == "nnf":
             manager, roots = class_formula.nnf(classes=list(classes))
-            return all(sdd.difference((manager, roots[c]), c) is None for c in classes)
+            return all(sdd.difference((manager, roots[c]), c, budget) is None for c in classes)
         if compiler == "3A":
-            return all(sdd.difference((class_formula.dg, class_formula.dg_3a(c)), c) is None for c in classes)
+            return all(sdd.difference((class_formula.dg, class_formula.dg_3a(c)), c, budget) is None for c in classes)
         if compiler == "3B":
-            return all(sdd.difference((class_formula.dg, tuple(class_formula.dg_3b(c))), c) is None for c in classes)
+            return all(sdd.difference((class_formula.dg, tuple(class_formula.dg_3b(c))), c, budget) is None for c in classes)
         raise ValueError(f"compiler must be one of ['3A', '3B', 'nnf']. Got {compiler!r} instead.")
     if cls is None:
         raise ValueError("cls is required for a single class formula")
-    return sdd.difference(class_formula, cls) is None
+    return sdd.difference(class_formula, cls, budget) is None

@@ -2,8 +2,12 @@
 
 An enumeration never returns a sentinel: it is an iterator of :class:`~rfexplain.core.reasons.Reason`
 that, once exhausted, says whether it is ``complete`` or was cut short (``stopped_by`` is
-``"limit"`` or ``"timeout"``). Engines receive the :class:`Budget` and must poll
-:meth:`Budget.expired` inside long searches, returning as soon as it says so.
+``"limit"`` or ``"timeout"``). Engines receive the :class:`Budget` and poll it inside long
+searches with :meth:`Budget.check`, which raises :class:`BudgetExpired` once the deadline has
+passed; the enumeration catches it and ends as stopped by ``"timeout"``. This is the package's
+only time-limit mechanism: the comparators (SDD and ADD compilation) take the same
+:class:`Budget` and raise the same exception. No computation signals expiry by returning a
+sentinel such as ``None``.
 """
 
 from __future__ import annotations
@@ -11,14 +15,20 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterator, TypeVar
 
+from rfexplain.core.errors import RFExplainError
+
 __all__ = ["Budget", "BudgetExpired", "Enumeration"]
 
 T = TypeVar("T")
 
 
-class BudgetExpired(Exception):
-    """Raised by long preparatory work (compiling a class formula) when the budget of the query
-    that started it expires; an :class:`Enumeration` then ends as stopped by ``"timeout"``."""
+class BudgetExpired(RFExplainError, TimeoutError):
+    """A computation ran past the deadline of its :class:`Budget`.
+
+    Raised by every long computation given a budget (searches, compilations, comparators); an
+    :class:`Enumeration` catches it and ends as stopped by ``"timeout"``. It is also a builtin
+    :class:`TimeoutError`, so ``except TimeoutError`` keeps working.
+    """
 
 
 class Budget:
@@ -39,6 +49,12 @@ class Budget:
     def unlimited(cls) -> "Budget":
         return cls()
 
+    @classmethod
+    def of(cls, timeout: "float | Budget | None") -> "Budget":
+        """A budget from a ``timeout=`` argument: seconds, ``None`` (no deadline) or a
+        :class:`Budget` (returned as is, so callers can share one deadline)."""
+        return timeout if isinstance(timeout, Budget) else cls(timeout=timeout)
+
     def remaining(self) -> float | None:
         """Seconds left, or ``None`` without a timeout (never negative)."""
         if self.deadline is None:
@@ -50,6 +66,13 @@ class Budget:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             self.timed_out = True
         return self.timed_out
+
+    def check(self, doing: str = "") -> None:
+        """Raise :class:`BudgetExpired` once the deadline has passed (``doing`` names the
+        interrupted work in the message)."""
+        if self.deadline is not None and self.expired():
+            where = f" while {doing}" if doing else ""
+            raise BudgetExpired(f"the time budget of {self.timeout} s expired{where}")
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

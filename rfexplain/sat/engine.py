@@ -42,7 +42,7 @@ from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
-from rfexplain.sat.search import Found, Search, SelectorOracle, SolverStats
+from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
 
@@ -168,11 +168,12 @@ class SatEngine(EngineBase):
                 out[f] = self._representatives[key]
         return tuple(out)
 
-    def _reason(self, kind: str, instance: Instance, found: Found, target: int | None = None) -> Reason:
+    def _reason(self, kind: str, instance: Instance, found: FoundReason, target: int | None = None) -> Reason:
         if kind == "sufficient":
             witnesses = [self._witness(instance, found.witnesses[f], f, None) for f in sorted(found.features)]
         else:
-            witnesses = [self._witness(instance, found.witnesses[-1], None, target)]
+            assert found.counterexample is not None  # necessary reasons always carry one
+            witnesses = [self._witness(instance, found.counterexample, None, target)]
         return Reason.of(
             kind,
             {f: {instance.states[f]} for f in sorted(found.features)},
@@ -187,14 +188,12 @@ class SatEngine(EngineBase):
     def sufficient_reason(self, instance: Instance) -> Reason:
         """One AXp by deletion-based MUS extraction (subset-minimal)."""
         found = self._search(instance).axp()
-        assert found is not None  # no budget: never cut short
         return self._reason("sufficient", instance, found)
 
     def necessary_reason(self, instance: Instance) -> Reason | None:
         """One CXp as an MCS, or ``None`` when no change of features flips the decision."""
         found = self._search(instance).cxp()
-        assert found is not None
-        if not found.witnesses:
+        if found.counterexample is None:
             return None
         return self._reason("necessary", instance, found)
 

@@ -28,7 +28,7 @@ from pysat.solvers import Solver
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding, Formula
 
-__all__ = ["SolverStats", "SelectorOracle", "Search", "Found"]
+__all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
 log = logging.getLogger(__name__)
 
@@ -77,19 +77,19 @@ class SelectorOracle:
         self.solver = Solver(name=solver, bootstrap_with=[list(cl) for cl in formula.clauses])
         self.stats = stats
 
-    def solve(self, assumptions: Sequence[int], budget: Budget | None = None) -> bool | None:
-        """SAT (True), UNSAT (False) or ``None`` when the budget ran out first."""
+    def solve(self, assumptions: Sequence[int], budget: Budget | None = None) -> bool:
+        """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
+        budget runs out first."""
         start = time.process_time()
         if budget is None or budget.deadline is None:
             outcome: bool | None = bool(self.solver.solve(assumptions=list(assumptions)))
         else:
             outcome = None
             while outcome is None:
-                if budget.expired():
-                    return None
+                budget.check("solving")
                 self.solver.conf_budget(CONFLICT_CHUNK)
                 outcome = self.solver.solve_limited(assumptions=list(assumptions))
-        assert outcome is not None
+        assert outcome is not None  # the loop above only ends on an answer
         self.stats.record(outcome, time.process_time() - start)
         return outcome
 
@@ -116,15 +116,23 @@ class SelectorOracle:
 
 
 @dataclass(frozen=True)
-class Found:
+class FoundReason:
     """A reason found by the search, as features plus witness state vectors.
 
-    ``witnesses`` maps each feature of a sufficient reason to a counterexample that agrees with the
-    instance on the reason's other features; a necessary reason has one witness under key ``-1``.
+    A sufficient reason has ``witnesses``: each of its features mapped to a counterexample that
+    agrees with the instance on the reason's other features. A necessary (or contrastive) reason
+    has one ``counterexample``: a state vector that changes exactly its features' states (or a
+    subset of them) and is decided differently. Either may be empty when no witness exists (an
+    empty reason, or an enumeration asked without witnesses).
     """
 
     features: frozenset[int]
-    witnesses: dict[int, tuple[int, ...]] = field(hash=False, compare=False)
+    witnesses: dict[int, tuple[int, ...]] = field(default_factory=dict, hash=False, compare=False)
+    counterexample: tuple[int, ...] | None = field(default=None, hash=False, compare=False)
+
+
+#: Deprecated alias of :class:`FoundReason`, kept for one release.
+Found = FoundReason
 
 
 class Search:
@@ -157,35 +165,34 @@ class Search:
         return self._last_states
 
     # ------------------------------------------------------------------ one query
-    def fixes(self, fixed: Iterable[int], budget: Budget | None = None) -> bool | None:
+    def has_counterexample(self, fixed: Iterable[int], budget: Budget | None = None) -> bool:
         """Whether a counterexample exists with ``fixed`` features at the instance's states.
 
-        True (SAT: :attr:`last_states` holds it), False (UNSAT: :attr:`last_core` holds a subset
-        of ``fixed`` that is UNSAT too) or None (budget exhausted).
+        True (SAT: :attr:`last_states` holds it) or False (UNSAT, so ``fixed`` is sufficient:
+        :attr:`last_core` holds a subset of ``fixed`` that is sufficient too);
+        :class:`~rfexplain.core.budget.BudgetExpired` when the budget runs out first.
         """
         outcome = self.oracle.solve([self.sel[f] for f in fixed], budget)
         if outcome:
             self._last_model = self.oracle.model()
             self._last_states = None
-        elif outcome is False:
+        else:
             self.last_core = frozenset(self.feature_of[lit] for lit in self.oracle.core() if lit in self.feature_of)
         return outcome
 
     # ------------------------------------------------------------------ AXp: deletion-based MUS
     def axp(
         self, start: Iterable[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
-    ) -> Found | None:
+    ) -> FoundReason:
         """One AXp inside ``start`` (default: every feature) by deletion-based MUS extraction with
-        core refinement (SAT paper, section 4, "Computing AXps"); ``None`` on budget expiry.
+        core refinement (SAT paper, section 4, "Computing AXps").
 
         Every kept feature ``f`` was tested by a satisfiable call fixing a superset of the final
         reason minus ``f``, whose counterexample is ``f``'s witness: the result is subset-minimal.
         Raises ``RuntimeError`` if fixing ``start`` is satisfiable (then no AXp lies inside it).
         """
         start = list(self.features if start is None else start)
-        outcome = self.fixes(start, budget)
-        if outcome is None:
-            return None
+        outcome = self.has_counterexample(start, budget)
         if outcome:
             raise RuntimeError("the fixed features admit a counterexample: no sufficient reason inside them")
         core = self.last_core
@@ -194,9 +201,7 @@ class Search:
         found: dict[int, tuple[int, ...]] = {}
         while todo:
             f = todo.pop(0)
-            outcome = self.fixes(kept + todo, budget)
-            if outcome is None:
-                return None
+            outcome = self.has_counterexample(kept + todo, budget)
             if outcome:
                 kept.append(f)
                 if witnesses:
@@ -204,10 +209,10 @@ class Search:
             else:
                 core = self.last_core
                 todo = [g for g in todo if g in core]
-        return Found(frozenset(kept), found)
+        return FoundReason(frozenset(kept), found)
 
     # ------------------------------------------------------------------ CXp: MCS by growing an MSS
-    def cxp_from(self, z: Sequence[int], budget: Budget | None = None) -> Found | None:
+    def cxp_from(self, z: Sequence[int], budget: Budget | None = None) -> FoundReason:
         """One CXp among the features where the counterexample ``z`` differs from the instance:
         the complement of a maximal satisfiable set of selectors grown from ``z`` (linear search,
         each model extending the set with every feature it agrees on)."""
@@ -217,30 +222,26 @@ class Search:
         for f in self.features:
             if f in mss:
                 continue
-            outcome = self.fixes(sorted(mss | {f}), budget)
-            if outcome is None:
-                return None
+            outcome = self.has_counterexample(sorted(mss | {f}), budget)
             if outcome:
                 witness = self.last_states
                 mss |= {g for g in self.features if witness[g] == self.v[g]}
             else:
                 cxp.append(f)
-        return Found(frozenset(cxp), {-1: witness})
+        return FoundReason(frozenset(cxp), counterexample=witness)
 
-    def cxp(self, budget: Budget | None = None) -> Found | None:
-        """One CXp, or a ``Found`` with no witness when nothing can change the decision; ``None``
-        on budget expiry."""
-        outcome = self.fixes([], budget)
-        if outcome is None:
-            return None
+    def cxp(self, budget: Budget | None = None) -> FoundReason:
+        """One CXp, or an empty :class:`FoundReason` without counterexample when nothing can
+        change the decision."""
+        outcome = self.has_counterexample([], budget)
         if not outcome:
-            return Found(frozenset(), {})
+            return FoundReason(frozenset())
         return self.cxp_from(self.last_states, budget)
 
     # ------------------------------------------------------------------ enumeration (MARCO style)
     def _witness_from_cxps(
-        self, hs: frozenset[int], cxps: Sequence[Found], masks: Sequence[int], budget: Budget | None
-    ) -> dict[int, tuple[int, ...]] | None:
+        self, hs: frozenset[int], cxps: Sequence[FoundReason], masks: Sequence[int], budget: Budget | None
+    ) -> dict[int, tuple[int, ...]]:
         """Witnesses for an AXp ``hs`` that is a minimal hitting set of ``cxps`` (``masks`` are
         their feature bit sets): for each ``f``, a CXp meeting ``hs`` only in ``f`` has a
         counterexample fixing ``hs - {f}``."""
@@ -251,19 +252,19 @@ class Search:
             if common and common & (common - 1) == 0:
                 f = common.bit_length() - 1
                 if f not in witnesses:
-                    witnesses[f] = cxps[k].witnesses[-1]
+                    witness = cxps[k].counterexample
+                    assert witness is not None  # cxp_from always sets it
+                    witnesses[f] = witness
                     if len(witnesses) == len(hs):
                         break
         for f in sorted(hs - witnesses.keys()):  # not a minimal hitting set after all: ask
-            outcome = self.fixes(sorted(hs - {f}), budget)
-            if outcome is None:
-                return None
+            outcome = self.has_counterexample(sorted(hs - {f}), budget)
             if not outcome:
                 raise RuntimeError(f"hitting set {sorted(hs)} is not subset-minimal")
             witnesses[f] = self.last_states
         return witnesses
 
-    def sufficient_reasons(self, budget: Budget, *, minimum: bool = False) -> Iterator[Found]:
+    def sufficient_reasons(self, budget: Budget, *, minimum: bool = False) -> Iterator[FoundReason]:
         """Every AXp (``minimum``: every minimum-size AXp) by hitting-set duality.
 
         A minimal (``minimum``: minimum) hitting set of the CXps found so far is tested: if it is
@@ -271,46 +272,41 @@ class Search:
         otherwise its counterexample is shrunk to a new CXp to hit.
         """
         if not self.features:
-            outcome = self.fixes([], budget)
+            outcome = self.has_counterexample([], budget)
             if outcome is False:
-                yield Found(frozenset(), {})
+                yield FoundReason(frozenset())
             return
         hitman = Hitman(htype="rc2", solver="g3") if minimum else Hitman(htype="sat", solver="mgh")
-        cxps: list[Found] = []
+        cxps: list[FoundReason] = []
         masks: list[int] = []
         best: int | None = None
         try:
-            while not budget.expired():
+            while True:
+                budget.check("enumerating reasons")
                 hs_list = hitman.get()
                 if hs_list is None:
                     return
                 hs = frozenset(int(f) for f in hs_list)
                 if best is not None and len(hs) > best:
                     return
-                outcome = self.fixes(sorted(hs), budget)
-                if outcome is None:
-                    return
+                outcome = self.has_counterexample(sorted(hs), budget)
                 if outcome:
                     cx = self.cxp_from(self.last_states, budget)
-                    if cx is None:
-                        return
                     cxps.append(cx)
                     masks.append(sum(1 << f for f in cx.features))
                     hitman.hit(sorted(cx.features))
                     continue
                 witnesses = self._witness_from_cxps(hs, cxps, masks, budget)
-                if witnesses is None:
-                    return
                 if minimum and best is None:
                     best = len(hs)
-                yield Found(hs, witnesses)
+                yield FoundReason(hs, witnesses)
                 if not hs:
                     return
                 hitman.block(sorted(hs))
         finally:
             hitman.delete()
 
-    def necessary_reasons(self, budget: Budget) -> Iterator[Found]:
+    def necessary_reasons(self, budget: Budget) -> Iterator[FoundReason]:
         """Every CXp by the dual loop: a minimal hitting set of the AXps found so far is freed
         (every other feature fixed); a counterexample makes it a CXp (yielded with that witness
         and blocked), otherwise the core is shrunk to a new AXp to hit. With the "predicts t"
@@ -318,16 +314,15 @@ class Search:
         hitman = Hitman(htype="sat", solver="mgh")
         everything = frozenset(self.features)
         try:
-            while not budget.expired():
+            while True:
+                budget.check("enumerating reasons")
                 hs_list = hitman.get()
                 if hs_list is None:
                     return
                 hs = frozenset(int(f) for f in hs_list)
-                outcome = self.fixes(sorted(everything - hs), budget)
-                if outcome is None:
-                    return
+                outcome = self.has_counterexample(sorted(everything - hs), budget)
                 if outcome:
-                    yield Found(hs, {-1: self.last_states})
+                    yield FoundReason(hs, counterexample=self.last_states)
                     if not hs:
                         return
                     hitman.block(sorted(hs))
@@ -342,7 +337,7 @@ class Search:
     # ------------------------------------------------------------------ minimum CXps: MaxSAT
     def minimum_necessary_reasons(
         self, budget: Budget, *, first_only: bool = False, limit: int | None = None
-    ) -> Iterator[Found]:
+    ) -> Iterator[FoundReason]:
         """Every minimum-size CXp with RC2: hard clauses the formula, one soft unit clause per
         selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
         until the optimum cost grows. With ``limit``, CXps of growing size are produced until
@@ -357,7 +352,8 @@ class Search:
         best: int | None = None
         produced = 0
         try:
-            while not budget.expired():
+            while True:
+                budget.check("enumerating reasons")
                 model = rc2.compute()
                 if model is None:
                     return
@@ -366,7 +362,7 @@ class Search:
                 best = rc2.cost
                 z = self.encoding.decode(model)
                 freed = frozenset(f for f in self.features if z[f] != self.v[f])
-                yield Found(freed, {-1: z})
+                yield FoundReason(freed, counterexample=z)
                 produced += 1
                 if first_only or not freed or (limit is not None and produced >= limit):
                     return

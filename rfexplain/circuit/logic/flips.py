@@ -5,17 +5,18 @@ A clause is a tuple of ``(variable, state mask)`` pairs sorted by variable. The 
 clause of its CNF and every resolvent, and a resolvent's variables are the union of its parents'
 (Lemma 4 of the appendix). Two consequences drive this module:
 
-- :func:`scnf` (Algorithm 6) converts the general reason into CNF keeping only the clauses whose
-  variables fit inside one of the given variable sets ``V`` (a clause that does not fit can never
-  shrink into one that does).
+- :func:`cnf_within_varsets` (Algorithm 6, ``scnf``) converts the general reason into CNF keeping
+  only the clauses whose variables fit inside one of the given variable sets ``V`` (a clause
+  that does not fit can never shrink into one that does).
 - :func:`depleted` (Algorithm 7's loop) closes the clauses of one variable set under resolution
   by variable depletion, removing subsumed clauses.
 
 With ``V`` = the variable sets of the *shortest* necessary reasons (Algorithm 5), the result is
-every shortest general necessary reason, i.e. the shortest flips (:func:`sgnr`). With ``V`` =
-the variable sets of *all* necessary reasons, it is every general necessary reason
-(:func:`gnrs`): the variable-minimal prime implicates of the general reason have exactly the
-necessary reasons' variable sets (see :func:`gnrs` for the argument).
+every shortest general necessary reason, i.e. the shortest flips
+(:func:`shortest_general_necessary_reasons`, ``sgnr``). With ``V`` = the variable sets of *all*
+necessary reasons, it is every general necessary reason (:func:`general_necessary_reasons`,
+``gnrs``): the variable-minimal prime implicates of the general reason have exactly the
+necessary reasons' variable sets (see :func:`general_necessary_reasons` for the argument).
 
 Paper issue (Algorithm 6, line 7): a literal whose variable fits in no ``v_i`` is replaced by
 *false* in the paper. In CNF terms false is the empty clause, and ``alpha or false = alpha`` then
@@ -72,9 +73,12 @@ def _reduce(clauses: Iterable[Clause]) -> list[Clause]:
     return [c for _, _, c in kept]
 
 
-def scnf(nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = None) -> list[Clause] | None:
+def cnf_within_varsets(
+    nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = None
+) -> list[Clause]:
     """Algorithm 6: the CNF of ``root`` restricted to clauses whose variables fit in some set of
-    ``V`` (bit masks), subsumed clauses removed. ``None`` when the budget expires."""
+    ``V`` (bit masks), subsumed clauses removed; :class:`~rfexplain.core.budget.BudgetExpired`
+    when the budget expires."""
     V = list(V)
 
     def fits(vm: int) -> bool:
@@ -83,8 +87,8 @@ def scnf(nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = N
     val: dict[int, list[Clause]] = {}
     kind, children, var, mask, full = nnf.kind, nnf.children, nnf.var, nnf.mask, nnf.full
     for count, n in enumerate(nnf.reachable([root])):
-        if budget is not None and count % 64 == 0 and budget.expired():
-            return None
+        if budget is not None and count % 64 == 0:
+            budget.check("converting the general reason to CNF")
         k = kind[n]
         if k == TRUE:
             val[n] = []
@@ -111,7 +115,7 @@ def scnf(nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = N
 
 
 def depleted(clauses: list[Clause], variables: Sequence[int], full: Sequence[int],
-             budget: Budget | None = None) -> list[Clause] | None:
+             budget: Budget | None = None) -> list[Clause]:
     """Close clauses over the same variables under resolution by variable depletion (Algorithm 7,
     lines 8-13): exhaustively on the first variable, then the next, removing subsumed clauses.
 
@@ -144,8 +148,8 @@ def depleted(clauses: list[Clause], variables: Sequence[int], full: Sequence[int
         xf = fields[names.index(x)]
         work = list(kept)
         while work:
-            if budget is not None and budget.expired():
-                return None
+            if budget is not None:
+                budget.check("closing clauses under resolution")
             a = work.pop()
             if a not in kept:
                 continue
@@ -168,28 +172,27 @@ def depleted(clauses: list[Clause], variables: Sequence[int], full: Sequence[int
     return [tuple((v, (code & f) >> off) for v, f, off in zip(names, fields, offsets)) for code in kept]
 
 
-def _by_varset(clauses: list[Clause], V: Sequence[int], full: Sequence[int], budget: Budget | None) -> list[Clause] | None:
+def _by_varset(clauses: list[Clause], V: Sequence[int], full: Sequence[int], budget: Budget | None) -> list[Clause]:
     out: list[Clause] = []
     for vi in V:
         group = [c for c in clauses if clause_vars(c) == vi]
         variables = [f for f in range(vi.bit_length()) if vi >> f & 1]
-        closed = depleted(group, variables, full, budget)
-        if closed is None:
-            return None
-        out.extend(closed)
+        out.extend(depleted(group, variables, full, budget))
     return out
 
 
-def sgnr(nnf: NNFManager, general_root: int, V: Sequence[int], budget: Budget | None = None) -> list[Clause] | None:
+def shortest_general_necessary_reasons(
+    nnf: NNFManager, general_root: int, V: Sequence[int], budget: Budget | None = None
+) -> list[Clause]:
     """Algorithm 7: every shortest general necessary reason, from the general reason and the
     variable sets ``V`` of the shortest necessary reasons (Algorithm 5)."""
-    clauses = scnf(nnf, general_root, V, budget)
-    if clauses is None:
-        return None
+    clauses = cnf_within_varsets(nnf, general_root, V, budget)
     return _by_varset(clauses, V, nnf.full, budget)
 
 
-def gnrs(nnf: NNFManager, general_root: int, nr_varsets: Sequence[int], budget: Budget | None = None) -> list[Clause] | None:
+def general_necessary_reasons(
+    nnf: NNFManager, general_root: int, nr_varsets: Sequence[int], budget: Budget | None = None
+) -> list[Clause]:
     """Every general necessary reason (variable-minimal prime implicate of the general reason).
 
     Their variable sets are exactly those of the necessary reasons: a general-reason implicate
@@ -200,17 +203,15 @@ def gnrs(nnf: NNFManager, general_root: int, nr_varsets: Sequence[int], budget: 
     come from the CNF clauses on exactly ``W``: Algorithm 7's procedure with ``V`` = all the
     necessary reasons' variable sets.
     """
-    clauses = scnf(nnf, general_root, nr_varsets, budget)
-    if clauses is None:
-        return None
+    clauses = cnf_within_varsets(nnf, general_root, nr_varsets, budget)
     return _by_varset(clauses, nr_varsets, nnf.full, budget)
 
 
-def one_set_at_a_time(algorithm: Callable[..., list[Clause] | None], nnf: NNFManager,
+def one_set_at_a_time(algorithm: Callable[..., list[Clause]], nnf: NNFManager,
                       general_on: Callable[[int], int], V: Sequence[int],
-                      budget: Budget | None = None) -> list[Clause] | None:
-    """``algorithm`` (:func:`sgnr` or :func:`gnrs`) run on each variable set ``v_i`` of ``V``
-    alone, with ``general_on(v_i)`` the general reason restricted to ``v_i``'s features.
+                      budget: Budget | None = None) -> list[Clause]:
+    """``algorithm`` (:func:`shortest_general_necessary_reasons` or
+    :func:`general_necessary_reasons`) run on each variable set ``v_i`` of ``V`` alone, with ``general_on(v_i)`` the general reason restricted to ``v_i``'s features.
 
     The clauses on exactly ``v_i`` are the same as with all of ``V`` at once (a clause that
     fits ``v_i`` only ever combines clauses that fit it), and the general reason restricted to
@@ -219,8 +220,11 @@ def one_set_at_a_time(algorithm: Callable[..., list[Clause] | None], nnf: NNFMan
     """
     out: list[Clause] = []
     for vi in V:
-        got = algorithm(nnf, general_on(vi), [vi], budget)
-        if got is None:
-            return None
-        out.extend(got)
+        out.extend(algorithm(nnf, general_on(vi), [vi], budget))
     return out
+
+
+# Deprecated short names (the papers' acronyms), kept for one release.
+scnf = cnf_within_varsets
+sgnr = shortest_general_necessary_reasons
+gnrs = general_necessary_reasons

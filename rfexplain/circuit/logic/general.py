@@ -43,7 +43,7 @@ def _antichain(boxes: set[tuple[int, ...]]) -> set[tuple[int, ...]]:
 
 
 def false_projections(dg: DGManager, roots: Sequence[int], features: Sequence[int],
-                      budget: Budget | None = None, *, target: int = 0) -> set[tuple[int, ...]] | None:
+                      budget: Budget | None = None, *, target: int = 0) -> set[tuple[int, ...]]:
     """Projections onto ``features`` of the paths to the ``target`` leaf of any graph in
     ``roots`` (inclusion-maximal ones only)."""
     index = {f: i for i, f in enumerate(features)}
@@ -52,8 +52,8 @@ def false_projections(dg: DGManager, roots: Sequence[int], features: Sequence[in
     for count, n in enumerate(dg.reachable(roots)):
         if n <= 1:
             continue
-        if budget is not None and count % 64 == 0 and budget.expired():
-            return None
+        if budget is not None and count % 64 == 0:
+            budget.check("projecting paths to false")
         x = dg.var[n]
         i = index.get(x)
         out: set[tuple[int, ...]] = set()
@@ -73,7 +73,7 @@ def false_projections(dg: DGManager, roots: Sequence[int], features: Sequence[in
 
 
 def maximal_boxes(projections: set[tuple[int, ...]], v: Sequence[int], full: Sequence[int],
-                  budget: Budget | None = None) -> list[tuple[int, ...]] | None:
+                  budget: Budget | None = None) -> list[tuple[int, ...]]:
     """Maximal boxes containing ``v`` (a tuple of states, one per box feature) that are disjoint
     from every projection; ``full`` holds each feature's full mask."""
     ps = sorted(projections)
@@ -85,8 +85,8 @@ def maximal_boxes(projections: set[tuple[int, ...]], v: Sequence[int], full: Seq
     count = 0
     while stack:
         count += 1
-        if budget is not None and count % 256 == 0 and budget.expired():
-            return None
+        if budget is not None and count % 256 == 0:
+            budget.check("enumerating maximal boxes")
         i, box = stack.pop()
         while i < len(ps) and any(box[f] & ps[i][f] == 0 for f in range(k)):
             i += 1

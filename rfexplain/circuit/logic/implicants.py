@@ -4,7 +4,7 @@ A complete reason mentions only the instance's own states, one per variable, so 
 over it is just a *set of variables*; we keep such sets as integer bit masks (bit ``f`` =
 feature ``f``). All passes are bottom-up folds over the circuit in topological order with a memo
 (no recursion), and they poll an optional :class:`~rfexplain.core.budget.Budget`: when it expires they
-return ``None``.
+raise :class:`~rfexplain.core.budget.BudgetExpired`.
 
 - :func:`prime_implicants` (sufficient reasons): ``or`` = union, ``and`` = cross product, with
   subsumed terms removed at both (the "sr" algorithm of paper ``002``'s evaluation).
@@ -13,9 +13,10 @@ return ``None``.
   (the "nr" algorithm).
 - :func:`robustness` (paper ``000``, Algorithm 5) and :func:`implicate_min_length` (``iml``,
   paper ``002``, Proposition 12).
-- :func:`snr` (paper ``002``, Algorithm 1): all shortest implicates, output-polynomial.
-- :func:`ssr` (paper ``002``, Algorithm 2): all shortest implicants, by iterative deepening on
-  the bound ``k`` of "``k``-implicants" (unsubsumed implicants of length at most ``k``).
+- :func:`shortest_prime_implicates` (``snr``, paper ``002``, Algorithm 1): all shortest
+  implicates, output-polynomial.
+- :func:`shortest_prime_implicants` (``ssr``, paper ``002``, Algorithm 2): all shortest
+  implicants, by iterative deepening on the bound ``k`` of "``k``-implicants" (unsubsumed implicants of length at most ``k``).
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ def _product(a: list[int], b: list[int]) -> list[int]:
     return list({x | y for x in a for y in b})
 
 
-def _expired(budget: Budget | None, count: int) -> bool:
-    return budget is not None and count % _POLL == 0 and budget.expired()
+def _poll(budget: Budget | None, count: int) -> None:
+    """Check ``budget`` every ``_POLL`` steps (:class:`~rfexplain.core.budget.BudgetExpired`)."""
+    if budget is not None and count % _POLL == 0:
+        budget.check("enumerating implicants")
 
 
 def holds(nnf: NNFManager, root: int, kept: int) -> bool:
@@ -72,13 +75,12 @@ def holds(nnf: NNFManager, root: int, kept: int) -> bool:
     return nnf.evaluate_literals(root, lambda n: bool(kept >> var[n] & 1))
 
 
-def prime_implicants(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] | None:
+def prime_implicants(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int]:
     """All prime implicants of a monotone NNF over instance states (sufficient reasons)."""
     val: dict[int, list[int]] = {}
     kind, children, var = nnf.kind, nnf.children, nnf.var
     for count, n in enumerate(nnf.reachable([root])):
-        if _expired(budget, count):
-            return None
+        _poll(budget, count)
         k = kind[n]
         if k == FALSE:
             val[n] = []
@@ -92,20 +94,19 @@ def prime_implicants(nnf: NNFManager, root: int, budget: Budget | None = None) -
             acc = [0]
             for c in sorted(children[n], key=lambda c: len(val[c])):
                 acc = minimal_sets(_product(acc, val[c]))
-                if budget is not None and budget.expired():
-                    return None
+                if budget is not None:
+                    budget.check("enumerating implicants")
             val[n] = acc
     return val[root]
 
 
-def prime_implicates(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] | None:
+def prime_implicates(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int]:
     """All prime implicates of a monotone, or-decomposable NNF over instance states (necessary
     reasons)."""
     val: dict[int, list[int]] = {}
     kind, children, var = nnf.kind, nnf.children, nnf.var
     for count, n in enumerate(nnf.reachable([root])):
-        if _expired(budget, count):
-            return None
+        _poll(budget, count)
         k = kind[n]
         if k == FALSE:
             val[n] = [0]
@@ -174,7 +175,7 @@ def implicate_min_length(nnf: NNFManager, root: int) -> dict[int, float]:
     return out
 
 
-def snr(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] | None:
+def shortest_prime_implicates(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int]:
     """Algorithm 1 of paper ``002``: all shortest implicates (shortest necessary reasons).
 
     The ``iml`` pass prunes the conjuncts whose ``iml`` exceeds their conjunction's (line 9);
@@ -198,8 +199,7 @@ def snr(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] |
         elif kind[n] == OR:
             stack.extend(children[n])
     for count, n in enumerate(sorted(needed)):
-        if _expired(budget, count):
-            return None
+        _poll(budget, count)
         k = kind[n]
         if k == FALSE:
             val[n] = [0]
@@ -217,7 +217,7 @@ def snr(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] |
     return sorted(set(val[root]))
 
 
-def ssr(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] | None:
+def shortest_prime_implicants(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int]:
     """All shortest implicants (shortest sufficient reasons), after Algorithm 2 of paper ``002``.
 
     For ``k = 0, 1, ...`` it computes the ``k``-implicants of every node bottom-up (a literal has
@@ -236,8 +236,7 @@ def ssr(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] |
     while k <= n_vars:
         val: dict[int, list[int]] = {}
         for count, n in enumerate(order):
-            if _expired(budget, count):
-                return None
+            _poll(budget, count)
             t = kind[n]
             if t == FALSE:
                 val[n] = []
@@ -258,3 +257,8 @@ def ssr(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int] |
             return sorted(val[root])
         k += 1
     return []
+
+
+# Deprecated short names (the papers' acronyms), kept for one release.
+snr = shortest_prime_implicates
+ssr = shortest_prime_implicants
