@@ -1,4 +1,4 @@
-"""The user-facing facade: :class:`Explainer` and :class:`Decision` (DESIGN.md section 3).
+"""The user-facing facade: :class:`Explainer` and :class:`Decision` (docs/architecture.md).
 
 Example
 -------

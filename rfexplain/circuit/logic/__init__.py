@@ -1,6 +1,6 @@
 """Algorithms on circuits: closed-form complete and general reasons, prime implicants and
 implicates (sufficient / necessary reasons), snr / ssr, robustness, shortest flips and general
-sufficient / necessary reasons (papers ``000`` and ``002``)."""
+sufficient / necessary reasons (Ji and Darwiche, 2026 [JD26]; Darwiche and Ji, 2022 [DJ22])."""
 
 from rfexplain.circuit.logic.closed_forms import complete_reason, general_reason
 from rfexplain.circuit.logic.flips import gnrs, scnf, sgnr
