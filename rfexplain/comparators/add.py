@@ -29,8 +29,11 @@ feature's tests along a path are exactly the breakpoints of the function of its 
 reduced diagram is a *normal form* for this order (the chain encoding of a reduced
 multi-valued decision diagram over the states): two forests with the same decision function on
 state vectors get the same reduced majority-vote ADD. (The paper notes that vacuity reduction
-has no normal form in general; the grouped, increasing order is what restores one here.) With ``reduce=False`` the predicates are treated as independent Boolean variables (the
+has no normal form in general; the grouped, increasing order is what restores one here.)
+With ``reduce=False`` the predicates are treated as independent Boolean variables (the
 symbolic semantics of Def. 3), which gives the paper's unreduced sizes.
+
+ADDs are due to Bahar et al. (1993) [Bah93].
 
 Everything is iterative (explicit stacks), so deep diagrams never meet Python's recursion limit.
 
@@ -491,7 +494,7 @@ def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashab
 
 
 def majority_index(counts: Sequence[int]) -> int:
-    """Hard majority with ties to the lowest class index (docs/design.md, section 1; Gossen and Steffen (2021), Def. 12)."""
+    """Hard majority with ties to the lowest class index (docs/design.md, section 1; [GS21], Def. 12)."""
     best = 0
     for c in range(1, len(counts)):
         if counts[c] > counts[best]:

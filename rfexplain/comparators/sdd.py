@@ -1,4 +1,5 @@
-"""Class formulas of a forest as SDDs (Darwiche, 2011 [Dar11], through PySDD): exact model counting and equivalence checking.
+"""Class formulas of a forest as SDDs (Darwiche, 2011 [Dar11], through PySDD): exact model counting
+and equivalence checking.
 
 A research comparator and an independent check of the circuit compiler (docs/architecture.md):
 the class formulas are built here **from the trees directly**, with a vote-counting construction
