@@ -10,9 +10,9 @@ comparable and printable, with equality on kind, target and literals only.
 Example
 -------
 >>> from rfexplain.core.forest import FeatureSpace
->>> space = FeatureSpace(("petal width (cm)",), ((0.8, 1.75),), ("setosa", "versicolor"))
+>>> space = FeatureSpace(("petal width (cm)",), ((0.75, 1.75),), ("setosa", "versicolor"))
 >>> str(Reason.of("sufficient", {0: {0}}, space=space))
-'petal width (cm) <= 0.80'
+'petal width (cm) <= 0.75'
 """
 
 from __future__ import annotations
