@@ -72,7 +72,8 @@ def susan_example() -> Forest:
 
 
 def ternary_complete_reason_example() -> Forest:
-    """Darwiche and Ji (2022), Sect. 3 [DJ22]: Δ = x̄1 (x2 + ȳ1)(ȳ1 + z1) over ternary X, Y, Z (states 0, 1, 2 = x1, x2, x3)."""
+    """Darwiche and Ji (2022), Sect. 3 [DJ22]: Δ = x̄1 (x2 + ȳ1)(ȳ1 + z1) over ternary X, Y, Z
+    (states 0, 1, 2 = x1, x2, x3)."""
     x, y, z = 0, 1, 2
     y_split = (y, 1.5, 1, 1)
     z_split = (z, 1.5, 0, 0)
@@ -89,7 +90,8 @@ def three_class_tree_example() -> Forest:
 
 
 def shortest_flip_example() -> Forest:
-    """Ji and Darwiche (2026), Sect. 4 [JD26]: ternary X, Y and Δ = x12 ∨ y12 (states 0, 1 vs 2); the instance is x1 y1."""
+    """Ji and Darwiche (2026), Sect. 4 [JD26]: ternary X, Y and Δ = x12 ∨ y12 (states 0, 1 vs 2);
+    the instance is x1 y1."""
     x, y = 0, 1
     tree = (x, 1.5, (x, 0.5, 1, 1), (y, 1.5, (y, 0.5, 1, 1), 0))
     return forest([tree], 2, ["no", "yes"], ["X", "Y"])
