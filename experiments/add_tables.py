@@ -1,16 +1,16 @@
-"""The knowledge-compilation comparators measured here: ADD aggregation (paper ``003``) and SDDs.
+"""The knowledge-compilation comparators measured here: ADD aggregation (Gossen and Steffen, 2021 [GS21]) and SDDs.
 
     python -m experiments.add_tables table1|evaluation|outcomes [--quick] [--data DIR] [--datasets a,b]
         [--trees 10,100,1000,10000] [--timeout SECONDS] [--depth D]
 
-- ``table1``: the circuit paper's Table 1 (``papers/000_...``) with its ADD columns *measured
+- ``table1``: Table 1 of Ji and Darwiche (2026) [JD26] with its ADD columns *measured
   here* (#N_ADD, T_ADD: our reduced majority-vote ADD and the time to aggregate it, beside the
   paper's figures from its reference [32]), the symbolic (unreduced) majority-vote ADD where it
   fits, the SDD class formulas (decision nodes, size, time), and the SDD equivalence check of the
   circuit engine's Algorithm 3 (NNF) and 3B class formulas. Forests as in
   ``experiments.circuit_tables``: scikit-learn ``RandomForestClassifier(n_estimators=#T,
   max_depth=4, random_state=0)`` on an 85/15 split (``random_state=0``).
-- ``evaluation``: the ADD paper's Sect. 9 experiment: for iris and other datasets, forests of
+- ``evaluation``: the Sect. 9 experiment of Gossen and Steffen (2021) [GS21]: for iris and other datasets, forests of
   10, 100, 1,000 and 10,000 trees (``max_depth`` ``--depth``, default unlimited as the paper's
   WEKA forests; all rows used for training and evaluation, as the paper averages over the whole
   dataset): sizes of the forest, the class-vector ADD, the symbolic majority-vote ADD, the reduced
@@ -161,7 +161,7 @@ def _prod(values: Any) -> int:
     return out
 
 
-# ---------------------------------------------------------------------- evaluation (paper 003, Sect. 9)
+# ---------------------------------------------------------------------- evaluation ([GS21], Sect. 9)
 def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     from rfexplain import datasets
     from rfexplain.comparators.add import aggregate
@@ -254,7 +254,7 @@ def _per_instance(fn: Callable[[], Any], n: int, reps: int) -> float:
     return best / n * 1e6
 
 
-# ---------------------------------------------------------------------- outcome explanations (paper 003, Sect. 8)
+# ---------------------------------------------------------------------- outcome explanations ([GS21], Sect. 8)
 def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     """Outcome explanations of the test rows, checked and compared with the SAT engine's AXps."""
     from rfexplain.core.budget import Budget

@@ -1,4 +1,4 @@
-"""Tables 1-4 of the circuit paper (``papers/000_...``) with rfexplain's circuit engine.
+"""Tables 1-4 of Ji and Darwiche (2026) [JD26] with rfexplain's circuit engine.
 
     python -m experiments.circuit_tables table1|table2|table3|table4 [--quick] [--data DIR]
         [--datasets a,b] [--trees N] [--instances N] [--timeout SECONDS]

@@ -1,4 +1,4 @@
-"""The SAT paper's Table 1 (Izza & Marques-Silva, IJCAI 2021) with rfexplain's ``"sat"`` engine.
+"""Table 1 of Izza and Marques-Silva (2021) [IM21] with rfexplain's ``"sat"`` engine.
 
 For each of the 19 benchmark datasets (``../shared/datasets``; ``--data`` or ``$RFEXPLAIN_DATA``):
 a ``RandomForestClassifier`` with 100 trees, the SAT paper's depth for that dataset (datasets

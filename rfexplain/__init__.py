@@ -1,9 +1,17 @@
 """rfexplain: formal, guaranteed explanations of scikit-learn random forest decisions.
 
+This module re-exports the public API. The semantics are in ``docs/design.md``, the package's
+layout in ``docs/architecture.md`` and the papers it implements in ``docs/references.md``.
+
 >>> import rfexplain as rx
->>> forest = rx.Forest.from_sklearn(model)                      # doctest: +SKIP
->>> decision = rx.Explainer(forest, engine="sat").explain(x)     # doctest: +SKIP
->>> print(decision.sufficient_reason())                          # doctest: +SKIP
+>>> from sklearn.datasets import load_iris
+>>> from sklearn.ensemble import RandomForestClassifier
+>>> X, y = load_iris(return_X_y=True)
+>>> model = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+>>> forest = rx.Forest.from_sklearn(model)
+>>> decision = rx.Explainer(forest, engine="sat").explain(X[0])
+>>> print(decision.sufficient_reason())
+x3 <= 0.70
 """
 
 from rfexplain.core.budget import Budget, Enumeration

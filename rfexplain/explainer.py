@@ -132,8 +132,14 @@ class Explainer:
 
         Examples
         --------
-        >>> records = explainer.explain_many(X_test, "necessary_reasons", n_jobs=2, limit=5)  # doctest: +SKIP
-        >>> [len(r.result) for r in records if r.ok]                                            # doctest: +SKIP
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> model = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+        >>> explainer = Explainer(model, engine="sat")
+        >>> records = explainer.explain_many(X[:3], "necessary_reasons", n_jobs=1, limit=5)
+        >>> [len(r.result) for r in records if r.ok]
+        [1, 1, 1]
         """
         return explain_many(
             self,

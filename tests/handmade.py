@@ -39,7 +39,7 @@ def forest(trees: Sequence[Any], n_features: int, classes: Sequence[Any], names:
 
 
 def rfxpl_running_example() -> Forest:
-    """The SAT paper's running example (001, Fig. 1 and Example 2): heart disease, 3 trees.
+    """Izza and Marques-Silva (2021)'s running example (Fig. 1 and Example 2 [IM21]): heart disease, 3 trees.
 
     Features: blocked-arteries, good-blood-circulation, chest-pain (Boolean, threshold 0.5) and
     weight (threshold 75); classes No (0) and Yes (1). The paper's text fixes trees 1 and 2 and
@@ -54,7 +54,7 @@ def rfxpl_running_example() -> Forest:
 
 
 def susan_example() -> Forest:
-    """The circuit paper's Susan example (000, Sect. 2) as one decision tree.
+    """Ji and Darwiche (2026)'s Susan example (Sect. 2 [JD26]) as one decision tree.
 
     Age (state 1 = Age >= 55), Btype (states A, B, AB, O), Weight (states under, norm, over);
     yes iff Age >= 55 and (Btype in {A,B,AB} or Weight in {norm,over}) and
@@ -72,7 +72,8 @@ def susan_example() -> Forest:
 
 
 def ternary_complete_reason_example() -> Forest:
-    """002, Sect. 3: Δ = x̄1 (x2 + ȳ1)(ȳ1 + z1) over ternary X, Y, Z (states 0, 1, 2 = x1, x2, x3)."""
+    """Darwiche and Ji (2022), Sect. 3 [DJ22]: Δ = x̄1 (x2 + ȳ1)(ȳ1 + z1) over ternary X, Y, Z
+    (states 0, 1, 2 = x1, x2, x3)."""
     x, y, z = 0, 1, 2
     y_split = (y, 1.5, 1, 1)
     z_split = (z, 1.5, 0, 0)
@@ -83,13 +84,14 @@ def ternary_complete_reason_example() -> Forest:
 
 
 def three_class_tree_example() -> Forest:
-    """002, Fig. 4(a): binary X, Y, classes c1, c2, c3; x1 -> c1, x2 y1 -> c2, x2 y2 -> c3."""
+    """Darwiche and Ji (2022), Fig. 4(a) [DJ22]: binary X, Y, classes c1, c2, c3; x1 -> c1, x2 y1 -> c2, x2 y2 -> c3."""
     x, y = 0, 1
     return forest([(x, 0.5, 0, (y, 0.5, 1, 2))], 2, ["c1", "c2", "c3"], ["X", "Y"])
 
 
 def shortest_flip_example() -> Forest:
-    """000, Sect. 4: ternary X, Y and Δ = x12 ∨ y12 (states 0, 1 vs 2); the instance is x1 y1."""
+    """Ji and Darwiche (2026), Sect. 4 [JD26]: ternary X, Y and Δ = x12 ∨ y12 (states 0, 1 vs 2);
+    the instance is x1 y1."""
     x, y = 0, 1
     tree = (x, 1.5, (x, 0.5, 1, 1), (y, 1.5, (y, 0.5, 1, 1), 0))
     return forest([tree], 2, ["no", "yes"], ["X", "Y"])

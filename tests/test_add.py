@@ -1,4 +1,4 @@
-"""The ADD comparator (paper ``003``): aggregation, counts, rapid evaluation, outcome
+"""The ADD comparator (Gossen and Steffen, 2021 [GS21]): aggregation, counts, rapid evaluation, outcome
 explanations and DOT export, against the brute-force oracle and scikit-learn forests."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cross-engine agreement on real forests (DESIGN.md section 4.3).
+"""Cross-engine agreement on real forests (docs/design.md, section 4).
 
 The SAT and circuit engines share nothing but the forest model, so equal answers are evidence of
 correctness where the oracle cannot reach: the same *sets* of sufficient, necessary, shortest and

@@ -32,8 +32,9 @@ def minimal_hitting_sets(sets: list[frozenset[int]], universe: list[int]) -> set
 
 # ---------------------------------------------------------------------- worked examples
 def test_rfxpl_running_example() -> None:
-    """001, Examples 1-2: v = (1, 0, 1, 70) is Yes; {blocked-arteries, chest-pain} is its AXp and
-    {blocked-arteries} a CXp; by hand, {chest-pain} is the only other CXp."""
+    """Izza and Marques-Silva (2021), Examples 1-2 [IM21]: v = (1, 0, 1, 70) is Yes;
+    {blocked-arteries, chest-pain} is its AXp and {blocked-arteries} a CXp; by hand, {chest-pain}
+    is the only other CXp."""
     forest = handmade.rfxpl_running_example()
     oracle = Oracle(forest)
     v = Instance.of(forest, [1, 0, 1, 70])
@@ -45,7 +46,8 @@ def test_rfxpl_running_example() -> None:
 
 
 def test_susan_example() -> None:
-    """000, Sect. 2: the SRs, NRs, GSRs, GNRs, complete and general reasons listed for Susan."""
+    """Ji and Darwiche (2026), Sect. 2 [JD26]: the SRs, NRs, GSRs, GNRs, complete and general
+    reasons listed for Susan."""
     forest = handmade.susan_example()
     oracle = Oracle(forest)
     age, btype, weight = 0, 1, 2
@@ -81,8 +83,8 @@ def test_susan_example() -> None:
 
 
 def test_ternary_complete_reason_example() -> None:
-    """002, Sect. 3: the complete reason of x2 y2 z1 under x̄1(x2 + ȳ1)(ȳ1 + z1) is x2(y2 + z1),
-    with exactly the four other models the paper lists."""
+    """Darwiche and Ji (2022), Sect. 3 [DJ22]: the complete reason of x2 y2 z1 under
+    x̄1(x2 + ȳ1)(ȳ1 + z1) is x2(y2 + z1), with exactly the four other models the paper lists."""
     forest = handmade.ternary_complete_reason_example()
     oracle = Oracle(forest)
     delta = Instance.of(forest, [1, 1, 0])
@@ -96,8 +98,8 @@ def test_ternary_complete_reason_example() -> None:
 
 
 def test_three_class_tree_example() -> None:
-    """002, Fig. 4: x2 y1 is c2; necessary reasons x2 and y1; violating x2 gives c1, y1 gives c3;
-    the only way toward c3 is through Y."""
+    """Darwiche and Ji (2022), Fig. 4 [DJ22]: x2 y1 is c2; necessary reasons x2 and y1; violating
+    x2 gives c1, y1 gives c3; the only way toward c3 is through Y."""
     forest = handmade.three_class_tree_example()
     oracle = Oracle(forest)
     v = Instance.of(forest, [1, 0])
@@ -109,8 +111,8 @@ def test_three_class_tree_example() -> None:
 
 
 def test_shortest_flip_example() -> None:
-    """000, Sect. 4: instance x1 y1 under x12 ∨ y12: the NR x1 ∨ y1 does not tell how to flip, the
-    GNR x12 ∨ y12 does; the only shortest flip is x3 y3."""
+    """Ji and Darwiche (2026), Sect. 4 [JD26]: instance x1 y1 under x12 ∨ y12: the NR x1 ∨ y1 does
+    not tell how to flip, the GNR x12 ∨ y12 does; the only shortest flip is x3 y3."""
     forest = handmade.shortest_flip_example()
     oracle = Oracle(forest)
     v = Instance.of(forest, [0, 0])
@@ -160,7 +162,7 @@ def test_general_necessary_reasons_and_shortest_flips(case: Any) -> None:
     forest, v = case
     oracle = Oracle(forest)
     gnrs = oracle.general_necessary_reasons(v)
-    for reason in gnrs:  # Lemma 2 of 000: every violation of a GNR flips the decision
+    for reason in gnrs:  # Ji and Darwiche (2026), Lemma 2: every violation of a GNR flips the decision
         ranges = [
             [s for s in range(forest.n_states(f)) if s not in reason.literals[f]] if f in reason.literals else [v.states[f]]
             for f in range(forest.n_features)

@@ -1,4 +1,4 @@
-"""The SAT engine on the SAT paper's running example (Fig. 1, Examples 1-2) and through the
+"""The SAT engine on Izza and Marques-Silva (2021)'s running example (Fig. 1, Examples 1-2 [IM21]) and through the
 public Explainer API."""
 
 from __future__ import annotations

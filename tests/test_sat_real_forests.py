@@ -1,7 +1,7 @@
 """The SAT engine on real scikit-learn forests (iris, wine, breast cancer; 20-100 trees).
 
 No oracle reaches these sizes; instead the enumerations must satisfy minimal hitting-set
-duality (DESIGN.md section 2), every single / shortest answer must be consistent with the
+duality (docs/design.md, section 2), every single / shortest answer must be consistent with the
 enumerations, every witness must verify with the scikit-learn model itself, and every
 cardinality encoding (and both multi-class constructions) must give identical explanations.
 """

@@ -1,4 +1,5 @@
-"""The knowledge-compilation engine, ``engine="circuit"`` (papers ``000`` and ``002``).
+"""The knowledge-compilation engine, ``engine="circuit"`` (Ji and Darwiche, 2026 [JD26];
+Darwiche and Ji, 2022 [DJ22]).
 
 The forest is compiled, lazily and once per class, into a class formula: a conjunction of weak
 test-once decision graphs (Algorithm 3B, the default) or a single such graph (Algorithm 3A,
@@ -6,18 +7,18 @@ test-once decision graphs (Algorithm 3B, the default) or a single such graph (Al
 built directly in a fixed variable order (``method="count"``,
 :mod:`rfexplain.circuit.compilers.votecount`), which gives the very graph the paper's sorting network
 with Apply would (``method="sortnet"``) in a fraction of the time. For an instance ``v``
-decided ``c``, the complete reason (Proposition 7 of
-``002``) and the general reason are read off the class formula of ``c`` in linear time as NNF
+decided ``c``, the complete reason (Darwiche and Ji (2022),
+Proposition 7) and the general reason are read off the class formula of ``c`` in linear time as NNF
 circuits, and every query is answered from them:
 
 ==============================  ===========================================================
 sufficient reasons              prime implicants of the complete reason
 necessary reasons               prime implicates of the complete reason
-shortest sufficient/necessary   Algorithm 2 (ssr) / Algorithm 1 (snr) of ``002``
+shortest sufficient/necessary   Algorithm 2 (ssr) / Algorithm 1 (snr) of [DJ22]
 contrastive reasons toward t    prime implicates of the "why not t" complete reason of the
-                                negated Algorithm 3A class formula of ``t`` (Table 4 of ``000``)
-robustness                      Algorithm 5 of ``000``
-shortest flips                  Algorithms 6-7 of ``000`` (shortest general necessary reasons),
+                                negated Algorithm 3A class formula of ``t`` (Table 4 of [JD26])
+robustness                      Algorithm 5 of [JD26]
+shortest flips                  Algorithms 6-7 of [JD26] (shortest general necessary reasons),
                                 on the general reason restricted to the features of V
 general necessary reasons       Algorithms 6-7 with the variable sets of all necessary reasons
 general sufficient reasons      maximal boxes inside the class formula over each AXp's features

@@ -1,10 +1,10 @@
-"""Algebraic decision diagrams of random forests (the ADD paper ``003``, Sections 2-7).
+"""Algebraic decision diagrams of random forests (Gossen and Steffen (2021), Sections 2-7 [GS21]).
 
 A hand-written ADD package: ordered, hash-consed nodes in one :class:`ADDManager`, with a unique
 table and an ``Apply`` whose results are cached, and the paper's aggregation pipeline on top of it
 (:func:`aggregate`): every tree becomes an ADD (Sect. 3, Def. 14-15), the trees' one-hot class
 vectors are added into the **class-vector ADD** ``d_V`` (Sect. 5, Def. 18 and 20), and the
-**majority-vote ADD** ``d_C`` is its image under the majority vote of DESIGN.md section 1 (hard
+**majority-vote ADD** ``d_C`` is its image under the majority vote of docs/design.md, section 1 (hard
 majority, ties to the lowest class index; Def. 12 and 22).
 
 Predicates and their order
@@ -29,8 +29,11 @@ feature's tests along a path are exactly the breakpoints of the function of its 
 reduced diagram is a *normal form* for this order (the chain encoding of a reduced
 multi-valued decision diagram over the states): two forests with the same decision function on
 state vectors get the same reduced majority-vote ADD. (The paper notes that vacuity reduction
-has no normal form in general; the grouped, increasing order is what restores one here.) With ``reduce=False`` the predicates are treated as independent Boolean variables (the
+has no normal form in general; the grouped, increasing order is what restores one here.)
+With ``reduce=False`` the predicates are treated as independent Boolean variables (the
 symbolic semantics of Def. 3), which gives the paper's unreduced sizes.
+
+ADDs are due to Bahar et al. (1993) [Bah93].
 
 Everything is iterative (explicit stacks), so deep diagrams never meet Python's recursion limit.
 
@@ -134,7 +137,7 @@ class ADDManager:
     ----------
     order : PredicateOrder
     reduce : bool
-        Keep every diagram free of vacuous tests (infeasible-path reduction, paper Sect. 7).
+        Keep every diagram free of vacuous tests (infeasible-path reduction, [GS21], Sect. 7).
     max_nodes : int
         Raise :class:`ADDTooLargeError` when the manager would hold more nodes than this.
     """
@@ -180,7 +183,7 @@ class ADDManager:
         return self.level[node] == TERMINAL
 
     def mk(self, level: int, hi: int, lo: int) -> int:
-        """The reduced node testing predicate ``level`` (paper Theorem 2 and Sect. 7).
+        """The reduced node testing predicate ``level`` ([GS21], Theorem 2 and Sect. 7).
 
         With ``reduce``, a true-child that tests the same feature is replaced by its own
         true-child (that test is implied); a node whose false-child tests the same feature with
@@ -228,7 +231,7 @@ class ADDManager:
         self, op: Callable[[Any, Any], Hashable], a: int, b: int, *, name: str, commutative: bool = True,
         budget: Budget | None = None,
     ) -> int:
-        """The diagram of ``op`` applied pointwise to ``a`` and ``b`` (paper Theorem 7).
+        """The diagram of ``op`` applied pointwise to ``a`` and ``b`` ([GS21], Theorem 7).
 
         ``name`` identifies ``op`` in the cache (same name, same function).
         """
@@ -437,7 +440,7 @@ class ADDManager:
 
 # ---------------------------------------------------------------------- trees as ADDs
 def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashable]) -> int:
-    """The ADD of one tree, ``Δ_~ ∘ Δ_≺`` of the paper (Def. 8 and Theorem 3).
+    """The ADD of one tree, ``Δ_~ ∘ Δ_≺`` of [GS21] (Def. 8 and Theorem 3).
 
     The tree's root-to-leaf paths, as sets of predicate literals, are split on the predicates in
     the manager's order (Def. 8's partial evaluation ``t_{p->1}``, ``t_{p->0}``); ``leaf_value``
@@ -492,7 +495,7 @@ def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashab
 
 
 def majority_index(counts: Sequence[int]) -> int:
-    """Hard majority with ties to the lowest class index (DESIGN.md section 1; paper Def. 12)."""
+    """Hard majority with ties to the lowest class index (docs/design.md, section 1; [GS21], Def. 12)."""
     best = 0
     for c in range(1, len(counts)):
         if counts[c] > counts[best]:
@@ -527,7 +530,7 @@ class AggregatedForest:
     _bdds: dict[int, int] = field(default_factory=dict, repr=False)
 
     def class_bdd(self, cls: int) -> int:
-        """The class characterisation BDD ``Ξ_C(c)`` (paper Def. 30-31): terminals True
+        """The class characterisation BDD ``Ξ_C(c)`` ([GS21], Def. 30-31): terminals True
         where the forest decides ``cls``."""
         if not 0 <= cls < self.forest.n_classes:
             raise ValueError(f"cls must be a class index in [0, {self.forest.n_classes}). Got {cls!r} instead.")
@@ -569,7 +572,7 @@ def aggregate(
     max_nodes: int = 20_000_000,
     timeout: float | Budget | None = None,
 ) -> AggregatedForest:
-    """Aggregate a forest into its class-vector and majority-vote ADDs (paper Sect. 6, Def. 24).
+    """Aggregate a forest into its class-vector and majority-vote ADDs ([GS21], Sect. 6, Def. 24).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""What the aggregated ADDs are for (the ADD paper ``003``, Sect. 8-9): model explanation as a
+"""What the aggregated ADDs are for (Gossen and Steffen (2021), Sect. 8-9 [GS21]): model explanation as a
 Graphviz drawing, outcome explanations read off the class characterisation BDD, and rapid,
 vectorised evaluation through the majority-vote ADD.
 
@@ -182,7 +182,7 @@ class OutcomeExplanation:
         """The box as ``feature -> allowed states`` (the form of a :class:`~rfexplain.core.reasons.Literal`).
 
         These are intervals of states, not the instance's own states: the explanation is a
-        sufficient *condition*, not a sufficient reason in DESIGN.md's sense (see the module
+        sufficient *condition*, not a sufficient reason in the sense of docs/design.md, section 2 (see the module
         docstring), nor a general sufficient reason."""
         return {f: frozenset(range(lo, hi + 1)) for f, (lo, hi) in self.box.items()}
 
@@ -203,7 +203,7 @@ def _box_of(conditions: Sequence[Condition], n_states: Sequence[int]) -> dict[in
 
 
 def outcome_explanation(aggregated: AggregatedForest, states: Sequence[int]) -> OutcomeExplanation:
-    """Outcome explanation of the decision on a state vector (paper Sect. 8, Def. 32).
+    """Outcome explanation of the decision on a state vector ([GS21], Sect. 8, Def. 32).
 
     Examples
     --------

@@ -1,6 +1,7 @@
-"""Class formulas of a forest as SDDs (PySDD): exact model counting and equivalence checking.
+"""Class formulas of a forest as SDDs (Darwiche, 2011 [Dar11], through PySDD): exact model counting
+and equivalence checking.
 
-A research comparator and an independent check of the circuit compiler (DESIGN.md section 3):
+A research comparator and an independent check of the circuit compiler (docs/architecture.md):
 the class formulas are built here **from the trees directly**, with a vote-counting construction
 of their own, and share nothing with :mod:`rfexplain.circuit.compilers.classformula` but the forest
 model.
@@ -33,14 +34,14 @@ and ``right`` gives 3-5 times more nodes.
 
 The class formula
 -----------------
-DESIGN.md section 1's classifier exactly: per tree and class, the SDD ``T[t, c]`` of "tree ``t``
+The classifier of docs/design.md, section 1, exactly: per tree and class, the SDD ``T[t, c]`` of "tree ``t``
 votes ``c``" (an if-then-else over the tree's nodes); per class, ``E[c][k]`` = "exactly ``k``
 trees vote ``c``" by the usual dynamic programme over the trees; and class ``c`` wins iff for
 some ``k``, ``E[c][k]`` holds, every lower class has at most ``k - 1`` votes and every higher
 class at most ``k`` (ties go to the lowest index). With two classes, class 0 wins iff it has at
 least ``ceil(n / 2)`` votes.
 
-Model counts overflow PySDD's 64-bit counters past 2^64 (DEPENDENCIES.md), so
+Model counts overflow PySDD's 64-bit counters past 2^64 (a limitation of PySDD's ``model_count``), so
 :meth:`SDDForest.count` walks the SDD with Python integers.
 
 Example

@@ -1,4 +1,4 @@
-"""The discretised, solver-neutral forest model (DESIGN.md section 1).
+"""The discretised, solver-neutral forest model (docs/design.md, section 1).
 
 A :class:`Forest` is the classifier every engine, the oracle and the command line explain. It
 holds, for every feature ``f``, the sorted distinct thresholds ``t_1 < ... < t_n`` used on ``f``
@@ -419,7 +419,7 @@ class Forest:
         return self.predict_states(self.states(X))
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels of the hard-vote decision for raw instances (DESIGN.md section 1)."""
+        """Class labels of the hard-vote decision for raw instances (docs/design.md, section 1)."""
         return np.asarray(self.classes, dtype=object)[self.predict_index(X)].astype(
             np.asarray(self.classes).dtype
         )

@@ -1,4 +1,4 @@
-"""Explanation values: :class:`Literal`, :class:`Reason` and :class:`Witness` (DESIGN.md section 2).
+"""Explanation values: :class:`Literal`, :class:`Reason` and :class:`Witness` (docs/design.md, section 2).
 
 A literal ``x in S`` constrains one feature to a set of its states. A *sufficient* reason (and a
 general sufficient reason) is a conjunction of literals: any input satisfying all of them gets the
@@ -10,9 +10,9 @@ comparable and printable, with equality on kind, target and literals only.
 Example
 -------
 >>> from rfexplain.core.forest import FeatureSpace
->>> space = FeatureSpace(("petal width (cm)",), ((0.8, 1.75),), ("setosa", "versicolor"))
+>>> space = FeatureSpace(("petal width (cm)",), ((0.75, 1.75),), ("setosa", "versicolor"))
 >>> str(Reason.of("sufficient", {0: {0}}, space=space))
-'petal width (cm) <= 0.80'
+'petal width (cm) <= 0.75'
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class Reason:
 def format_threshold(t: float) -> str:
     """The float32 number an input must not exceed to satisfy ``x <= t``, printed shortest.
 
-    Inputs are compared as float32 (DESIGN.md section 1): ``float32(x) <= t`` holds iff
+    Inputs are compared as float32 (docs/design.md, section 1): ``float32(x) <= t`` holds iff
     ``float32(x) <= m`` where ``m`` is the largest float32 not above ``t``; this prints ``m`` with
     the fewest digits that read back as ``m`` (at least two decimals).
     """

@@ -1,4 +1,4 @@
-"""Reading fitted scikit-learn tree classifiers into raw trees (DESIGN.md section 1).
+"""Reading fitted scikit-learn tree classifiers into raw trees (docs/design.md, section 1).
 
 scikit-learn itself is imported lazily: JSON-only workflows and ``rfexplain --help`` never pay
 for it.

@@ -1,4 +1,4 @@
-"""The engine contract: what every explanation engine implements (DESIGN.md section 3).
+"""The engine contract: what every explanation engine implements (docs/architecture.md).
 
 An engine is constructed once per forest (``EngineClass(forest, **options)``) and then answers
 queries about many instances. Each query method receives the :class:`Instance` (its raw float32

@@ -1,4 +1,4 @@
-"""The brute-force reference: every query of DESIGN.md section 2, answered by its definition.
+"""The brute-force reference: every query of docs/design.md, section 2, answered by its definition.
 
 :class:`Oracle` enumerates every state vector of a small forest once and classifies it with
 :meth:`Forest.predict_states`. For an instance ``v`` with decision ``c`` it then reads the answers
@@ -123,7 +123,7 @@ class _Analysis:
 
 
 class Oracle:
-    """Brute-force answers to every query of DESIGN.md section 2 on a small forest.
+    """Brute-force answers to every query of docs/design.md, section 2, on a small forest.
 
     Parameters
     ----------

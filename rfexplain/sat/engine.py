@@ -1,10 +1,10 @@
-"""The ``"sat"`` engine: the RFxpl approach (Izza & Marques-Silva, IJCAI 2021).
+"""The ``"sat"`` engine: the RFxpl approach of Izza and Marques-Silva (2021) [IM21].
 
 The forest is encoded once into CNF (:mod:`rfexplain.sat.encodings`: order-encoded feature domains,
 path clauses, one vote per tree, majority vote with cardinality networks and the exact tie rule);
 for each decision ``c`` the formula "the forest does not predict ``c``" is loaded into an
 incremental SAT solver that stays open for the engine's life, and an instance enters only through
-assumptions fixing features to its states (the soft unit clauses of the paper's section 4).
+assumptions fixing features to its states (the soft unit clauses of the paper's Section 4).
 
 - one sufficient reason (AXp): deletion-based MUS extraction over the selectors (section 4);
 - one necessary reason (CXp): an MCS (the complement of a maximal satisfiable set of selectors);

@@ -4,13 +4,15 @@ hitting-set duality, minimum AXps by minimum hitting sets and minimum CXps by Ma
 Everything works on a :class:`SelectorOracle`: an incremental SAT solver loaded once with one
 formula of :class:`~rfexplain.sat.encodings.ForestEncoding` ("the forest does not predict ``c``" or
 "the forest predicts ``t``") and queried with the selector literals of a set of features fixed
-to the explained instance's states (SAT paper, section 4: hard part ``H``, soft unit clauses
+to the explained instance's states (Izza and Marques-Silva (2021), Section 4 [IM21]: hard part ``H``, soft unit clauses
 ``S``). A query answers *SAT* with a counterexample state vector (a witness) or *UNSAT* with a
 core (a subset of the fixed features that is already sufficient).
 
-References: Izza & Marques-Silva, *On Explaining Random Forests with SAT*, IJCAI 2021,
-section 4 (AXp = MUS of ``<H, S>``, CXp = MCS, enumeration with MARCO-style hitting-set duality,
-citing Liffiton et al. 2016 and Ignatiev et al. 2020).
+References: Izza and Marques-Silva (2021), *On Explaining Random Forests with SAT* [IM21],
+Section 4 (AXp = MUS of ``<H, S>``, CXp = MCS, enumeration with MARCO-style hitting-set duality,
+after Liffiton et al. (2016) [Lif16] and Ignatiev et al. (2020) [Ign20]); minimum hitting sets
+and MaxSAT with PySAT's ``Hitman`` and RC2 (Ignatiev, Morgado and Marques-Silva, 2018 and 2019
+[IMM18] [IMM19]).
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ class Search:
         self, start: Iterable[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
     ) -> FoundReason:
         """One AXp inside ``start`` (default: every feature) by deletion-based MUS extraction with
-        core refinement (SAT paper, section 4, "Computing AXps").
+        core refinement (Izza and Marques-Silva (2021), Section 4, "Computing AXps" [IM21]).
 
         Every kept feature ``f`` was tested by a satisfiable call fixing a superset of the final
         reason minus ``f``, whose counterexample is ``f``'s witness: the result is subset-minimal.

@@ -1,5 +1,5 @@
 """Knowledge compilation of forests: NNF circuits, sorting networks, weak test-once decision
-graphs with Apply, and the class formulas of Algorithms 3, 3A and 3B (circuit paper ``000``)."""
+graphs with Apply, and the class formulas of Algorithms 3, 3A and 3B (Ji and Darwiche, 2026 [JD26])."""
 
 from rfexplain.circuit.compilers.classformula import ClassFormulas, tree_class_nnf
 from rfexplain.circuit.compilers.dgraph import DGManager

@@ -1,7 +1,8 @@
-"""Class formulas of a forest: Algorithm 3 (NNF), 3A and 3B (circuit paper ``000``, Section 3).
+"""Class formulas of a forest: Algorithm 3 (NNF), 3A and 3B (Ji and Darwiche (2026),
+Section 3 [JD26]).
 
 For a forest of ``n`` trees and ``k`` classes, the class formula ``R^i`` holds exactly on the
-state vectors the forest decides as class ``i`` under DESIGN.md section 1's rule: hard majority,
+state vectors the forest decides as class ``i`` under the rule of docs/design.md, section 1: hard majority,
 ties to the **lowest class index**. The paper's formulas let ties belong to every tied class; ours
 do not, so the formulas of different classes are mutually exclusive and exhaustive:
 
@@ -14,7 +15,7 @@ do not, so the formulas of different classes are mutually exclusive and exhausti
 
 Three forms are produced:
 
-- **Algorithm 3**: every input is an NNF (Definition 3 of paper ``002``) and a comparator
+- **Algorithm 3**: every input is an NNF (Darwiche and Ji (2022), Definition 3 [DJ22]) and a comparator
   builds ``or``/``and`` nodes (:meth:`ClassFormulas.nnf`).
 - **Algorithm 3B**: inputs are weak test-once decision graphs, comparators run Apply
   (Algorithm 4), and ``R^i`` is kept as the *conjunction* of the graphs ``F^{ij}``
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 def dg_to_nnf(dg: DGManager, root: int, nnf: NNFManager, memo: dict[int, int] | None = None) -> int:
-    """Definition 3 of paper ``002``: ``Delta[T] = AND_j (Delta[T_j] or X not in S_j)``.
+    """Darwiche and Ji (2022), Definition 3 [DJ22]: ``Delta[T] = AND_j (Delta[T_j] or X not in S_j)``.
 
     The complement of an edge label is taken in the variable's full domain.
     """

@@ -1,11 +1,12 @@
-"""Weak test-once decision graphs and Apply (circuit paper ``000``, Section 3, Algorithm 4).
+"""Weak test-once decision graphs and Apply (Ji and Darwiche (2026), Section 3,
+Algorithm 4 [JD26]; after Bryant's Apply, 1986 [Bry86]).
 
 A :class:`DGManager` stores binary decision graphs (leaves true and false) whose internal nodes
 test one discrete variable with edges labelled by disjoint *sets of states*. Node ``0`` is false,
 ``1`` is true. Graphs are kept **weak test-once with feasible edge labels**: on every root-to-node
 path, the edges of a node testing ``X`` partition exactly the states of ``X`` still feasible on
 that path (the last ``X``-label above it, or the whole domain). This is what the closed forms of
-the complete and general reasons (DESIGN.md section 2) need.
+the complete and general reasons (docs/design.md, section 2) need.
 
 Nodes are hash-consed (unique table on ``(var, edges)``) and *reduced*: edges leading to the same
 child are merged and a node with one edge is replaced by its child. Children always have smaller

@@ -1,4 +1,4 @@
-"""Hash-consed NNF circuits over discrete variables (DESIGN.md section 3, STYLE.md).
+"""Hash-consed NNF circuits over discrete variables (docs/architecture.md).
 
 An :class:`NNFManager` owns every node of a family of circuits. Nodes are integers: ``0`` is
 false, ``1`` is true, and every other id is a *literal* (a feature and a set of its states, kept as

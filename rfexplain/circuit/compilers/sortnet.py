@@ -1,4 +1,5 @@
-"""Odd-even sorting networks (circuit paper ``000``, Algorithms 1 and 2; Batcher 1968).
+"""Odd-even sorting networks (Ji and Darwiche (2026), Algorithms 1 and 2 [JD26];
+Batcher, 1968 [Bat68]).
 
 The network is written once, over abstract comparator operations: any object with ``or_(a, b)``
 (the maximum) and ``and_(a, b)`` (the minimum) can run it. Booleans sort bits, an

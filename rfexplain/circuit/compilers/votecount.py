@@ -1,6 +1,6 @@
 """Vote thresholds compiled straight into ordered decision graphs (a product construction).
 
-The circuit paper (``000``, Algorithm 3B) obtains the graph of a vote threshold such as
+Ji and Darwiche (2026), Algorithm 3B [JD26], obtains the graph of a vote threshold such as
 ``N_i >= N_j`` by running a sorting network whose every comparator is an Apply (Algorithm 4).
 When every graph tests the variables in one fixed order (what :class:`~.classformula.ClassFormulas`
 does by default), the reduced graph of a Boolean function is *canonical*: whatever builds it,

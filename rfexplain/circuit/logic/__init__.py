@@ -1,7 +1,7 @@
 """Algorithms on circuits: closed-form complete and general reasons, prime implicants and
 implicates (sufficient / necessary reasons), shortest prime implicants / implicates (the papers'
-ssr / snr), robustness, shortest flips and general sufficient / necessary reasons (papers
-``000`` and ``002``).
+ssr / snr), robustness, shortest flips and general sufficient / necessary reasons (Ji and
+Darwiche, 2026 [JD26]; Darwiche and Ji, 2022 [DJ22]).
 
 The short names ``snr``, ``ssr``, ``scnf``, ``sgnr`` and ``gnrs`` are deprecated aliases of
 :func:`shortest_prime_implicates`, :func:`shortest_prime_implicants`, :func:`cnf_within_varsets`,

@@ -1,6 +1,6 @@
 """Closed-form complete and general reasons of weak test-once decision graphs.
 
-Complete reason (paper ``002``, Proposition 7, Equation 1): for a decision graph ``T``, instance
+Complete reason (Darwiche and Ji (2022), Proposition 7, Equation 1 [DJ22]): for a decision graph ``T``, instance
 ``v`` and class ``c`` (leaves: ``true`` where the graph says ``c``)::
 
     Gamma[T] = AND_j (Gamma[T_j] or l_j)    at a node with edges  X, S_j -> T_j
@@ -9,7 +9,7 @@ Complete reason (paper ``002``, Proposition 7, Equation 1): for a decision graph
 "Why not ``t``" (Equation 2) is the same form on the class formula of ``t`` with its leaves
 swapped; its prime implicates are the contrastive reasons toward ``t``.
 
-General reason (DESIGN.md section 2, after paper ``000``'s reference [27]): the same form with
+General reason (docs/design.md, section 2; Darwiche and Ji (2023) [DJ23]): the same form with
 ``l_j = (X not in S_j)`` when ``v`` satisfies it (``v[X]`` not in ``S_j``), else false.
 
 Both distribute over conjunction, so for Algorithm 3B's conjunction of graphs they are the

@@ -1,4 +1,5 @@
-"""General necessary reasons and shortest flips (paper ``000``, Section 4, Algorithms 6 and 7).
+"""General necessary reasons and shortest flips (Ji and Darwiche (2026), Section 4,
+Algorithms 6 and 7 [JD26]; general reasons after Darwiche and Ji (2023) [DJ23]).
 
 A clause is a tuple of ``(variable, state mask)`` pairs sorted by variable. The general reason is
 *locally fixated* on the instance ``v``: every literal contains ``v``'s state, hence so does every

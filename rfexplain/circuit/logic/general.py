@@ -1,11 +1,11 @@
 """General sufficient reasons and witness search on decision graphs.
 
-**General sufficient reasons** are the variable-minimal prime implicants of the general reason:
-maximal *boxes* (one state set per feature) inside the general reason, whose set of constrained
-features is subset-minimal. Two facts make them computable from the sufficient reasons:
+**General sufficient reasons** (Darwiche and Ji, 2023 [DJ23]) are the variable-minimal prime
+implicants of the general reason: maximal *boxes* (one state set per feature) inside the general
+reason, whose set of constrained features is subset-minimal. Two facts make them computable from the sufficient reasons:
 
-1. Their feature sets are exactly the sufficient reasons' (DESIGN.md section 2): fixing a GSR's
-   features to the instance's states is sufficient, and an AXp's box ``{v[f]}`` is inside the
+1. Their feature sets are exactly the sufficient reasons' (docs/design.md, section 2): fixing a
+   GSR's features to the instance's states is sufficient, and an AXp's box ``{v[f]}`` is inside the
    general reason, so the minimal feature sets coincide.
 2. A box ``B`` that contains the instance ``v`` lies inside the general reason iff it lies inside
    the class formula: every hybrid of a point of ``B`` and ``v`` is again in ``B``.

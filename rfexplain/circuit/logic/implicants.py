@@ -1,4 +1,4 @@
-"""Prime implicants and implicates of monotone, or-decomposable NNFs (paper ``002``).
+"""Prime implicants and implicates of monotone, or-decomposable NNFs (Darwiche and Ji, 2022 [DJ22]).
 
 A complete reason mentions only the instance's own states, one per variable, so a term or clause
 over it is just a *set of variables*; we keep such sets as integer bit masks (bit ``f`` =
@@ -7,16 +7,17 @@ feature ``f``). All passes are bottom-up folds over the circuit in topological o
 raise :class:`~rfexplain.core.budget.BudgetExpired`.
 
 - :func:`prime_implicants` (sufficient reasons): ``or`` = union, ``and`` = cross product, with
-  subsumed terms removed at both (the "sr" algorithm of paper ``002``'s evaluation).
+  subsumed terms removed at both (the "sr" algorithm of the evaluation of [DJ22]).
 - :func:`prime_implicates` (necessary reasons): ``and`` = union with subsumption removal, ``or``
   = cross product *without* subsumption checks, which or-decomposability makes unnecessary
   (the "nr" algorithm).
-- :func:`robustness` (paper ``000``, Algorithm 5) and :func:`implicate_min_length` (``iml``,
-  paper ``002``, Proposition 12).
-- :func:`shortest_prime_implicates` (``snr``, paper ``002``, Algorithm 1): all shortest
-  implicates, output-polynomial.
-- :func:`shortest_prime_implicants` (``ssr``, paper ``002``, Algorithm 2): all shortest
-  implicants, by iterative deepening on the bound ``k`` of "``k``-implicants" (unsubsumed implicants of length at most ``k``).
+- :func:`robustness` (Ji and Darwiche (2026), Algorithm 5 [JD26]) and :func:`implicate_min_length`
+  (``iml``, Darwiche and Ji (2022), Proposition 12 [DJ22]).
+- :func:`shortest_prime_implicates` (``snr``, Darwiche and Ji (2022), Algorithm 1 [DJ22]): all
+  shortest implicates, output-polynomial.
+- :func:`shortest_prime_implicants` (``ssr``, Darwiche and Ji (2022), Algorithm 2 [DJ22]): all
+  shortest implicants, by iterative deepening on the bound ``k`` of "``k``-implicants"
+  (unsubsumed implicants of length at most ``k``).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def prime_implicates(nnf: NNFManager, root: int, budget: Budget | None = None) -
 
 
 def robustness(nnf: NNFManager, root: int) -> tuple[float, list[int]]:
-    """Algorithm 5 of paper ``000``: the robustness ``r`` of the decision (the length of its
+    """Ji and Darwiche (2026), Algorithm 5 [JD26]: the robustness ``r`` of the decision (the length of its
     shortest necessary reasons, ``inf`` when the complete reason is valid) and the set ``V`` of
     the variable sets of the shortest necessary reasons, from the complete reason."""
     val: dict[int, tuple[float, set[int]]] = {}
@@ -157,7 +158,7 @@ def robustness(nnf: NNFManager, root: int) -> tuple[float, list[int]]:
 
 
 def implicate_min_length(nnf: NNFManager, root: int) -> dict[int, float]:
-    """``iml`` of every node (paper ``002``, Proposition 12)."""
+    """``iml`` of every node (Darwiche and Ji (2022), Proposition 12 [DJ22])."""
     out: dict[int, float] = {}
     kind, children = nnf.kind, nnf.children
     for n in nnf.reachable([root]):
@@ -176,7 +177,7 @@ def implicate_min_length(nnf: NNFManager, root: int) -> dict[int, float]:
 
 
 def shortest_prime_implicates(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int]:
-    """Algorithm 1 of paper ``002``: all shortest implicates (shortest necessary reasons).
+    """Darwiche and Ji (2022), Algorithm 1 [DJ22]: all shortest implicates (shortest necessary reasons).
 
     The ``iml`` pass prunes the conjuncts whose ``iml`` exceeds their conjunction's (line 9);
     the cross products at disjunctions need no subsumption check.
@@ -218,7 +219,7 @@ def shortest_prime_implicates(nnf: NNFManager, root: int, budget: Budget | None 
 
 
 def shortest_prime_implicants(nnf: NNFManager, root: int, budget: Budget | None = None) -> list[int]:
-    """All shortest implicants (shortest sufficient reasons), after Algorithm 2 of paper ``002``.
+    """All shortest implicants (shortest sufficient reasons), after Darwiche and Ji (2022), Algorithm 2 [DJ22].
 
     For ``k = 0, 1, ...`` it computes the ``k``-implicants of every node bottom-up (a literal has
     ``{x}`` when ``k >= 1``; a disjunction the unsubsumed union; a conjunction the unsubsumed

@@ -1,7 +1,8 @@
-"""Complete reasons in canonical form: reduced ordered BDDs over "the feature keeps its state".
+"""Complete reasons in canonical form: reduced ordered BDDs (Bryant, 1986 [Bry86]) over "the
+feature keeps its state".
 
-The complete reason of a decision (paper ``002``, Proposition 7, Equation 1) only mentions the
-instance's own states, so it is a *monotone Boolean function* of one variable per feature: "this
+The complete reason of a decision (Darwiche and Ji (2022), Proposition 7, Equation 1 [DJ22]) only
+mentions the instance's own states, so it is a *monotone Boolean function* of one variable per feature: "this
 feature keeps the instance's state". Equation 1 writes it as an NNF circuit with one node per node
 of the decision graph, and structural hash-consing merges few of them: on the shuttle forest
 (50 trees) the circuit has ~30,000 nodes over 9 variables, although a function of 9 variables has

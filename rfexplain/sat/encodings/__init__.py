@@ -1,4 +1,4 @@
-"""CNF encodings of random forests (the SAT paper's section 4): a variable pool keyed by typed
+"""CNF encodings of random forests (Izza and Marques-Silva (2021), Section 4 [IM21]): a variable pool keyed by typed
 tuples, feature domains (order encoding channelled to states), tree paths and votes, the majority
 vote with cardinality networks, and selectors fixing features to an instance's states.
 

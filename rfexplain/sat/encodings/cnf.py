@@ -5,7 +5,7 @@ votes, :mod:`.domains` and :mod:`.trees`) and builds, on demand and once each, t
 explanation algorithms query:
 
 - ``not_class(c)`` -- the forest does *not* predict ``c`` (:func:`.votes.not_class`): the hard part
-  ``H`` of the SAT paper's section 4 when explaining a decision ``c``;
+  ``H`` of Izza and Marques-Silva (2021), Section 4 [IM21], when explaining a decision ``c``;
 - ``predicts(t)`` -- the forest predicts ``t`` (:func:`.votes.predicts_class`): the targeted
   variant used for contrastive reasons toward ``t``.
 

@@ -1,10 +1,10 @@
 """Feature domains: the order encoding of thresholds, channelled to one variable per state.
 
-A feature ``f`` with ``n`` states (``n - 1`` thresholds ``t_0 < ... < t_{n-2}``, DESIGN.md section 1)
+A feature ``f`` with ``n`` states (``n - 1`` thresholds ``t_0 < ... < t_{n-2}``, docs/design.md, section 1)
 gets the order variables ``gt(f, j)`` meaning ``x_f > t_j`` (state above ``j``), linked by
 ``gt(f, j+1) -> gt(f, j)``, and one state variable ``state(f, s)`` per state, channelled as
 ``state(f, s) <-> gt(f, s-1) & ~gt(f, s)`` (the missing bound at either end is dropped). This is
-the interval encoding of real-valued features of the SAT paper (section 4, "SAT Encoding"), with
+the interval encoding of real-valued features of Izza and Marques-Silva (2021) (Section 4, "SAT Encoding" [IM21]), with
 the order links that make every assignment of the ``gt`` variables a single interval. A tree
 condition ``lo <= state <= hi`` is then at most two literals, and fixing a feature to a state is a
 single literal, ``state(f, s)``, which is what the explanation algorithms assume as a selector.

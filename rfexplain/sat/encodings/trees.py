@@ -2,11 +2,11 @@
 
 For tree ``k`` and each feasible path ``R`` (a box of state ranges, :meth:`Tree.paths`) with leaf
 class ``c``, the clause ``~L(R) | vote(k, c)`` is added, where ``L(R)`` is the conjunction of the
-path's range literals (SAT paper, section 4, eq. (3)); the votes of a tree are pairwise exclusive
-and at least one holds (eq. (4)). The feasible paths of a tree partition the state space, so every
-assignment of the features fixes exactly one vote per tree. A tree whose feasible leaves all carry
-one class always votes for it and gets no vote variable (:class:`TreeVotes` records it as a
-constant).
+path's range literals (Izza and Marques-Silva (2021), Section 4, Eq. (3) [IM21]); the votes of a
+tree are pairwise exclusive and at least one holds (Eq. (4)). The feasible paths of a tree
+partition the state space, so every assignment of the features fixes exactly one vote per tree.
+A tree whose feasible leaves all carry one class always votes for it and gets no vote variable
+(:class:`TreeVotes` records it as a constant).
 """
 
 from __future__ import annotations

@@ -2,15 +2,16 @@
 
 Let ``N_j`` be the number of trees voting for class ``j``. The forest predicts ``c`` iff every
 class ``j < c`` has ``N_j < N_c`` and every class ``j > c`` has ``N_j <= N_c`` (ties go to the
-lowest class index, DESIGN.md section 1). So "class ``w`` beats ``l``" reads
+lowest class index; docs/design.md, section 1). So "class ``w`` beats ``l``" reads
 ``N_w - N_l >= delta`` with ``delta = 0`` when ``w < l`` and ``delta = 1`` when ``w > l``; written
-over vote literals it is the cardinality constraint of the SAT paper's eqs. (5)-(6)::
+over vote literals it is the cardinality constraint of Izza and Marques-Silva (2021),
+Eqs. (5)-(6) [IM21]::
 
     sum_k vote(k, w) + sum_k ~vote(k, l) >= delta + |trees that can vote l| + const_l - const_w
 
 (trees that always vote one class contribute constants). Every cardinality constraint goes
 through python-sat's :class:`~pysat.card.CardEnc` with the encoding chosen by ``card``
-(cardinality networks by default, as in the paper's footnote 9).
+(cardinality networks by default, as in the paper's footnote 9; Asín et al., 2011 [Asi11]).
 
 Three formulas are built on this:
 
