@@ -165,8 +165,8 @@ class CircuitEngine(EngineBase):
     def _witness(self, instance: Instance, world: tuple[int, ...] | None, dropped: int | None = None) -> Witness:
         if world is None:
             raise RuntimeError("internal error: no witness world found for a reason (please report)")
-        prediction = int(self.forest.predictbits_of(np.asarray([world], dtype=np.int64))[0])
-        values = self.forest.values_forbits_of(world, instance.values)
+        prediction = int(self.forest.predict_states(np.asarray([world], dtype=np.int64))[0])
+        values = self.forest.values_for_states(world, instance.values)
         return Witness(values, prediction, dropped=dropped)
 
     def _flip_world(self, a: _Analysis, keep: Sequence[int]) -> tuple[int, ...] | None:
