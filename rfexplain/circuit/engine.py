@@ -49,6 +49,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 
 from rfexplain.core.budget import Budget
+from rfexplain.core.bits import bits_of, lowest_bit, mask_of
 from rfexplain.circuit.compilers.classformula import ClassFormulas
 from rfexplain.circuit.compilers.nnf import Circuit, NNFManager
 from rfexplain.core.forest import Forest
@@ -76,14 +77,6 @@ __all__ = ["CircuitEngine"]
 log = logging.getLogger(__name__)
 
 COMPILERS = ("3A", "3B")
-
-
-def _states(mask: int) -> list[int]:
-    return [s for s in range(mask.bit_length()) if mask >> s & 1]
-
-
-def _features(mask: int) -> list[int]:
-    return [f for f in range(mask.bit_length()) if mask >> f & 1]
 
 
 class _Analysis:
@@ -143,7 +136,7 @@ class CircuitEngine(EngineBase):
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler
         self.formulas = ClassFormulas(forest, method=method, order=order)
-        self.relevant = sum(1 << f for f in forest.tested_features)
+        self.relevant = mask_of(forest.tested_features)
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
 
     # ------------------------------------------------------------------ plumbing
@@ -184,7 +177,7 @@ class CircuitEngine(EngineBase):
 
     def _sufficient(self, a: _Analysis, mask: int, kind: str = "sufficient",
                     literals: Mapping[int, Sequence[int]] | None = None) -> Reason:
-        feats = _features(mask)
+        feats = bits_of(mask)
         witnesses = []
         for f in feats:
             keep = [g for g in feats if g != f]
@@ -195,7 +188,7 @@ class CircuitEngine(EngineBase):
     def _necessary(self, a: _Analysis, mask: int) -> Reason:
         keep = [f for f in range(self.forest.n_features) if not mask >> f & 1]
         world = self._flip_world(a, keep)
-        return self._reason("necessary", a.instance, {f: [a.v[f]] for f in _features(mask)},
+        return self._reason("necessary", a.instance, {f: [a.v[f]] for f in bits_of(mask)},
                             [self._witness(a.instance, world)])
 
     @staticmethod
@@ -206,7 +199,7 @@ class CircuitEngine(EngineBase):
     def sufficient_reason(self, instance: Instance) -> Reason:
         a = self._analysis(instance)
         kept = self.relevant
-        for f in _features(self.relevant):
+        for f in bits_of(self.relevant):
             if holds(a.nnf, a.cr, kept & ~(1 << f)):
                 kept &= ~(1 << f)
         return self._sufficient(a, kept)
@@ -216,7 +209,7 @@ class CircuitEngine(EngineBase):
         if holds(a.nnf, a.cr, 0):
             return None
         changed = self.relevant
-        for f in _features(self.relevant):
+        for f in bits_of(self.relevant):
             trial = changed & ~(1 << f)
             if not holds(a.nnf, a.cr, self.relevant & ~trial):
                 changed = trial
@@ -255,7 +248,7 @@ class CircuitEngine(EngineBase):
         for m in self._ordered(masks):
             fixed = {f: a.v[f] for f in range(self.forest.n_features) if not m >> f & 1}
             world = find_world(self.formulas.dg, [root], 1, fixed, a.v)
-            yield self._reason("contrastive", instance, {f: [a.v[f]] for f in _features(m)},
+            yield self._reason("contrastive", instance, {f: [a.v[f]] for f in bits_of(m)},
                                [self._witness(instance, world)], target=target)
 
     def robustness(self, instance: Instance) -> float:
@@ -277,14 +270,14 @@ class CircuitEngine(EngineBase):
         axps = prime_implicants(a.nnf, a.cr, budget)
         full = self.formulas.dg.full
         for m in self._ordered(axps):
-            feats = _features(m)
+            feats = bits_of(m)
             proj = false_projections(self.formulas.dg, a.conjuncts, feats, budget)
             boxes = maximal_boxes(proj, [a.v[f] for f in feats], [full[f] for f in feats], budget)
             base = None
             for box in boxes:
                 if base is None:
                     base = self._sufficient(a, m)
-                literals = {f: _states(b) for f, b in zip(feats, box)}
+                literals = {f: bits_of(b) for f, b in zip(feats, box)}
                 yield Reason.of("general_sufficient", literals, space=self.forest.space,
                                 instance=instance.values, decision=instance.prediction,
                                 witnesses=base.witnesses)
@@ -295,8 +288,8 @@ class CircuitEngine(EngineBase):
         for clause in clauses:
             world = list(a.v)
             for f, m in clause:
-                world[f] = (full[f] & ~m & -(full[f] & ~m)).bit_length() - 1
-            literals = {f: _states(m) for f, m in clause}
+                world[f] = lowest_bit(full[f] & ~m)
+            literals = {f: bits_of(m) for f, m in clause}
             out.append(self._reason("general_necessary", a.instance, literals,
                                     [self._witness(a.instance, tuple(world))]))
         return sorted(out, key=lambda r: (len(r), sorted(r.features), [sorted(l.states) for l in r.conditions]))

@@ -57,7 +57,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import RFExplainError
-from rfexplain.core.forest import Forest, Tree
+from rfexplain.core.forest import Forest, Tree, winning_class
 
 __all__ = [
     "ADDManager",
@@ -494,13 +494,9 @@ def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashab
     return memo[top]
 
 
-def majority_index(counts: Sequence[int]) -> int:
-    """Hard majority with ties to the lowest class index (docs/design.md, section 1; [GS21], Def. 12)."""
-    best = 0
-    for c in range(1, len(counts)):
-        if counts[c] > counts[best]:
-            best = c
-    return best
+#: Hard majority with ties to the lowest class index ([GS21], Def. 12): the package's one tie
+#: rule, :func:`rfexplain.core.forest.winning_class`, under the name this module exports.
+majority_index = winning_class
 
 
 def _add_vectors(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -67,6 +67,7 @@ from typing import Any, Iterable, Sequence
 from pysdd.sdd import SddManager, SddNode, Vtree  # type: ignore[import-untyped]
 
 from rfexplain.core.budget import Budget
+from rfexplain.core.bits import bits_of
 from rfexplain.core.forest import Forest
 
 __all__ = ["SDDForest", "equivalent", "ENCODINGS", "VTREES", "count_models"]
@@ -404,7 +405,7 @@ class SDDForest:
                 value[n] = dom
             elif k == LIT:
                 mask = manager.mask[n]
-                states = [s for s in range(mask.bit_length()) if mask >> s & 1]
+                states = bits_of(mask)
                 value[n] = self.states_literal(manager.var[n], states) & dom
             elif k in (AND, OR):
                 acc = dom if k == AND else m.false()
@@ -433,7 +434,7 @@ class SDDForest:
             v = manager.var[n]
             acc = m.false()
             for mask, child in manager.edges[n]:
-                acc = acc | (self.states_literal(v, [s for s in range(mask.bit_length()) if mask >> s & 1]) & value[child])
+                acc = acc | (self.states_literal(v, bits_of(mask)) & value[child])
             value[n] = acc
             budget.check("converting a decision graph to an SDD")
         out = self.domain

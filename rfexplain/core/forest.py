@@ -40,10 +40,40 @@ import numpy as np
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
 from rfexplain.core.pyvalues import to_python
 
-__all__ = ["Tree", "Forest", "FeatureSpace", "Agreement", "FOREST_FORMAT_VERSION", "largest_float32_at_most"]
+__all__ = [
+    "Tree",
+    "Forest",
+    "FeatureSpace",
+    "Agreement",
+    "FOREST_FORMAT_VERSION",
+    "largest_float32_at_most",
+    "winning_class",
+    "winning_classes",
+]
 
 FOREST_FORMAT_VERSION = 1
 _FORMAT_NAME = "rfexplain-forest"
+
+
+def winning_class(votes: Sequence[int]) -> int:
+    """The hard-majority decision on one row of vote counts (one per class): the class with the
+    most votes, ties going to the lowest class index (as scikit-learn's ``argmax``).
+
+    The package's one tie rule; :func:`winning_classes` is its vectorised form.
+
+    >>> winning_class((2, 3, 3)), winning_class((0, 0))
+    (1, 0)
+    """
+    best = 0
+    for c in range(1, len(votes)):
+        if votes[c] > votes[best]:
+            best = c
+    return best
+
+
+def winning_classes(votes: np.ndarray) -> np.ndarray:
+    """:func:`winning_class` of every row of a ``(rows, classes)`` vote-count array."""
+    return np.argmax(votes, axis=1)
 
 
 @dataclass(frozen=True)
@@ -412,7 +442,7 @@ class Forest:
 
     def predict_states(self, S: np.ndarray) -> np.ndarray:
         """Class index decided by hard majority (ties to the lowest index) for each state row."""
-        return np.argmax(self.vote_counts(S), axis=1)
+        return winning_classes(self.vote_counts(S))
 
     def predict_index(self, X: Any) -> np.ndarray:
         """Class index of the hard-vote decision for raw instances."""

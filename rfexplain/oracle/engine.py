@@ -28,6 +28,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from rfexplain.core.budget import Budget
+from rfexplain.core.bits import bits_of, mask_of
 from rfexplain.engines.base import QUERIES, EngineBase, Instance
 from rfexplain.core.errors import OracleTooLargeError
 from rfexplain.core.forest import Forest
@@ -62,13 +63,9 @@ class StateSet:
         return f"StateSet({len(self)} of {len(self._members)} state vectors)"
 
 
-def _popcount(mask: int) -> int:
-    return bin(mask).count("1")
-
-
 def _minimal_masks(masks: Sequence[int]) -> list[int]:
     """The subset-minimal masks among ``masks`` (bit sets), sorted by size then value."""
-    ordered = sorted(set(masks), key=lambda m: (_popcount(m), m))
+    ordered = sorted(set(masks), key=lambda m: (m.bit_count(), m))
     kept: list[int] = []
     for m in ordered:
         if not any(k & m == k for k in kept):
@@ -176,11 +173,11 @@ class Oracle:
         return self._cache[key]
 
     def _features(self, mask: int) -> list[int]:
-        return [f for k, f in enumerate(self.relevant) if mask >> k & 1]
+        return [self.relevant[k] for k in bits_of(mask)]
 
     def _mask(self, features: Sequence[int]) -> int:
         pos = {f: k for k, f in enumerate(self.relevant)}
-        return sum(1 << pos[f] for f in features)
+        return mask_of(pos[f] for f in features)
 
     def _witness_values(self, instance: Instance, row: int) -> tuple[float, ...]:
         return self.forest.values_for_states(self.grid[row], instance.values)
@@ -211,7 +208,7 @@ class Oracle:
         n = len(self.relevant)
         return sorted(
             (s for s in range(1 << n) if table[s] and all(not table[s & ~(1 << k)] for k in range(n) if s >> k & 1)),
-            key=lambda m: (_popcount(m), m),
+            key=lambda m: (m.bit_count(), m),
         )
 
     def _sufficient_reason(self, instance: Instance, mask: int) -> Reason:
@@ -247,7 +244,7 @@ class Oracle:
         a = self._analysis(instance)
         if not len(a.flip_masks):
             return math.inf
-        return min(_popcount(int(m)) for m in a.flip_masks)
+        return min(int(m).bit_count() for m in a.flip_masks)
 
     # ---------------------------------------------------------------- complete / general reasons
     def complete_reason(self, instance: Instance) -> StateSet:
@@ -263,7 +260,7 @@ class Oracle:
         a = self._analysis(instance)
         if not a.flip.any():
             return []
-        dist = np.asarray([_popcount(int(m)) for m in a.diff])
+        dist = np.asarray([int(m).bit_count() for m in a.diff])
         best = dist[a.flip].min()
         return [tuple(int(s) for s in self.grid[i]) for i in np.flatnonzero(a.flip & (dist == best))]
 
@@ -329,7 +326,7 @@ class Oracle:
         var_sets = {self._box_vars(b) for b in boxes}
         minimal = set(_minimal_masks(list(var_sets)))
         chosen = [b for b in boxes if self._box_vars(b) in minimal]
-        return sorted(chosen, key=lambda b: (_popcount(self._box_vars(b)), self._box_vars(b), b))
+        return sorted(chosen, key=lambda b: (self._box_vars(b).bit_count(), self._box_vars(b), b))
 
     def general_sufficient_reasons(self, instance: Instance) -> list[Reason]:
         """Variable-minimal prime implicants of the general reason (maximal boxes inside it; every
@@ -398,7 +395,7 @@ def _bits(flags: np.ndarray) -> int:
 
 
 def _states_of(state_bits: int) -> list[int]:
-    return [s for s in range(state_bits.bit_length()) if state_bits >> s & 1]
+    return list(bits_of(state_bits))
 
 
 class OracleEngine(EngineBase):

@@ -39,7 +39,7 @@ from pysat.solvers import SolverNames
 
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding
-from rfexplain.core.forest import Forest
+from rfexplain.core.forest import Forest, winning_class
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
@@ -139,7 +139,7 @@ class SatEngine(EngineBase):
             while feature[node] >= 0:
                 node = left[node] if z[feature[node]] <= split[node] else right[node]
             counts[tree.label[node]] += 1
-        return max(range(len(counts)), key=lambda c: (counts[c], -c))
+        return winning_class(counts)
 
     def _witness(self, instance: Instance, z: tuple[int, ...], dropped: int | None, target: int | None) -> Witness:
         if self._cache_instance != instance:

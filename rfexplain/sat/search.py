@@ -28,6 +28,7 @@ from pysat.formula import WCNF
 from pysat.solvers import Solver
 
 from rfexplain.core.budget import Budget
+from rfexplain.core.bits import mask_of
 from rfexplain.sat.encodings import ForestEncoding, Formula
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
@@ -247,7 +248,7 @@ class Search:
         """Witnesses for an AXp ``hs`` that is a minimal hitting set of ``cxps`` (``masks`` are
         their feature bit sets): for each ``f``, a CXp meeting ``hs`` only in ``f`` has a
         counterexample fixing ``hs - {f}``."""
-        hs_mask = sum(1 << f for f in hs)
+        hs_mask = mask_of(hs)
         witnesses: dict[int, tuple[int, ...]] = {}
         for k in range(len(masks) - 1, -1, -1):
             common = masks[k] & hs_mask
@@ -295,7 +296,7 @@ class Search:
                 if outcome:
                     cx = self.cxp_from(self.last_states, budget)
                     cxps.append(cx)
-                    masks.append(sum(1 << f for f in cx.features))
+                    masks.append(mask_of(cx.features))
                     hitman.hit(sorted(cx.features))
                     continue
                 witnesses = self._witness_from_cxps(hs, cxps, masks, budget)

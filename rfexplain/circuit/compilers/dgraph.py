@@ -34,23 +34,11 @@ import logging
 from typing import Iterable, Sequence
 
 from rfexplain.core.forest import Tree
+from rfexplain.core.bits import bits_of
 
-__all__ = ["DGManager", "bits_of"]
+__all__ = ["DGManager"]
 
 log = logging.getLogger(__name__)
-
-_BITS_CACHE: dict[int, tuple[int, ...]] = {}
-
-
-def bits_of(mask: int) -> tuple[int, ...]:
-    """Positions of the set bits of ``mask`` (cached)."""
-    out = _BITS_CACHE.get(mask)
-    if out is None:
-        out = tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
-        if len(_BITS_CACHE) < 1_000_000:
-            _BITS_CACHE[mask] = out
-    return out
-
 
 class DGManager:
     """Store, unique table and Apply cache for weak test-once decision graphs.
@@ -73,7 +61,6 @@ class DGManager:
         self._unique: dict[tuple, int] = {}
         self._apply_cache: dict[tuple, int] = {}
         self._neg_cache: dict[int, int] = {0: 1, 1: 0}
-        self.policy = 1
         #: every graph tests variables in increasing index order (test-once): Apply then needs no
         #: path (every feasible set is the full domain) and caches on (op, D1, D2) alone
         self.ordered = False
@@ -389,7 +376,6 @@ class DGManager:
         var, edges, vars_mask, full = self.var, self.edges, self.vars_mask, self.full
         cache = self._apply_cache
         node = self.node
-        policy = self.policy
 
         def start(a: int, b: int, p: tuple[int, ...]):
             """A finished id, or a new frame for the call (a, b, p)."""
@@ -409,15 +395,8 @@ class DGManager:
             hit = cache.get(key)
             if hit is not None:
                 return hit
-            if b >= 0 and policy and var[b] != var[a]:
-                if policy == 1:
-                    swap = var[b] < var[a]
-                elif policy == 2:
-                    swap = True
-                else:
-                    swap = vars_mask[b].bit_count() < vars_mask[a].bit_count()
-                if swap:
-                    a, b = b, a
+            if b >= 0 and var[b] < var[a]:
+                a, b = b, a  # expand on the lower-indexed variable first
             v = var[a]
             pv = p[v]
             tasks = []

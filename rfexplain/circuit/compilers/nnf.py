@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
+from rfexplain.core.bits import bits_of
+
 __all__ = ["NNFManager", "Circuit", "FALSE", "TRUE", "LIT", "AND", "OR"]
 
 FALSE, TRUE, LIT, AND, OR = 0, 1, 2, 3, 4
@@ -206,7 +208,7 @@ class NNFManager:
     def describe_literal(self, node: int, names: Sequence[str] | None = None) -> str:
         v, m = self.var[node], self.mask[node]
         name = names[v] if names is not None else f"x{v}"
-        states = [s for s in range(self.n_states[v]) if m >> s & 1]
+        states = bits_of(m)
         if len(states) == 1:
             return f"{name}={states[0]}"
         return f"{name} in {{{','.join(map(str, states))}}}"

@@ -34,6 +34,7 @@ from typing import Callable, Iterable, Sequence
 
 from rfexplain.core.budget import Budget
 from rfexplain.circuit.compilers.nnf import AND, FALSE, LIT, TRUE, NNFManager
+from rfexplain.core.bits import bits_of
 
 __all__ = ["Clause", "scnf", "depleted", "sgnr", "gnrs", "clause_vars", "one_set_at_a_time"]
 
@@ -177,7 +178,7 @@ def _by_varset(clauses: list[Clause], V: Sequence[int], full: Sequence[int], bud
     out: list[Clause] = []
     for vi in V:
         group = [c for c in clauses if clause_vars(c) == vi]
-        variables = [f for f in range(vi.bit_length()) if vi >> f & 1]
+        variables = list(bits_of(vi))
         out.extend(depleted(group, variables, full, budget))
     return out
 

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 
 from rfexplain.core.budget import Budget
 from rfexplain.circuit.compilers.dgraph import DGManager
+from rfexplain.core.bits import bits_of, lowest_bit
 
 __all__ = ["false_projections", "maximal_boxes", "find_world"]
 
@@ -50,10 +51,10 @@ def false_projections(dg: DGManager, roots: Sequence[int], features: Sequence[in
     top = tuple(dg.full[f] for f in features)
     memo: dict[int, set[tuple[int, ...]]] = {target: {top}, 1 - target: set()}
     for count, n in enumerate(dg.reachable(roots)):
-        if n <= 1:
-            continue
         if budget is not None and count % 64 == 0:
             budget.check("projecting paths to false")
+        if n <= 1:
+            continue
         x = dg.var[n]
         i = index.get(x)
         out: set[tuple[int, ...]] = set()
@@ -109,12 +110,10 @@ def maximal_boxes(projections: set[tuple[int, ...]], v: Sequence[int], full: Seq
     for box in results:
         grown = False
         for f in range(k):
-            rest = full[f] & ~box[f]
-            while rest and not grown:
-                low = rest & -rest
-                rest ^= low
-                if inside(box[:f] + (box[f] | low,) + box[f + 1 :]):
+            for s in bits_of(full[f] & ~box[f]):
+                if inside(box[:f] + (box[f] | 1 << s,) + box[f + 1 :]):
                     grown = True
+                    break
             if grown:
                 break
         if not grown:
@@ -170,6 +169,6 @@ def find_world(dg: DGManager, roots: Sequence[int], leaf: int, fixed: Mapping[in
             if x in fixed:
                 continue
             if not s >> world[x] & 1:
-                world[x] = (s & -s).bit_length() - 1
+                world[x] = lowest_bit(s)
         return tuple(world)
     return None

@@ -42,10 +42,6 @@ __all__ = [
 _POLL = 64
 
 
-def _popcount(m: int) -> int:
-    return m.bit_count()
-
-
 def minimal_sets(masks: Iterable[int]) -> list[int]:
     """The subset-minimal masks (duplicates removed), by increasing size."""
     ordered = sorted(set(masks), key=lambda m: (m.bit_count(), m))
