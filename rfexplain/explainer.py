@@ -103,8 +103,9 @@ class Explainer:
         indices: Sequence[int] | None = None,
         chunk_size: int | None = None,
         backend: Any = None,
+        as_frame: bool = False,
         **query_args: Any,
-    ) -> "list[BatchRecord]":
+    ) -> "list[BatchRecord] | Any":
         """Answer one Decision query on many instances, in parallel (see :mod:`rfexplain.batch`).
 
         Parameters
@@ -129,6 +130,9 @@ class Explainer:
             Instances per task (default: about four tasks per worker, at most 64 instances).
         backend : str or joblib backend, optional
             Force a joblib backend instead of the active one.
+        as_frame : bool
+            Return a pandas DataFrame (:func:`rfexplain.viz.records_to_frame`, needs
+            ``rfexplain[frames]``) instead of the records.
         **query_args
             The query's own arguments (``limit=``, ``target=``).
 
@@ -145,7 +149,7 @@ class Explainer:
         """
         from rfexplain.batch import explain_many
 
-        return explain_many(
+        records = explain_many(
             self,
             X,
             query,
@@ -157,6 +161,18 @@ class Explainer:
             backend=backend,
             **query_args,
         )
+        if as_frame:
+            from rfexplain.viz.frames import records_to_frame
+
+            return records_to_frame(records)
+        return records
+
+    def report(self, X: Any, path: Any, **options: Any) -> Any:
+        """Write a self-contained HTML report explaining every row of ``X`` to ``path``
+        (see :func:`rfexplain.viz.write_report` for ``queries=``, ``compare_engine=``, ...)."""
+        from rfexplain.viz.report import write_report
+
+        return write_report(self, X, path, **options)
 
     def close(self) -> None:
         """Release the engine's resources (solvers kept open for the explainer's life)."""
@@ -275,6 +291,18 @@ class Decision:
         """All shortest flips, as the shortest general necessary reasons: every way of moving each
         feature of one of them outside its literal flips the decision, at minimum distance."""
         return self._enumerate(lambda b: self.engine.shortest_flips(self.instance, b), limit, timeout)
+
+    def plot(self, **options: Any) -> Any:
+        """The decision's reasons on each feature's own axis: a matplotlib ``Figure`` (needs
+        ``rfexplain[plot]``; see :func:`rfexplain.viz.plot_decision`)."""
+        from rfexplain.viz.plot import plot_decision
+
+        return plot_decision(self, **options)
+
+    def _repr_html_(self) -> str:
+        from rfexplain.viz.notebook import decision_html
+
+        return decision_html(self)
 
     def __repr__(self) -> str:
         return f"Decision(prediction={self.prediction!r}, engine={self.explainer.engine_name!r})"

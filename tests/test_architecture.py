@@ -68,6 +68,9 @@ ALLOWED: dict[str, set[str]] = {
     "oracle": {"core", "engines", "oracle"},
     "comparators": {"core", "circuit", "comparators"},
     "verify": {"core"},
+    # front ends (plots, report, frames): may use the verifier, the progress bar and batch
+    # records, never the facade (the facade delegates to them)
+    "viz": {"core", "engines", "verify", "progress", "batch", "viz"},
 }
 
 
