@@ -3,7 +3,7 @@
 One file, readable offline in any browser: inline CSS, every plot inline SVG, no script and no
 external URL. A summary table lists every row (prediction, scikit-learn's own prediction, reason
 sizes, robustness, time, whether the reasons' witnesses verify against the model's own trees);
-a collapsible section per row gives the reasons in words, the plot, the shortest flips (engines
+a collapsible section per row (the first one open) gives the reasons in words, the plot, the shortest flips (engines
 that answer them) and, with ``compare_engine``, whether a second engine agrees.
 
 Size: about 25-40 KB per detailed row (its SVG dominates; text kept as text) and about 0.3 KB
@@ -262,7 +262,7 @@ def write_report(
         _summary(reports, queries, other is not None),
         "<h2>Rows</h2>",
     ]
-    body += [_section(r, open_=len(shown) <= 5) for r in shown]
+    body += [_section(r, open_=k == 0 or len(shown) <= 5) for k, r in enumerate(shown)]
     if omitted:
         body.append(f"<p>{omitted} more rows are in the summary only (max_sections={max_sections}).</p>")
     document = (
