@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def see_it_code() -> str:
     """The Python block of the README's "See it" section."""
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"## See it\n.*?```python\n(.*?)```", text, re.S)
+    block = re.search(r"## See it\n.*?```python\n(.*?)```", text, re.DOTALL)
     if block is None:
         raise SystemExit("README.md has no Python block under '## See it'")
     return block.group(1)

@@ -17,9 +17,9 @@ True
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+from typing import IO
 
-from tqdm.auto import tqdm
+from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
 __all__ = ["Progress"]
 
@@ -61,8 +61,8 @@ class Progress:
         """Finish the bar."""
         self._bar.close()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def test_python_api_example_runs() -> None:
     text = README.read_text()
-    block = re.search(r"## Python API\n\n```python\n(.*?)```", text, re.S)
+    block = re.search(r"## Python API\n\n```python\n(.*?)```", text, re.DOTALL)
     assert block, "the README has a Python API example"
     namespace: dict[str, object] = {}
     exec(compile(block.group(1), "README.md", "exec"), namespace)

@@ -14,7 +14,6 @@ from rfexplain.batch import BatchRecord
 from rfexplain.cli import main
 from rfexplain.progress import Progress
 from rfexplain.viz import frame_to_records, records_to_frame
-
 from tests.viz_helpers import MODEL, NAMES, X
 
 

@@ -10,17 +10,16 @@ import pytest
 
 import rfexplain as rx
 from rfexplain.core.reasons import Reason
-from rfexplain.viz import MissingExtraError, plot_feature_relevance, plot_reason
-
+from rfexplain.viz import MissingExtraError, plot_feature_relevance
 from tests.viz_helpers import MODEL, NAMES, X
 
 
 def _spans(ax, gid):
-    return [(p.get_x(), p.get_x() + p.get_width()) for p in ax.patches if p.get_gid() == gid]
+    return [(p.get_x(), p.get_x() + p.get_width()) for p in ax.patches if p.get_gid().rsplit("-", 2)[0] == gid]
 
 
 def _marker(ax):
-    (line,) = [line for line in ax.lines if line.get_gid() == "instance"]
+    (line,) = [line for line in ax.lines if line.get_gid().startswith("instance-")]
     return float(line.get_xdata()[0])
 
 
@@ -61,7 +60,7 @@ def test_decision_plot_layers_of_the_circuit_engine() -> None:
             (slo, shi), = _spans(rows[NAMES[f]], "sufficient")
             assert glo <= slo and ghi >= shi
     for f, states in flip.literals.items():
-        edges = [line.get_xdata()[0] for line in rows[NAMES[f]].lines if line.get_gid() == "flip"]
+        edges = [line.get_xdata()[0] for line in rows[NAMES[f]].lines if line.get_gid().startswith("flip-")]
         finite = [e for e in (
             space.thresholds[f][min(states) - 1] if min(states) > 0 else -math.inf,
             space.thresholds[f][max(states)] if max(states) < len(space.thresholds[f]) else math.inf,
@@ -71,7 +70,8 @@ def test_decision_plot_layers_of_the_circuit_engine() -> None:
 
 def test_sat_decision_plot_omits_what_the_engine_does_not_answer() -> None:
     fig = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60]).plot()
-    gids = {p.get_gid() for ax in fig.axes for p in ax.patches} | {line.get_gid() for ax in fig.axes for line in ax.lines}
+    gids = {p.get_gid().split("-")[0] for ax in fig.axes for p in ax.patches}
+    gids |= {line.get_gid().split("-")[0] for ax in fig.axes for line in ax.lines}
     assert gids == {"sufficient", "instance"}
 
 
@@ -97,8 +97,7 @@ def test_feature_relevance_counts_read_back_from_the_bars() -> None:
     for kind, gid in (("sufficient", "sufficient"), ("necessary", "necessary")):
         expected = {n: sum(n in r.get("feature_names", []) for rec in records for r in rec.reasons if r["kind"] == kind)
                     for n in names}
-        heights = [p.get_width() for p in bars.patches if p.get_gid() == gid] or [
-            p.get_width() for c in bars.containers if c.get_label() == f"in {kind} reasons" for p in c]
+        heights = [p.get_width() for p in bars.patches if p.get_gid() == gid]
         assert dict(zip(names, heights)) == expected
     assert sum(p.get_height() for p in fig.axes[1].patches) == pytest.approx(
         sum(len(rec.reasons) for rec in records) + sum(1 for rec in records if rec.query == "robustness"

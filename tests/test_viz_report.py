@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -16,7 +15,6 @@ import pytest
 
 import rfexplain as rx
 from rfexplain.cli import main
-
 from tests.viz_helpers import MODEL, NAMES, X
 
 ROWS = X[::25]  # 6 rows
@@ -53,6 +51,11 @@ def test_report_is_well_formed_has_every_row_and_nothing_external(report) -> Non
     assert not [u for u in parser.urls if not u.startswith("#")]
     assert "<script" not in text and not re.search(r"(src|href)\s*=\s*[\"']?https?:", text)
     assert parser.tags.count("details") == len(ROWS) and parser.tags.count("svg") == len(ROWS)
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    assert len(ids) == len(set(ids))  # several inline SVGs, one document: ids stay unique
+    referenced = {a or b for a, b in re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', text)}
+    assert len(referenced) > len(ROWS)  # the summary's links and the figures' clip paths
+    assert referenced <= set(ids)
     assert all(r.verified and r.agreement and "agrees" in r.agreement for r in rows)
     assert all(r.error is None for r in rows)
 
@@ -106,7 +109,7 @@ def test_report_in_headless_chromium(report, tmp_path: Path) -> None:
     for r in rows:
         assert f'id="summary-{r.index}"' in dom and f"<h2>Row {r.index}</h2>" in dom
     assert "<h2>Summary</h2>" in dom and dom.count("<svg") == len(rows)
-    assert all(len(svg) > 2000 for svg in re.findall(r"<svg.*?</svg>", dom, re.S))
+    assert all(len(svg) > 2000 for svg in re.findall(r"<svg.*?</svg>", dom, re.DOTALL))
     # the detector sees a console error when there is one
     bad = tmp_path / "bad.html"
     bad.write_text('<html><body><script>console.error("boom")</script></body></html>')

@@ -6,8 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from sklearn.datasets import load_iris  # noqa: E402
-from sklearn.ensemble import RandomForestClassifier  # noqa: E402
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
 
 DATA = load_iris()
 X = DATA.data

@@ -14,11 +14,11 @@ from rfexplain.viz.report import write_report
 
 __all__ = [
     "MissingExtraError",
-    "plot_reason",
+    "frame_to_records",
     "plot_decision",
     "plot_feature_relevance",
+    "plot_reason",
     "records_to_frame",
-    "frame_to_records",
     "write_parquet",
     "write_report",
 ]

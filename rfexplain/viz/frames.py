@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rfexplain.viz.extras import require
 
-__all__ = ["records_to_frame", "frame_to_records", "write_parquet", "FRAME_COLUMNS"]
+__all__ = ["FRAME_COLUMNS", "frame_to_records", "records_to_frame", "write_parquet"]
 
 #: Columns of :func:`records_to_frame`, in order.
 FRAME_COLUMNS = (

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rfexplain.core.errors import UnsupportedQuery
 from rfexplain.core.reasons import Reason
 from rfexplain.viz.extras import MissingExtraError
 
-__all__ = ["reason_html", "decision_html", "enumeration_html", "table_html"]
+__all__ = ["decision_html", "enumeration_html", "reason_html", "table_html"]
 
 #: Results an enumeration shows in a notebook (they stay available to iteration).
 SHOWN_RESULTS = 10

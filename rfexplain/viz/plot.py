@@ -5,8 +5,9 @@ and Marques-Silva (2021), abductive explanations; Audemard et al. (2022), majori
 sufficient reasons); its general counterpart is a wider box (Ji and Darwiche (2023), general
 sufficient reasons), and a shortest flip names the nearest boundaries whose crossing changes the
 decision. One row per feature: the feature's thresholds in the forest as ticks, the instance's
-value as a black diamond, the sufficient reason's interval shaded, the general sufficient
-reason's wider interval shaded lighter, the boundaries of a shortest flip as dashed red lines.
+value as a black diamond (artist gid ``instance-f<feature>``), the sufficient reason's interval shaded, the general sufficient
+reason's wider interval shaded lighter (rectangles with gid ``<kind>-f<feature>-<k>``), the
+boundaries of a shortest flip as dashed red lines (gid ``flip-f<feature>-...``).
 
 Every row is drawn by a *row painter* chosen per feature (:func:`_painter`): numeric features
 (thresholds, intervals) are the only kind the forest knows today; a categorical feature would get
@@ -19,14 +20,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from rfexplain.core.errors import UnsupportedQuery
-from rfexplain.core.reasons import Reason, format_threshold, _intervals
+from rfexplain.core.reasons import Reason, _intervals, format_threshold
 from rfexplain.viz.extras import require
 
-__all__ = ["plot_reason", "plot_decision", "plot_feature_relevance", "decision_layers", "LAYER_STYLES"]
+__all__ = ["LAYER_STYLES", "decision_layers", "plot_decision", "plot_feature_relevance", "plot_reason"]
 
 #: How each kind of reason is drawn: rectangle height (fraction of the row) and colour.
 LAYER_STYLES: dict[str, dict[str, Any]] = {
@@ -89,21 +91,22 @@ def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
         if states is None:
             continue
         style = LAYER_STYLES[reason.kind]
-        for lo, hi in _intervals(states, row.thresholds):
+        for k, (lo, hi) in enumerate(_intervals(states, row.thresholds)):
             x0, x1 = max(lo, left), min(hi, right)
+            gid = f"{reason.kind}-f{row.feature}-{k}"  # unique in the figure: SVG ids
             if reason.kind == "general_necessary":
-                for edge in (lo, hi):
+                for side, edge in (("low", lo), ("high", hi)):
                     if math.isfinite(edge):
                         ax.axvline(edge, color=style["color"], linestyle="--", linewidth=1.6,
-                                   label=style["label"], gid="flip")
+                                   label=style["label"], gid=f"flip-f{row.feature}-{k}-{side}")
                 continue
             bottom = (1 - style["height"]) / 2
             ax.add_patch(Rectangle((x0, bottom), x1 - x0, style["height"], transform=transform,
                                    facecolor=style["color"], alpha=style["alpha"], edgecolor="none",
-                                   label=style["label"], gid=reason.kind))
+                                   label=style["label"], gid=gid))
     if row.value is not None:
         ax.plot([row.value], [0.5], marker="D", color="black", markersize=6, linestyle="none",
-                transform=transform, label="instance", gid="instance", zorder=5)
+                transform=transform, label="instance", gid=f"instance-f{row.feature}", zorder=5)
 
 
 def _painter(row: _Row) -> Callable[[Any, _Row, Sequence[Reason]], None]:
@@ -214,14 +217,19 @@ def plot_feature_relevance(records: Iterable[Any], *, figsize: tuple[float, floa
     bars.invert_yaxis()
     bars.set_xlabel("number of reasons mentioning the feature")
     bars.legend(fontsize=8, frameon=False)
-    series = [(sizes, "reason size", "#55a868"), (robustness, "robustness", "#8172b3")]
-    finite = [(data, label, color) for data, label, color in series if data]
-    top = max([max((v for v in d if math.isfinite(v)), default=0) for d, _, _ in finite], default=0)
+    unflippable = sum(1 for v in robustness if math.isinf(v))
+    robustness_label = "robustness" + (f" ({unflippable} cannot be flipped)" if unflippable else "")
+    series: list[tuple[list[float], str, str]] = [
+        ([float(v) for v in sizes], "reason size", "#55a868"),
+        ([v for v in robustness if math.isfinite(v)], robustness_label, "#8172b3"),
+    ]
+    shown = [(data, label, color) for data, label, color in series if data]
+    top = max((max(data) for data, _, _ in shown), default=0.0)
     edges = [k - 0.5 for k in range(int(top) + 2)]
-    for data, label, color in finite:
-        hist.hist([v for v in data if math.isfinite(v)], bins=edges, alpha=0.6, color=color, label=label)
+    for data, label, color in shown:
+        hist.hist(data, bins=edges, alpha=0.6, color=color, label=label)
     hist.set_xlabel("number of features")
     hist.set_ylabel("count")
-    if finite:
+    if shown:
         hist.legend(fontsize=8, frameon=False)
     return fig

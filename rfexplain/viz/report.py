@@ -18,9 +18,10 @@ import logging
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from rfexplain.progress import Progress
 from rfexplain.verify import verify
 from rfexplain.viz.extras import MissingExtraError
 
-__all__ = ["write_report", "RowReport", "DEFAULT_QUERIES"]
+__all__ = ["DEFAULT_QUERIES", "RowReport", "write_report"]
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +87,9 @@ def _explain_row(explainer: Any, index: int, row: Any, queries: Sequence[str], o
             decision = explainer.explain(row)
         out.warnings = [str(w.message) for w in caught]
         out.prediction, out.sklearn_prediction = decision.prediction, decision.sklearn_prediction
-        layers = []
+        layers: list[Any] = []
         model = explainer.model if explainer.model is not None else explainer.forest
-        checks = []
+        checks: list[Any] = []
         for query in queries:
             try:
                 value = _answer(decision, query)
@@ -111,7 +112,7 @@ def _explain_row(explainer: Any, index: int, row: Any, queries: Sequence[str], o
                 warnings.simplefilter("ignore")  # the first engine's decision already recorded it
                 out.agreement = _agreement(decision, other.explain(row))
         if plot and layers:
-            out.svg = _plot(decision, [r for r in layers if r.kind != "necessary"] or layers)
+            out.svg = _plot(decision, [r for r in layers if r.kind != "necessary"] or layers, f"row{index}-")
     except Exception as exc:  # one failing row is reported on its own line, the others go on
         log.debug("report row %s failed", index, exc_info=True)
         out.error = f"{type(exc).__name__}: {exc}"
@@ -129,12 +130,12 @@ def _agreement(first: Any, second: Any) -> str:
     return f"engine {name!r} DISAGREES (prediction {second.prediction!r}, robustness {second.robustness()})"
 
 
-def _plot(decision: Any, layers: list[Any]) -> str:
+def _plot(decision: Any, layers: list[Any], prefix: str) -> str:
     from rfexplain.viz.plot import plot_decision
     from rfexplain.viz.svg import figure_svg
 
     try:
-        return figure_svg(plot_decision(decision, layers=layers))
+        return figure_svg(plot_decision(decision, layers=layers), prefix=prefix)
     except MissingExtraError:
         return ""
 
@@ -256,8 +257,8 @@ def write_report(
     engines = explainer.engine_name + (f" (compared with {compare_engine})" if compare_engine else "")
     body = [
         f"<h1>{html.escape(title)}</h1>",
-        f"<p>{len(reports)} rows explained by the {html.escape(engines)} engine; forest: "
-        f"{html.escape(repr(explainer.forest))}.</p>",
+        (f"<p>{len(reports)} rows explained by the {html.escape(engines)} engine; forest: "
+         f"{html.escape(repr(explainer.forest))}.</p>"),
         "<h2>Summary</h2>",
         _summary(reports, queries, other is not None),
         "<h2>Rows</h2>",
