@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_rows.add_argument("--input", help="CSV of instances (optional header; an extra last column is the label)")
     report.add_argument("--engine", default="sat", help="engine name (default sat)")
     report.add_argument("--compare-engine", help="a second engine run on every row, to show whether they agree")
-    report.add_argument("--max-sections", type=int, default=200, help="rows with a detailed section (default 200)")
+    report.add_argument("--max-sections", type=int, default=100, help="rows with a detailed section (default 100)")
     report.add_argument("--out", required=True, help="the HTML file to write")
     return parser
 

@@ -4,7 +4,7 @@ A sufficient reason of a forest's decision is a box in feature space around the 
 and Marques-Silva (2021), abductive explanations; Audemard et al. (2022), majoritary and
 sufficient reasons); its general counterpart is a wider box (Ji and Darwiche (2023), general
 sufficient reasons), and a shortest flip names the nearest boundaries whose crossing changes the
-decision. One row per feature: the feature's thresholds in the forest as ticks, the instance's
+decision. One row per feature: the feature's thresholds in the forest as (minor) ticks, the instance's
 value as a black diamond (artist gid ``instance-f<feature>``), the sufficient reason's interval shaded, the general sufficient
 reason's wider interval shaded lighter (rectangles with gid ``<kind>-f<feature>-<k>``), the
 boundaries of a shortest flip as dashed red lines (gid ``flip-f<feature>-...``).
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rfexplain.core.errors import UnsupportedQuery
-from rfexplain.core.reasons import Reason, _intervals, format_threshold
+from rfexplain.core.reasons import Reason, _intervals
 from rfexplain.viz.extras import require
 
 __all__ = ["LAYER_STYLES", "decision_layers", "plot_decision", "plot_feature_relevance", "plot_reason"]
@@ -79,12 +79,11 @@ def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     ax.set_ylabel(row.name, rotation=0, ha="right", va="center", fontsize=9)
-    if 0 < len(row.thresholds) <= 8:
-        ax.set_xticks(list(row.thresholds), [format_threshold(t) for t in row.thresholds], fontsize=7)
-    else:
-        ax.set_xticks(list(row.thresholds), minor=True)
-        ax.xaxis.remove_overlapping_locs = False  # a threshold on a major tick stays a tick
-        ax.tick_params(axis="x", labelsize=7)
+    # the forest's thresholds as ticks (unlabelled: they crowd), round numbers as labels
+    ax.set_xticks(list(row.thresholds), minor=True)
+    ax.xaxis.remove_overlapping_locs = False  # a threshold on a labelled tick stays a tick
+    ax.tick_params(axis="x", which="minor", length=5, width=1, color="#555555")
+    ax.tick_params(axis="x", which="major", labelsize=7)
     transform = ax.get_xaxis_transform()
     for reason in sorted(layers, key=lambda r: _DRAW_ORDER.index(r.kind)):
         states = reason.literals.get(row.feature)
