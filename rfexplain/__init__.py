@@ -38,6 +38,7 @@ from rfexplain.explainer import Explainer
 from rfexplain.core.forest import Forest, Tree
 from rfexplain.core.reasons import Literal, Reason, Witness
 from rfexplain.verify import Verification, verify
+from rfexplain import viz
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,7 @@ __all__ = [
     "available_engines",
     "verify",
     "Verification",
+    "viz",
     "SoftVoteWarning",
     "RFExplainError",
     "UnsupportedModelError",

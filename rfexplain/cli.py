@@ -3,7 +3,8 @@
 ``rfexplain demo`` explains a few iris decisions with every available engine; ``rfexplain info``
 describes a saved forest or model; ``rfexplain train`` fits a forest on a dataset and saves it as
 JSON; ``rfexplain explain`` answers one query about one instance; ``rfexplain batch`` answers one
-query about many instances in parallel and writes JSON lines or CSV.
+query about many instances in parallel and writes JSON lines, CSV or Parquet; ``rfexplain report``
+writes a self-contained HTML report.
 
 Errors: bad input (an :class:`~rfexplain.core.errors.RFExplainError`, a file that cannot be read
 or written, or an argparse usage error) prints one line on stderr and exits with status 2. Any
@@ -96,12 +97,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs "
         "workers (needs rfexplain[cluster])",
     )
-    batch.add_argument("--format", choices=("jsonl", "csv"), help="output format (default: from -o's suffix, else jsonl)")
+    batch.add_argument(
+        "--format", choices=("jsonl", "csv", "parquet"),
+        help="output format (default: from -o's suffix, else jsonl; parquet needs rfexplain[parquet] and -o)",
+    )
     batch.add_argument("-o", "--output", help="output file (default stdout)")
     batch.add_argument("--save-forest", help="also write the explained forest as JSON (reproducibility)")
     bar = batch.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     bar.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    report = sub.add_parser("report", help="explain many instances into one self-contained HTML report")
+    report.add_argument("model", nargs="?", help="forest JSON or joblib/pickle model (or --model, or --dataset)")
+    report.add_argument("--model", dest="model_option", help="the same as the positional model")
+    _add_training_options(report, required=False)
+    report.add_argument("--test-size", type=float, default=0.2, help="test fraction when training here (default 0.2)")
+    report_rows = report.add_mutually_exclusive_group()
+    report_rows.add_argument("--rows", help="a range START:STOP of the instance pool (default: all of it)")
+    report_rows.add_argument("--input", help="CSV of instances (optional header; an extra last column is the label)")
+    report.add_argument("--engine", default="sat", help="engine name (default sat)")
+    report.add_argument("--compare-engine", help="a second engine run on every row, to show whether they agree")
+    report.add_argument("--max-sections", type=int, default=100, help="rows with a detailed section (default 100)")
+    report.add_argument("--out", required=True, help="the HTML file to write")
     return parser
 
 
@@ -313,7 +329,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
         kwargs["limit"] = args.limit
     if args.save_forest:
         Path(args.save_forest).write_text(forest.to_json())
-    fmt = args.format or ("csv" if args.output and args.output.endswith(".csv") else "jsonl")
+    suffix = Path(args.output).suffix if args.output else ""
+    fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(suffix, "jsonl")
+    if fmt == "parquet" and not args.output:
+        raise UsageError("--format parquet needs -o FILE")
     if model is not None:
         explainer = Explainer(model, engine=args.engine, feature_names=list(forest.feature_names))
     else:
@@ -329,7 +348,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
         explainer.close()
     elapsed = time.perf_counter() - started
     writer = write_csv if fmt == "csv" else write_jsonl
-    if args.output:
+    if fmt == "parquet":
+        from rfexplain.viz.frames import write_parquet
+
+        write_parquet(records, args.output)
+    elif args.output:
         with open(args.output, "w", newline="") as handle:
             writer(records, handle)
     else:
@@ -342,6 +365,37 @@ def cmd_batch(args: argparse.Namespace) -> int:
         f"{'dask ' + args.dask if args.dask else 'jobs ' + str(args.jobs)})",
         file=sys.stderr,
     )
+    return 1 if failed else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rfexplain import datasets
+    from rfexplain.explainer import Explainer
+    from rfexplain.viz.report import write_report
+
+    path = args.model or args.model_option
+    pool: Any = None
+    if path:
+        forest, model = load_forest_or_model(path)
+        if args.dataset and not args.input:
+            pool = datasets.load(args.dataset, args.data).X
+            pool_ids = list(range(len(pool)))
+    elif args.dataset:
+        forest, model, pool, pool_ids = _train_split(args)
+    else:
+        raise UsageError("give a model file (--model) or --dataset")
+    if args.input:
+        pool = _read_instances(args.input, forest.n_features)
+        pool_ids = list(range(len(pool)))
+    if pool is None:
+        raise UsageError("give the instances: --dataset (its rows) or --input CSV")
+    chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
+    source = model if model is not None else forest
+    with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names)) as explainer:
+        rows = write_report(explainer, pool[list(chosen)], args.out, indices=[pool_ids[k] for k in chosen],
+                            compare_engine=args.compare_engine, max_sections=args.max_sections)
+    failed = sum(1 for r in rows if r.error)
+    print(f"wrote {args.out}: {len(rows)} rows, {failed} failed", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -394,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse exits with 2 on a usage error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch}
+    commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch, "report": cmd_report}
     try:
         if args.command == "demo":
             from rfexplain.demo import run_demo

@@ -181,5 +181,17 @@ class Decision:
         feature of one of them outside its literal flips the decision, at minimum distance."""
         return self.ask("shortest_flips", limit=limit, timeout=timeout)
 
+    def plot(self, **options: Any) -> Any:
+        """The decision's reasons on each feature's own axis: a matplotlib ``Figure`` (needs
+        ``rfexplain[plot]``; see :func:`rfexplain.viz.plot_decision`)."""
+        from rfexplain.viz.plot import plot_decision
+
+        return plot_decision(self, **options)
+
+    def _repr_html_(self) -> str:
+        from rfexplain.viz.notebook import decision_html
+
+        return decision_html(self)
+
     def __repr__(self) -> str:
         return f"Decision(prediction={self.prediction!r}, engine={self.explainer.engine_name!r})"

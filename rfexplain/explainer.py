@@ -95,8 +95,9 @@ class Explainer:
         indices: Sequence[int] | None = None,
         chunk_size: int | None = None,
         backend: Any = None,
+        as_frame: bool = False,
         **query_args: Any,
-    ) -> list[BatchRecord]:
+    ) -> list[BatchRecord] | Any:
         """Answer one Decision query on many instances, in parallel (see :mod:`rfexplain.batch`).
 
         Parameters
@@ -121,6 +122,9 @@ class Explainer:
             Instances per task (default: about four tasks per worker, at most 64 instances).
         backend : str or joblib backend, optional
             Force a joblib backend instead of the active one.
+        as_frame : bool
+            Return a pandas DataFrame (:func:`rfexplain.viz.records_to_frame`, needs
+            ``rfexplain[frames]``) instead of the records.
         **query_args
             The query's own arguments (``limit=``, ``target=``).
 
@@ -141,7 +145,7 @@ class Explainer:
         >>> [len(r.result) for r in records if r.ok]
         [1, 1, 1]
         """
-        return explain_many(
+        records = explain_many(
             self,
             X,
             query,
@@ -153,6 +157,18 @@ class Explainer:
             backend=backend,
             **query_args,
         )
+        if as_frame:
+            from rfexplain.viz.frames import records_to_frame
+
+            return records_to_frame(records)
+        return records
+
+    def report(self, X: Any, path: Any, **options: Any) -> Any:
+        """Write a self-contained HTML report explaining every row of ``X`` to ``path``
+        (see :func:`rfexplain.viz.write_report` for ``queries=``, ``compare_engine=``, ...)."""
+        from rfexplain.viz.report import write_report
+
+        return write_report(self, X, path, **options)
 
     def close(self) -> None:
         """Release the engine's resources (solvers kept open for the explainer's life)."""

@@ -9,6 +9,9 @@ The layers (``docs/architecture.md`` draws them):
   are independent;
 - the comparators (``comparators``) may use the circuit engine's compilers, nothing else;
 - the verifier imports only ``core``: it checks engines, so it must not share their code;
+- the pictures, report and frames (``viz``) use the core, the verifier, the progress bar and batch
+  records but never the facade, which delegates to them (``Decision.plot``, ``Explainer.report``);
+  the core reaches its renderers through ``core.display``'s registry, never by importing ``viz``;
 - the facade and front ends may use anything, and nothing imports ``experiments``;
 - no import cycle, counting the imports deferred into functions.
 """
@@ -68,6 +71,9 @@ ALLOWED: dict[str, set[str]] = {
     "oracle": {"core", "engines", "oracle"},
     "comparators": {"core", "circuit", "comparators"},
     "verify": {"core"},
+    # front ends (plots, report, frames): may use the verifier, the progress bar and batch
+    # records, never the facade (the facade delegates to them)
+    "viz": {"core", "engines", "verify", "progress", "batch", "viz"},
 }
 
 

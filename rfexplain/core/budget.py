@@ -13,8 +13,10 @@ sentinel such as ``None``.
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Callable, Iterator, TypeVar
 
+from rfexplain.core.display import render
 from rfexplain.core.errors import RFExplainError
 
 __all__ = ["Budget", "BudgetExpired", "Enumeration"]
@@ -99,11 +101,27 @@ class Enumeration(Iterator[T]):
         self.complete: bool | None = None
         self.stopped_by: str | None = None
         self.count = 0
+        self._ahead: deque[T] = deque()
 
     def __iter__(self) -> "Enumeration[T]":
         return self
 
     def __next__(self) -> T:
+        if self._ahead:
+            return self._ahead.popleft()
+        return self._produce()
+
+    def peek(self, n: int) -> list[T]:
+        """Up to ``n`` next results without consuming them: iterating yields them again. They
+        count against the budget's limit as soon as they are produced."""
+        while len(self._ahead) < n:
+            try:
+                self._ahead.append(self._produce())
+            except StopIteration:
+                break
+        return list(self._ahead)[:n]
+
+    def _produce(self) -> T:
         if self.complete is not None:
             raise StopIteration
         if self.budget.limit is not None and self.count >= self.budget.limit:
@@ -136,3 +154,6 @@ class Enumeration(Iterator[T]):
     def __repr__(self) -> str:
         state = "running" if self.complete is None else ("complete" if self.complete else f"stopped by {self.stopped_by}")
         return f"Enumeration({self.count} results, {state})"
+
+    def _repr_html_(self) -> str:
+        return str(render("enumeration_html", self))

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from rfexplain.core.display import render
 from rfexplain.core.forest import FeatureSpace, largest_float32_at_most
 from rfexplain.core.pyvalues import to_python
 
@@ -144,6 +145,18 @@ class Reason:
 
     def __len__(self) -> int:
         return len(self.conditions)
+
+    def __repr__(self) -> str:
+        text = str(self)
+        return f"<Reason {self.kind}: {text if len(text) <= 80 else text[:77] + '...'}>"
+
+    def plot(self, **kwargs: Any) -> Any:
+        """Draw the reason on each feature's own axis; a matplotlib ``Figure`` (needs
+        ``rfexplain[plot]``; see :func:`rfexplain.viz.plot_reason`)."""
+        return render("plot_reason", self, **kwargs)
+
+    def _repr_html_(self) -> str:
+        return str(render("reason_html", self))
 
     def __str__(self) -> str:
         if not self.conditions:

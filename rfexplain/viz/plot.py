@@ -1,0 +1,234 @@
+"""Explanations as pictures: each feature a reason mentions on its own axis.
+
+A sufficient reason of a forest's decision is a box in feature space around the instance (Izza
+and Marques-Silva (2021), abductive explanations; Audemard et al. (2022), majoritary and
+sufficient reasons); its general counterpart is a wider box (Ji and Darwiche (2023), general
+sufficient reasons), and a shortest flip names the nearest boundaries whose crossing changes the
+decision. One row per feature: the feature's thresholds in the forest as (minor) ticks, the instance's
+value as a black diamond (artist gid ``instance-f<feature>``), the sufficient reason's interval shaded, the general sufficient
+reason's wider interval shaded lighter (rectangles with gid ``<kind>-f<feature>-<k>``), the
+boundaries of a shortest flip as dashed red lines (gid ``flip-f<feature>-...``).
+
+Every row is drawn by a *row painter* chosen per feature (:func:`_painter`): numeric features
+(thresholds, intervals) are the only kind the forest knows today; a categorical feature would get
+its own painter drawing one strip per category, with nothing else to change.
+
+Figures are built with :class:`matplotlib.figure.Figure` (no pyplot state, any backend).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.reasons import Reason, _intervals
+from rfexplain.viz.extras import require
+
+__all__ = ["LAYER_STYLES", "decision_layers", "plot_decision", "plot_feature_relevance", "plot_reason"]
+
+#: How each kind of reason is drawn: rectangle height (fraction of the row) and colour.
+LAYER_STYLES: dict[str, dict[str, Any]] = {
+    "general_sufficient": {"label": "general sufficient reason", "color": "#4c72b0", "alpha": 0.18, "height": 0.8},
+    "sufficient": {"label": "sufficient reason", "color": "#4c72b0", "alpha": 0.55, "height": 0.44},
+    "necessary": {"label": "necessary reason: leave this interval", "color": "#dd8452", "alpha": 0.45, "height": 0.44},
+    "contrastive": {"label": "contrastive reason: leave this interval", "color": "#dd8452", "alpha": 0.45, "height": 0.44},
+    "general_necessary": {"label": "shortest flip: cross a dashed boundary", "color": "#c44e52"},
+}
+_DRAW_ORDER = ("general_sufficient", "sufficient", "necessary", "contrastive", "general_necessary")
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What one feature's row shows."""
+
+    feature: int
+    name: str
+    thresholds: tuple[float, ...]
+    value: float | None
+
+
+def _figure(n_rows: int, figsize: tuple[float, float] | None) -> Any:
+    figure_module = require("matplotlib.figure", "plot", "plotting")
+    size = figsize or (7.0, 0.55 + 0.75 * max(n_rows, 1))
+    fig = figure_module.Figure(figsize=size, layout="constrained")
+    axes = fig.subplots(max(n_rows, 1), 1, squeeze=False)[:, 0]
+    return fig, list(axes)
+
+
+def _limits(row: _Row) -> tuple[float, float]:
+    points = list(row.thresholds) + ([row.value] if row.value is not None else [])
+    if not points:
+        return -1.0, 1.0
+    lo, hi = min(points), max(points)
+    pad = 0.12 * (hi - lo) if hi > lo else max(1.0, abs(lo)) * 0.5
+    return lo - pad, hi + pad
+
+
+def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
+    """A numeric feature: its axis, thresholds as ticks, the layers' intervals, the instance."""
+    from matplotlib.patches import Rectangle
+
+    left, right = _limits(row)
+    ax.set_xlim(left, right)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    ax.set_ylabel(row.name, rotation=0, ha="right", va="center", fontsize=9)
+    # the forest's thresholds as ticks (unlabelled: they crowd), round numbers as labels
+    ax.set_xticks(list(row.thresholds), minor=True)
+    ax.xaxis.remove_overlapping_locs = False  # a threshold on a labelled tick stays a tick
+    ax.tick_params(axis="x", which="minor", length=5, width=1, color="#555555")
+    ax.tick_params(axis="x", which="major", labelsize=7)
+    transform = ax.get_xaxis_transform()
+    for reason in sorted(layers, key=lambda r: _DRAW_ORDER.index(r.kind)):
+        states = reason.literals.get(row.feature)
+        if states is None:
+            continue
+        style = LAYER_STYLES[reason.kind]
+        for k, (lo, hi) in enumerate(_intervals(states, row.thresholds)):
+            x0, x1 = max(lo, left), min(hi, right)
+            gid = f"{reason.kind}-f{row.feature}-{k}"  # unique in the figure: SVG ids
+            if reason.kind == "general_necessary":
+                for side, edge in (("low", lo), ("high", hi)):
+                    if math.isfinite(edge):
+                        ax.axvline(edge, color=style["color"], linestyle="--", linewidth=1.6,
+                                   label=style["label"], gid=f"flip-f{row.feature}-{k}-{side}")
+                continue
+            bottom = (1 - style["height"]) / 2
+            ax.add_patch(Rectangle((x0, bottom), x1 - x0, style["height"], transform=transform,
+                                   facecolor=style["color"], alpha=style["alpha"], edgecolor="none",
+                                   label=style["label"], gid=gid))
+    if row.value is not None:
+        ax.plot([row.value], [0.5], marker="D", color="black", markersize=6, linestyle="none",
+                transform=transform, label="instance", gid=f"instance-f{row.feature}", zorder=5)
+
+
+def _painter(row: _Row) -> Callable[[Any, _Row, Sequence[Reason]], None]:
+    """The painter of a feature's row (numeric for every feature the forest can test today)."""
+    return _paint_numeric
+
+
+def _plot_layers(layers: Sequence[Reason], *, values: Sequence[float] | None, title: str | None,
+                 figsize: tuple[float, float] | None) -> Any:
+    spaces = [r.space for r in layers if r.space is not None]
+    if not spaces:
+        raise ValueError("a reason without its feature space cannot be plotted")
+    space = spaces[0]
+    features = sorted(set().union(*(r.features for r in layers)))
+    rows = [_Row(f, space.feature_names[f], tuple(space.thresholds[f]),
+                 None if values is None else float(values[f])) for f in features]
+    fig, axes = _figure(len(rows), figsize)
+    if not rows:
+        axes[0].set_axis_off()
+        axes[0].text(0.5, 0.5, "the empty reason: no feature matters", ha="center", va="center",
+                     transform=axes[0].transAxes)
+    for ax, row in zip(axes, rows):
+        _painter(row)(ax, row, layers)
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    if handles:
+        fig.legend(list(handles.values()), list(handles.keys()), loc="outside lower center",
+                   ncols=min(3, len(handles)), fontsize=8, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def plot_reason(reason: Reason, *, figsize: tuple[float, float] | None = None, title: str | None = None) -> Any:
+    """One reason, one row per feature it mentions; returns the matplotlib ``Figure`` (one
+    ``Axes`` per row, in feature order: ``fig.axes``)."""
+    text = title if title is not None else f"{reason.kind.replace('_', ' ')} reason"
+    return _plot_layers([reason], values=reason.instance, title=text, figsize=figsize)
+
+
+def decision_layers(decision: Any, *, general: bool = True, flips: int = 1) -> list[Reason]:
+    """The reasons a decision's picture shows: a sufficient reason, a general sufficient reason
+    and up to ``flips`` shortest flips where the engine answers those queries."""
+    layers = [decision.sufficient_reason()]
+    if general:
+        try:
+            layers.extend(decision.general_sufficient_reasons(limit=1))
+        except UnsupportedQuery:
+            pass
+    if flips:
+        try:
+            layers.extend(decision.shortest_flips(limit=flips))
+        except UnsupportedQuery:
+            pass
+    return layers
+
+
+def plot_decision(decision: Any, *, general: bool = True, flips: int = 1,
+                  figsize: tuple[float, float] | None = None, layers: Sequence[Reason] | None = None) -> Any:
+    """The decision's sufficient reason, its general sufficient reason (lighter, when the engine
+    answers it: the circuit engine and the oracle) and its shortest flips (dashed boundaries,
+    same engines), one row per feature any of them mentions; returns the ``Figure``."""
+    shown = list(layers) if layers is not None else decision_layers(decision, general=general, flips=flips)
+    title = f"prediction {decision.prediction!r} ({decision.explainer.engine_name} engine)"
+    return _plot_layers(shown, values=decision.values, title=title, figsize=figsize)
+
+
+# ---------------------------------------------------------------------- many instances
+_SUFFICIENT = ("sufficient", "general_sufficient")
+
+
+def relevance_counts(records: Iterable[Any]) -> tuple[Counter[str], Counter[str], list[int], list[float]]:
+    """From batch records: how often each feature (by name) is in a sufficient-type and in a
+    necessary-type reason, the sizes of all reasons, and the robustness values."""
+    sufficient: Counter[str] = Counter()
+    necessary: Counter[str] = Counter()
+    sizes: list[int] = []
+    robustness: list[float] = []
+    for record in records:
+        if record.error is not None:
+            continue
+        if record.query == "robustness" and isinstance(record.result, (int, float)):
+            robustness.append(float(record.result))
+        for reason in record.reasons:
+            names = reason.get("feature_names") or [f"x{f}" for f in reason["features"]]
+            (sufficient if reason["kind"] in _SUFFICIENT else necessary).update(names)
+            sizes.append(len(reason["features"]))
+    return sufficient, necessary, sizes, robustness
+
+
+def plot_feature_relevance(records: Iterable[Any], *, figsize: tuple[float, float] | None = None) -> Any:
+    """Over many explained instances (:class:`~rfexplain.batch.BatchRecord` list, any mix of
+    queries): a bar chart of how often each feature appears in the sufficient and in the necessary
+    reasons, and the distribution of reason sizes and robustness. Returns the ``Figure``."""
+    sufficient, necessary, sizes, robustness = relevance_counts(list(records))
+    figure_module = require("matplotlib.figure", "plot", "plotting")
+    fig = figure_module.Figure(figsize=figsize or (9.0, 4.0), layout="constrained")
+    bars, hist = fig.subplots(1, 2, width_ratios=[3, 2])
+    names = sorted(set(sufficient) | set(necessary), key=lambda n: (-(sufficient[n] + necessary[n]), n))
+    ys = list(range(len(names)))
+    bars.barh([y - 0.2 for y in ys], [sufficient[n] for n in names], height=0.4, color="#4c72b0",
+              label="in sufficient reasons", gid="sufficient")
+    bars.barh([y + 0.2 for y in ys], [necessary[n] for n in names], height=0.4, color="#dd8452",
+              label="in necessary reasons", gid="necessary")
+    bars.set_yticks(ys, names, fontsize=8)
+    bars.invert_yaxis()
+    bars.set_xlabel("number of reasons mentioning the feature")
+    bars.legend(fontsize=8, frameon=False)
+    unflippable = sum(1 for v in robustness if math.isinf(v))
+    robustness_label = "robustness" + (f" ({unflippable} cannot be flipped)" if unflippable else "")
+    series: list[tuple[list[float], str, str]] = [
+        ([float(v) for v in sizes], "reason size", "#55a868"),
+        ([v for v in robustness if math.isfinite(v)], robustness_label, "#8172b3"),
+    ]
+    shown = [(data, label, color) for data, label, color in series if data]
+    top = max((max(data) for data, _, _ in shown), default=0.0)
+    edges = [k - 0.5 for k in range(int(top) + 2)]
+    for data, label, color in shown:
+        hist.hist(data, bins=edges, alpha=0.6, color=color, label=label)
+    hist.set_xlabel("number of features")
+    hist.set_ylabel("count")
+    if shown:
+        hist.legend(fontsize=8, frameon=False)
+    return fig

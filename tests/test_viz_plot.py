@@ -1,0 +1,104 @@
+"""Plots read back from their artists: spans at the reasons' thresholds, the instance where it is."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import rfexplain as rx
+from rfexplain.core.reasons import Reason
+from rfexplain.viz import MissingExtraError, plot_feature_relevance
+from tests.viz_helpers import MODEL, NAMES, X
+
+
+def _spans(ax, gid):
+    return [(p.get_x(), p.get_x() + p.get_width()) for p in ax.patches if p.get_gid().rsplit("-", 2)[0] == gid]
+
+
+def _marker(ax):
+    (line,) = [line for line in ax.lines if line.get_gid().startswith("instance-")]
+    return float(line.get_xdata()[0])
+
+
+def test_reason_plot_spans_and_marker_at_the_data_coordinates() -> None:
+    forest = rx.Forest.from_sklearn(MODEL, feature_names=NAMES)
+    space = rx.Explainer(forest, engine="oracle").explain(X[60]).sufficient_reason().space
+    t2, t3 = space.thresholds[2], space.thresholds[3]
+    # feature 2 in states 1..2 (t2[0], t2[2]]; feature 3 in state 0: (-inf, t3[0]]
+    reason = Reason.of("sufficient", {2: {1, 2}, 3: {0}}, space=space, instance=X[60], decision=1)
+    fig = reason.plot()
+    ax2, ax3 = fig.axes[:2]
+    assert ax2.get_ylabel() == NAMES[2] and ax3.get_ylabel() == NAMES[3]
+    assert _spans(ax2, "sufficient") == [pytest.approx((t2[0], t2[2]))]
+    (lo, hi), = _spans(ax3, "sufficient")
+    assert lo == pytest.approx(ax3.get_xlim()[0]) and hi == pytest.approx(t3[0])  # -inf clipped to the axis
+    assert _marker(ax2) == pytest.approx(X[60][2]) and _marker(ax3) == pytest.approx(X[60][3])
+    assert list(ax2.get_xticks(minor=True)) == pytest.approx(list(t2))
+
+
+def test_decision_plot_layers_of_the_circuit_engine() -> None:
+    decision = rx.Explainer(MODEL, engine="circuit", feature_names=NAMES).explain(X[60])
+    sufficient = decision.sufficient_reason()
+    general = next(iter(decision.general_sufficient_reasons(limit=1)))
+    flip = next(iter(decision.shortest_flips(limit=1)))
+    fig = decision.plot()
+    rows = {ax.get_ylabel(): ax for ax in fig.axes}
+    assert set(rows) == {NAMES[f] for f in sufficient.features | general.features | flip.features}
+    space = sufficient.space
+    for f, states in sufficient.literals.items():
+        ax = rows[NAMES[f]]
+        lo = space.thresholds[f][min(states) - 1] if min(states) > 0 else ax.get_xlim()[0]
+        hi = space.thresholds[f][max(states)] if max(states) < len(space.thresholds[f]) else ax.get_xlim()[1]
+        assert _spans(ax, "sufficient") == [pytest.approx((lo, hi))]
+        assert _marker(ax) == pytest.approx(X[60][f])
+    for f, states in general.literals.items():
+        (glo, ghi), = _spans(rows[NAMES[f]], "general_sufficient")
+        if f in sufficient.literals:  # the general reason's interval is at least as wide
+            (slo, shi), = _spans(rows[NAMES[f]], "sufficient")
+            assert glo <= slo and ghi >= shi
+    for f, states in flip.literals.items():
+        edges = [line.get_xdata()[0] for line in rows[NAMES[f]].lines if line.get_gid().startswith("flip-")]
+        finite = [e for e in (
+            space.thresholds[f][min(states) - 1] if min(states) > 0 else -math.inf,
+            space.thresholds[f][max(states)] if max(states) < len(space.thresholds[f]) else math.inf,
+        ) if math.isfinite(e)]
+        assert edges == pytest.approx(finite) and edges
+
+
+def test_sat_decision_plot_omits_what_the_engine_does_not_answer() -> None:
+    fig = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60]).plot()
+    gids = {p.get_gid().split("-")[0] for ax in fig.axes for p in ax.patches}
+    gids |= {line.get_gid().split("-")[0] for ax in fig.axes for line in ax.lines}
+    assert gids == {"sufficient", "instance"}
+
+
+def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # "import matplotlib..." raises ImportError
+    decision = rx.Explainer(MODEL, engine="oracle", feature_names=NAMES).explain(X[60])
+    with pytest.raises(MissingExtraError, match=r"rfexplain\[plot\]") as info:
+        decision.sufficient_reason().plot()
+    assert isinstance(info.value, ImportError) and isinstance(info.value, rx.RFExplainError)
+    html = decision.sufficient_reason()._repr_html_()  # notebooks fall back to the table alone
+    assert "<table" in html and "<svg" not in html
+
+
+def test_feature_relevance_counts_read_back_from_the_bars() -> None:
+    explainer = rx.Explainer(MODEL, engine="oracle", feature_names=NAMES)
+    records = explainer.explain_many(X[::15], "sufficient_reasons", n_jobs=1, progress=False)
+    records += explainer.explain_many(X[::15], "necessary_reasons", n_jobs=1, progress=False)
+    records += explainer.explain_many(X[::15], "robustness", n_jobs=1, progress=False)
+    fig = plot_feature_relevance(records)
+    bars = fig.axes[0]
+    names = [t.get_text() for t in bars.get_yticklabels()]
+    for kind, gid in (("sufficient", "sufficient"), ("necessary", "necessary")):
+        expected = {n: sum(n in r.get("feature_names", []) for rec in records for r in rec.reasons if r["kind"] == kind)
+                    for n in names}
+        heights = [p.get_width() for p in bars.patches if p.get_gid() == gid]
+        assert dict(zip(names, heights)) == expected
+    assert sum(p.get_height() for p in fig.axes[1].patches) == pytest.approx(
+        sum(len(rec.reasons) for rec in records) + sum(1 for rec in records if rec.query == "robustness"
+                                                          and np.isfinite(rec.result)))
