@@ -22,8 +22,8 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from experiments._common import Skip
 
@@ -44,13 +44,30 @@ class Benchmark:
 #: The registry, in the order ``all`` runs them.
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("sat_table1", "experiments.sat_table1", "SAT engine: per-dataset AXp/CXp timings (paper 001, Table 1)"),
-    Benchmark("circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"),
-    Benchmark("add_table1", "experiments.add_tables", "ADD and SDD columns of paper 000's Table 1",
-              results_flag="--out", args=("table1",)),
-    Benchmark("add_evaluation", "experiments.add_tables", "ADD paper (003): aggregation sizes and evaluation cost",
-              results_flag="--out", args=("evaluation",)),
-    Benchmark("add_outcomes", "experiments.add_tables", "ADD paper (003): outcome explanations vs sufficient reasons",
-              results_flag="--out", args=("outcomes",)),
+    Benchmark(
+        "circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"
+    ),
+    Benchmark(
+        "add_table1",
+        "experiments.add_tables",
+        "ADD and SDD columns of paper 000's Table 1",
+        results_flag="--out",
+        args=("table1",),
+    ),
+    Benchmark(
+        "add_evaluation",
+        "experiments.add_tables",
+        "ADD paper (003): aggregation sizes and evaluation cost",
+        results_flag="--out",
+        args=("evaluation",),
+    ),
+    Benchmark(
+        "add_outcomes",
+        "experiments.add_tables",
+        "ADD paper (003): outcome explanations vs sufficient reasons",
+        results_flag="--out",
+        args=("outcomes",),
+    ),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
 )
 
@@ -75,7 +92,7 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     if bench.results_flag != "--results-dir" and "--results-dir" in argv:
         at = argv.index("--results-dir")
         folder = argv[at + 1]
-        argv = argv[:at] + argv[at + 2:] + ([bench.results_flag, folder] if bench.results_flag else [])
+        argv = argv[:at] + argv[at + 2 :] + ([bench.results_flag, folder] if bench.results_flag else [])
     argv = list(bench.args) + list(argv)
     print(f"[experiments] run {bench.name} {' '.join(argv)}".rstrip(), file=sys.stderr)
     started = time.perf_counter()

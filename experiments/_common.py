@@ -16,10 +16,11 @@ import platform
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "Skip",
@@ -41,9 +42,21 @@ log = logging.getLogger(__name__)
 class Skip(Exception):
     """Raised by a benchmark's ``main`` when it cannot run here (the message says why and how to fix)."""
 
+
 RESULTS_ENV = "RFEXPLAIN_RESULTS_DIR"
 ROOT = Path(__file__).resolve().parent
-LIBRARIES = ("rfexplain", "numpy", "scikit-learn", "python-sat", "pysdd", "dd", "joblib", "dask", "distributed", "matplotlib")
+LIBRARIES = (
+    "rfexplain",
+    "numpy",
+    "scikit-learn",
+    "python-sat",
+    "pysdd",
+    "dd",
+    "joblib",
+    "dask",
+    "distributed",
+    "matplotlib",
+)
 
 
 def data_dir(arg: str | os.PathLike[str] | None) -> Path:
@@ -168,7 +181,9 @@ def write_report(
     return paths
 
 
-def markdown_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str], headers: Sequence[str] | None = None) -> str:
+def markdown_table(
+    rows: Iterable[Mapping[str, Any]], columns: Sequence[str], headers: Sequence[str] | None = None
+) -> str:
     """A GitHub markdown table of ``columns`` (floats with 3 significant digits)."""
     head = list(headers or columns)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -228,7 +243,13 @@ def cactus_plot(
 
 
 def line_plot(
-    series: Mapping[str, Sequence[tuple[float, float]]], path: Path, *, title: str, xlabel: str, ylabel: str, logy: bool = True
+    series: Mapping[str, Sequence[tuple[float, float]]],
+    path: Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = True,
 ) -> Path | None:
     """One line per series of (x, y) points (e.g. compiled size against the number of trees)."""
     plt = _pyplot()

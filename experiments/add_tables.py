@@ -33,8 +33,9 @@ import multiprocessing as mp
 import queue
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -46,15 +47,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Circuit paper Table 1: name -> (#T, #N_ADD, T_ADD) (their ADD columns, taken from [32])
 PAPER_ADD = {
-    "ann-thyroid": (25, 210832, 46.40), "appendicitis": (50, 1118961, 444.73),
-    "banknote": (100, 57066, 64.39), "ecoli": (100, 1109022, 3296.77),
-    "glass2": (25, 420024, 39.84), "ionosphere": (15, 264003, 689.35),
-    "iris": (100, 1802, 2.58), "magic": (25, 628529, 77.61),
-    "mofn-3-7-10": (100, 15, 0.16), "new-thyroid": (100, 94747, 149.06),
-    "phoneme": (100, 1410646, 1788.00), "ring": (25, 190706, 150.60),
-    "segmentation": (15, 9216490, 1630.89), "shuttle": (50, 477618, 324.88),
-    "threeOf9": (100, 3, 0.12), "twonorm": (15, 9286188, 2246.47),
-    "waveform-21": (15, 33892041, 593.29), "wine-recog": (25, 9124186, 2544.07),
+    "ann-thyroid": (25, 210832, 46.40),
+    "appendicitis": (50, 1118961, 444.73),
+    "banknote": (100, 57066, 64.39),
+    "ecoli": (100, 1109022, 3296.77),
+    "glass2": (25, 420024, 39.84),
+    "ionosphere": (15, 264003, 689.35),
+    "iris": (100, 1802, 2.58),
+    "magic": (25, 628529, 77.61),
+    "mofn-3-7-10": (100, 15, 0.16),
+    "new-thyroid": (100, 94747, 149.06),
+    "phoneme": (100, 1410646, 1788.00),
+    "ring": (25, 190706, 150.60),
+    "segmentation": (15, 9216490, 1630.89),
+    "shuttle": (50, 477618, 324.88),
+    "threeOf9": (100, 3, 0.12),
+    "twonorm": (15, 9286188, 2246.47),
+    "waveform-21": (15, 33892041, 593.29),
+    "wine-recog": (25, 9124186, 2544.07),
     "xd6": (100, 46, 0.22),
 }
 QUICK_TABLE1 = ("iris", "mofn-3-7-10", "threeOf9", "xd6", "banknote")
@@ -65,7 +75,8 @@ OUTCOME_TREES = {"iris": 100, "new-thyroid": 25, "xd6": 100, "mofn-3-7-10": 100,
 
 
 def _train(data: Any, folder: Path, trees: int, **options: Any) -> Any:
-    """The forest of one table row: ``data`` a name or a Dataset (see :func:`rfexplain.datasets.train_forest`; seed 0)."""
+    """The forest of one table row: ``data`` a name or a Dataset (seed 0; see
+    :func:`rfexplain.datasets.train_forest`)."""
     from rfexplain import datasets
 
     return datasets.train_forest(data, trees=trees, seed=0, data_dir=folder, **options)
@@ -95,10 +106,15 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     X, forest, Xte, yte = trained.data.X, trained.forest, trained.X_test, trained.y_test
     paper = PAPER_ADD.get(name, (None, None, None))
     row: dict[str, Any] = {
-        "dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees, "D": 4,
+        "dataset": name,
+        "#F": X.shape[1],
+        "#C": forest.n_classes,
+        "#T": trees,
+        "D": 4,
         "#N_RF": sum(t.n_nodes for t in forest.trees),
         "%A": float((forest.predict(Xte) == yte).mean() * 100),
-        "paper_#N_ADD": paper[1], "paper_T_ADD": paper[2],
+        "paper_#N_ADD": paper[1],
+        "paper_T_ADD": paper[2],
     }
     limit = opts["phase_limit"]
 
@@ -138,7 +154,9 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
 
             s = state["sdd"]
             start = time.perf_counter()  # a fresh limit for the conversion:
-            row[f"equiv_{compiler}"] = equivalent(forest, ClassFormulas(forest), compiler=compiler, sdd=s, timeout=limit)
+            row[f"equiv_{compiler}"] = equivalent(
+                forest, ClassFormulas(forest), compiler=compiler, sdd=s, timeout=limit
+            )
             row[f"T_equiv_{compiler}"] = time.perf_counter() - start
 
         return run
@@ -174,9 +192,14 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
     trained = _train(data, folder, trees, depth=opts.get("depth"), n_jobs=1)
     model, forest = trained.model, trained.forest
     row: dict[str, Any] = {
-        "dataset": name, "#T": trees, "#F": X.shape[1], "#C": forest.n_classes, "rows": len(X),
+        "dataset": name,
+        "#T": trees,
+        "#F": X.shape[1],
+        "#C": forest.n_classes,
+        "rows": len(X),
         "forest_nodes": sum(t.n_nodes for t in forest.trees),
-        "thresholds": sum(len(t) for t in forest.thresholds), "T_train": time.perf_counter() - start,
+        "thresholds": sum(len(t) for t in forest.thresholds),
+        "T_train": time.perf_counter() - start,
     }
     S = forest.states(X)
     reps = max(1, min(20, 200_000 // max(1, trees * len(X))))
@@ -202,7 +225,9 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
         row["steps_ADD"] = float(steps.mean())
         row["us_ADD"] = _per_instance(lambda: compiled.predict(X), len(X), 20)
         one = [X[i : i + 1] for i in range(min(len(X), 50))]
-        row["us_ADD_single"] = _per_instance(lambda: [agg.predict_states_one(forest.states(x)[0]) for x in one], len(one), 3)
+        row["us_ADD_single"] = _per_instance(
+            lambda: [agg.predict_states_one(forest.states(x)[0]) for x in one], len(one), 3
+        )
         row["us_sklearn_single"] = _per_instance(lambda: [model.predict(x.astype(np.float32)) for x in one[:10]], 10, 1)
 
     def symbolic() -> None:
@@ -257,9 +282,9 @@ def _per_instance(fn: Callable[[], Any], n: int, reps: int) -> float:
 # ---------------------------------------------------------------------- outcome explanations ([GS21], Sect. 8)
 def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     """Outcome explanations of the test rows, checked and compared with the SAT engine's AXps."""
-    from rfexplain.core.budget import Budget
     from rfexplain.comparators.add import aggregate
     from rfexplain.comparators.add_explain import outcome_explanation
+    from rfexplain.core.budget import Budget
     from rfexplain.engines.base import Instance
     from rfexplain.sat.engine import SatEngine
     from rfexplain.sat.search import Search
@@ -273,7 +298,9 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
     row["T_ADD"] = time.perf_counter() - start
     row["#N_ADD"] = agg.manager.size(agg.majority)
     engine = SatEngine(forest)
-    stats: dict[str, list[float]] = {k: [] for k in ("path", "kept", "features", "sufficient", "axp", "shortest", "is_shortest", "t")}
+    stats: dict[str, list[float]] = {
+        k: [] for k in ("path", "kept", "features", "sufficient", "axp", "shortest", "is_shortest", "t")
+    }
     try:
         for x in Xte[: opts.get("instances", 100)]:
             inst = Instance.of(forest, x)
@@ -296,8 +323,12 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
     finally:
         engine.close()
     row["#I"] = len(stats["t"])
-    for key, label in (("path", "path conditions"), ("kept", "kept conditions"), ("features", "features"),
-                       ("shortest", "shortest AXp size")):
+    for key, label in (
+        ("path", "path conditions"),
+        ("kept", "kept conditions"),
+        ("features", "features"),
+        ("shortest", "shortest AXp size"),
+    ):
         row[label] = float(np.mean(stats[key])) if stats[key] else None
     row["sufficient (SAT)"] = float(np.mean(stats["sufficient"])) if stats["sufficient"] else None
     row["AXp (subset-minimal)"] = float(np.mean(stats["axp"])) if stats["axp"] else None
@@ -334,14 +365,47 @@ def _isolated(fn: Callable[..., dict[str, Any]], args: tuple, limit: float, base
 
 # ---------------------------------------------------------------------- main
 TABLE1_COLUMNS = [
-    "dataset", "#F", "#C", "#T", "D", "#N_RF", "%A", "#N_ADD", "paper_#N_ADD", "T_ADD", "paper_T_ADD",
-    "#N_ADD_sym", "T_ADD_sym", "#N_SDD", "size_SDD", "T_SDD", "equiv_nnf", "T_equiv_nnf", "equiv_3B", "T_equiv_3B",
+    "dataset",
+    "#F",
+    "#C",
+    "#T",
+    "D",
+    "#N_RF",
+    "%A",
+    "#N_ADD",
+    "paper_#N_ADD",
+    "T_ADD",
+    "paper_T_ADD",
+    "#N_ADD_sym",
+    "T_ADD_sym",
+    "#N_SDD",
+    "size_SDD",
+    "T_SDD",
+    "equiv_nnf",
+    "T_equiv_nnf",
+    "equiv_3B",
+    "T_equiv_3B",
     "error",
 ]
 EVAL_COLUMNS = [
-    "dataset", "#T", "thresholds", "forest_nodes", "class_vector_nodes", "symbolic_nodes", "reduced_nodes",
-    "T_ADD", "steps_forest", "steps_class_vector", "steps_ADD", "us_sklearn", "us_forest", "us_ADD",
-    "us_sklearn_single", "us_ADD_single", "ADD=forest on every row", "error",
+    "dataset",
+    "#T",
+    "thresholds",
+    "forest_nodes",
+    "class_vector_nodes",
+    "symbolic_nodes",
+    "reduced_nodes",
+    "T_ADD",
+    "steps_forest",
+    "steps_class_vector",
+    "steps_ADD",
+    "us_sklearn",
+    "us_forest",
+    "us_ADD",
+    "us_sklearn_single",
+    "us_ADD_single",
+    "ADD=forest on every row",
+    "error",
 ]
 
 
@@ -352,7 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", help="datasets folder (default $RFEXPLAIN_DATA or ../shared/datasets)")
     parser.add_argument("--datasets", help="comma-separated dataset names")
     parser.add_argument("--trees", help="table1: one tree count for every dataset; evaluation: comma-separated sizes")
-    parser.add_argument("--depth", type=int, default=None, help="evaluation: max_depth of the trees (default unlimited)")
+    parser.add_argument(
+        "--depth", type=int, default=None, help="evaluation: max_depth of the trees (default unlimited)"
+    )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per dataset (and size)")
     parser.add_argument("--max-nodes", type=int, default=8_000_000, help="ADD node budget")
     parser.add_argument("--out", help="results folder (default experiments/results)")
@@ -367,8 +433,11 @@ def main(argv: list[str] | None = None) -> int:
         names = args.datasets.split(",") if args.datasets else list(QUICK_TABLE1 if args.quick else PAPER_ADD)
         limit = args.timeout or (120.0 if args.quick else 1800.0)
         opts = {
-            "quick": args.quick, "trees": int(args.trees) if args.trees else None, "max_nodes": args.max_nodes,
-            "phase_limit": limit / 5, "skip_symbolic": False,
+            "quick": args.quick,
+            "trees": int(args.trees) if args.trees else None,
+            "max_nodes": args.max_nodes,
+            "phase_limit": limit / 5,
+            "skip_symbolic": False,
         }
         rows = []
         for name in names:
@@ -393,15 +462,31 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for name in names:
             opts = {
-                "trees": int(args.trees) if args.trees else OUTCOME_TREES.get(name, 25), "max_nodes": args.max_nodes,
-                "phase_limit": limit / 3, "instances": 20 if args.quick else 100,
+                "trees": int(args.trees) if args.trees else OUTCOME_TREES.get(name, 25),
+                "max_nodes": args.max_nodes,
+                "phase_limit": limit / 3,
+                "instances": 20 if args.quick else 100,
             }
             row = _isolated(run_outcomes, (name, folder, opts), limit, {"dataset": name})
             log.info("%s", row)
             rows.append(row)
-        columns = ["dataset", "#F", "#C", "#T", "#N_ADD", "#I", "path conditions", "kept conditions", "features",
-                   "sufficient (SAT)", "AXp (subset-minimal)", "shortest AXp size", "a shortest AXp",
-                   "ms per explanation", "error"]
+        columns = [
+            "dataset",
+            "#F",
+            "#C",
+            "#T",
+            "#N_ADD",
+            "#I",
+            "path conditions",
+            "kept conditions",
+            "features",
+            "sufficient (SAT)",
+            "AXp (subset-minimal)",
+            "shortest AXp size",
+            "a shortest AXp",
+            "ms per explanation",
+            "error",
+        ]
         text = (
             "# ADD paper (003) Sect. 8: outcome explanations against sufficient reasons\n\n"
             "Forests as in table1 (max_depth 4, 85/15 split); test rows explained. For each: conditions on the "
@@ -412,8 +497,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         paths = write_report(f"add_outcomes{suffix}", rows, text, directory=args.out)
     else:
-        names = args.datasets.split(",") if args.datasets else list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS)
-        sizes = [int(s) for s in args.trees.split(",")] if args.trees else ([10, 100] if args.quick else [10, 100, 1000, 10000])
+        names = (
+            args.datasets.split(",") if args.datasets else list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS)
+        )
+        sizes = (
+            [int(s) for s in args.trees.split(",")]
+            if args.trees
+            else ([10, 100] if args.quick else [10, 100, 1000, 10000])
+        )
         limit = args.timeout or (120.0 if args.quick else 2400.0)
         rows = []
         for name in names:
@@ -434,7 +525,8 @@ def main(argv: list[str] | None = None) -> int:
             "instance (µs, batch over all rows, best of several runs): scikit-learn `predict` (soft vote), "
             "`Forest.predict` (vectorised over trees), the compiled ADD (vectorised over rows); `_single`: one "
             "row at a time (scikit-learn `predict` on a 1-row array; the ADD walked in Python).\n\n"
-            + markdown_table(rows, EVAL_COLUMNS) + "\n"
+            + markdown_table(rows, EVAL_COLUMNS)
+            + "\n"
         )
         paths = write_report(f"add_evaluation{suffix}", rows, text, directory=args.out)
         _plots(rows, Path(paths["md"]).parent, suffix)
@@ -452,32 +544,65 @@ def _plots(rows: list[dict[str, Any]], out: Path, suffix: str) -> None:
         return got
 
     sizes: dict[str, list[tuple[float, float]]] = {}
-    for key, label in (("forest_nodes", "forest"), ("class_vector_nodes", "class-vector ADD"),
-                       ("symbolic_nodes", "majority ADD (symbolic)"), ("reduced_nodes", "majority ADD (reduced)")):
+    for key, label in (
+        ("forest_nodes", "forest"),
+        ("class_vector_nodes", "class-vector ADD"),
+        ("symbolic_nodes", "majority ADD (symbolic)"),
+        ("reduced_nodes", "majority ADD (reduced)"),
+    ):
         for ds, pts in series(key).items():
             sizes[f"{ds}: {label}"] = pts
-    line_plot(sizes, out / f"add_evaluation_sizes{suffix}.png", title="Sizes against the number of trees",
-              xlabel="trees (log)", ylabel="nodes", logy=True)
+    line_plot(
+        sizes,
+        out / f"add_evaluation_sizes{suffix}.png",
+        title="Sizes against the number of trees",
+        xlabel="trees (log)",
+        ylabel="nodes",
+        logy=True,
+    )
     steps: dict[str, list[tuple[float, float]]] = {}
-    for key, label in (("steps_forest", "forest"), ("steps_class_vector", "class-vector ADD"), ("steps_ADD", "reduced ADD")):
+    for key, label in (
+        ("steps_forest", "forest"),
+        ("steps_class_vector", "class-vector ADD"),
+        ("steps_ADD", "reduced ADD"),
+    ):
         for ds, pts in series(key).items():
             steps[f"{ds}: {label}"] = pts
-    line_plot(steps, out / f"add_evaluation_steps{suffix}.png", title="Evaluation steps per instance",
-              xlabel="trees (log)", ylabel="steps", logy=True)
+    line_plot(
+        steps,
+        out / f"add_evaluation_steps{suffix}.png",
+        title="Evaluation steps per instance",
+        xlabel="trees (log)",
+        ylabel="steps",
+        logy=True,
+    )
     wall: dict[str, list[tuple[float, float]]] = {}
-    for key, label in (("us_sklearn", "scikit-learn predict"), ("us_forest", "Forest.predict"), ("us_ADD", "compiled ADD")):
+    for key, label in (
+        ("us_sklearn", "scikit-learn predict"),
+        ("us_forest", "Forest.predict"),
+        ("us_ADD", "compiled ADD"),
+    ):
         for ds, pts in series(key).items():
             wall[f"{ds}: {label}"] = pts
-    line_plot(wall, out / f"add_evaluation_time{suffix}.png", title="Wall time per instance (batch)",
-              xlabel="trees (log)", ylabel="µs per instance", logy=True)
+    line_plot(
+        wall,
+        out / f"add_evaluation_time{suffix}.png",
+        title="Wall time per instance (batch)",
+        xlabel="trees (log)",
+        ylabel="µs per instance",
+        logy=True,
+    )
     try:  # log-scale x axes read better; line_plot draws linear x, so redraw when matplotlib exists
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        for name, data, ylabel in (("sizes", sizes, "nodes"), ("steps", steps, "steps per instance"),
-                                   ("time", wall, "µs per instance")):
+        for name, data, ylabel in (
+            ("sizes", sizes, "nodes"),
+            ("steps", steps, "steps per instance"),
+            ("time", wall, "µs per instance"),
+        ):
             fig, ax = plt.subplots(figsize=(7, 4.5))
             for label, pts in sorted(data.items()):
                 pts = sorted(pts)

@@ -46,15 +46,24 @@ ROOT = Path(__file__).resolve().parent.parent
 # ---------------------------------------------------------------------- the paper's figures
 # name: (#T, %A, #N_NNF, T_NNF)
 PAPER_T1 = {
-    "ann-thyroid": (25, 95.05, 3529, 0.20), "appendicitis": (50, 68.75, 1792, 0.07),
-    "banknote": (100, 96.60, 5887, 0.20), "ecoli": (100, 87.76, 83106, 7.11),
-    "glass2": (25, 83.33, 965, 0.04), "ionosphere": (15, 84.91, 504, 0.01),
-    "iris": (100, 95.45, 25125, 2.05), "magic": (25, 82.05, 1370, 0.06),
-    "mofn-3-7-10": (100, 80.9, 4100, 0.21), "new-thyroid": (100, 93.75, 26188, 2.35),
-    "phoneme": (100, 80.39, 6199, 0.30), "ring": (25, 87.48, 641, 0.02),
-    "segmentation": (15, 94.51, 8734, 0.55), "shuttle": (50, 99.82, 59899, 5.13),
-    "threeOf9": (100, 98.70, 4680, 0.25), "twonorm": (15, 90.63, 835, 0.01),
-    "waveform-21": (15, 82.40, 2202, 0.08), "wine-recog": (25, 100.00, 3836, 0.24),
+    "ann-thyroid": (25, 95.05, 3529, 0.20),
+    "appendicitis": (50, 68.75, 1792, 0.07),
+    "banknote": (100, 96.60, 5887, 0.20),
+    "ecoli": (100, 87.76, 83106, 7.11),
+    "glass2": (25, 83.33, 965, 0.04),
+    "ionosphere": (15, 84.91, 504, 0.01),
+    "iris": (100, 95.45, 25125, 2.05),
+    "magic": (25, 82.05, 1370, 0.06),
+    "mofn-3-7-10": (100, 80.9, 4100, 0.21),
+    "new-thyroid": (100, 93.75, 26188, 2.35),
+    "phoneme": (100, 80.39, 6199, 0.30),
+    "ring": (25, 87.48, 641, 0.02),
+    "segmentation": (15, 94.51, 8734, 0.55),
+    "shuttle": (50, 99.82, 59899, 5.13),
+    "threeOf9": (100, 98.70, 4680, 0.25),
+    "twonorm": (15, 90.63, 835, 0.01),
+    "waveform-21": (15, 82.40, 2202, 0.08),
+    "wine-recog": (25, 100.00, 3836, 0.24),
     "xd6": (100, 95.89, 4610, 0.20),
 }
 # name: (#T, %A, #N_3, T_3, #N_3B, T_3B)
@@ -123,8 +132,13 @@ def build(name: str, trees: int, folder: Path) -> dict[str, Any]:
     forest, model, Xte, yte = trained.forest, trained.model, trained.X_test, trained.y_test
     accuracy = float((forest.predict_index(Xte) == np.searchsorted(model.classes_, yte)).mean() * 100)
     return {
-        "forest": forest, "X_test": Xte, "features": Xte.shape[1], "classes": forest.n_classes,
-        "test": len(Xte), "nodes": sum(t.n_nodes for t in forest.trees), "accuracy": accuracy,
+        "forest": forest,
+        "X_test": Xte,
+        "features": Xte.shape[1],
+        "classes": forest.n_classes,
+        "test": len(Xte),
+        "nodes": sum(t.n_nodes for t in forest.trees),
+        "accuracy": accuracy,
     }
 
 
@@ -179,10 +193,19 @@ def run_table1(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         elapsed = min(elapsed, _clock() - start)
     p = PAPER_T1.get(name)
     return {
-        "dataset": name, "#F": b["features"], "#C": b["classes"], "#I": b["test"], "#T": trees, "D": 4,
-        "#N_RF": b["nodes"], "%A": b["accuracy"], "paper_%A": p[1] if p else None,
-        "#N_NNF": m.size(list(roots.values()))[0], "paper_#N_NNF": p[2] if p else None,
-        "T_NNF": elapsed, "paper_T_NNF": p[3] if p else None,
+        "dataset": name,
+        "#F": b["features"],
+        "#C": b["classes"],
+        "#I": b["test"],
+        "#T": trees,
+        "D": 4,
+        "#N_RF": b["nodes"],
+        "%A": b["accuracy"],
+        "paper_%A": p[1] if p else None,
+        "#N_NNF": m.size(list(roots.values()))[0],
+        "paper_#N_NNF": p[2] if p else None,
+        "T_NNF": elapsed,
+        "paper_T_NNF": p[3] if p else None,
     }
 
 
@@ -208,11 +231,22 @@ def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         n3b.append(sum(cf.dg.size(r) for r in parts) if parts else 1)
     p = PAPER_T2.get(name)
     return {
-        "dataset": name, "#T": trees, "#N_RF": b["nodes"], "%A": b["accuracy"], "paper_%A": p[1] if p else None,
-        "#N_3": _mean(n3), "paper_#N_3": p[2] if p else None, "T_3": _mean(t3), "paper_T_3": p[3] if p else None,
-        "#N_3B": _mean(n3b), "paper_#N_3B": p[4] if p else None,
-        "T_3B": _mean(t3b), "paper_T_3B": p[5] if p else None,
-        "T_3B_total": sum(t3b), "method": opts.get("method", "count"), "order": opts.get("order", "depth"),
+        "dataset": name,
+        "#T": trees,
+        "#N_RF": b["nodes"],
+        "%A": b["accuracy"],
+        "paper_%A": p[1] if p else None,
+        "#N_3": _mean(n3),
+        "paper_#N_3": p[2] if p else None,
+        "T_3": _mean(t3),
+        "paper_T_3": p[3] if p else None,
+        "#N_3B": _mean(n3b),
+        "paper_#N_3B": p[4] if p else None,
+        "T_3B": _mean(t3b),
+        "paper_T_3B": p[5] if p else None,
+        "T_3B_total": sum(t3b),
+        "method": opts.get("method", "count"),
+        "order": opts.get("order", "depth"),
     }
 
 
@@ -223,11 +257,18 @@ def _instances(b: dict[str, Any], limit: int) -> list:
 
 
 def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.core.budget import Budget, BudgetExpired
     from rfexplain.circuit.compilers.nnf import NNFManager
     from rfexplain.circuit.engine import CircuitEngine
-    from rfexplain.circuit.logic import complete_reason, general_reason, prime_implicants, prime_implicates, robustness, shortest_general_necessary_reasons
+    from rfexplain.circuit.logic import (
+        complete_reason,
+        general_reason,
+        prime_implicants,
+        prime_implicates,
+        robustness,
+        shortest_general_necessary_reasons,
+    )
     from rfexplain.circuit.logic.flips import one_set_at_a_time
+    from rfexplain.core.budget import Budget, BudgetExpired
 
     b = build(name, trees, folder)
     forest = b["forest"]
@@ -273,6 +314,7 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
             if r == math.inf:
                 return []
             rows["r"].append(r)
+
             # Algorithm 6 only sees the general reason's literals on each v_i's features
             def on(vi: int) -> int:
                 return general_reason(dg, parts, inst.states, nnf, variables=vi)
@@ -284,29 +326,48 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     return summary(len(rows["tcr"]))
 
 
-def _table3_row(name: str, trees: int, b: dict[str, Any], compile_time: float, rows: dict[str, list],
-                timeouts: dict[str, int], done: int) -> dict[str, Any]:
+def _table3_row(
+    name: str,
+    trees: int,
+    b: dict[str, Any],
+    compile_time: float,
+    rows: dict[str, list],
+    timeouts: dict[str, int],
+    done: int,
+) -> dict[str, Any]:
     p = PAPER_T3.get(name)
     q = PAPER_T2.get(name)
     return {
-        "dataset": name, "#T": trees, "#N_RF": b["nodes"], "%A": b["accuracy"], "paper_%A": q[1] if q else None,
-        "instances": done, "T_compile": compile_time,
+        "dataset": name,
+        "#T": trees,
+        "#N_RF": b["nodes"],
+        "%A": b["accuracy"],
+        "paper_%A": q[1] if q else None,
+        "instances": done,
+        "T_compile": compile_time,
         "T_CR+GR": _mean(rows["tcr"]),
-        "T_SR": _mean(rows["tsr"]), "paper_T_SR": p[0] if p else None,
-        "#C_SR": _mean(rows["csr"]), "paper_#C_SR": p[1] if p else None,
-        "T_NR": _mean(rows["tnr"]), "paper_T_NR": p[2] if p else None,
-        "#C_NR": _mean(rows["cnr"]), "paper_#C_NR": p[3] if p else None,
-        "r": _mean(rows["r"]), "paper_r": p[4] if p else None,
-        "T_sGNR": _mean(rows["tsgnr"]), "paper_T_sGNR": p[5] if p else None,
-        "#C_sGNR": _mean(rows["csgnr"]), "paper_#C_sGNR": p[6] if p else None,
+        "T_SR": _mean(rows["tsr"]),
+        "paper_T_SR": p[0] if p else None,
+        "#C_SR": _mean(rows["csr"]),
+        "paper_#C_SR": p[1] if p else None,
+        "T_NR": _mean(rows["tnr"]),
+        "paper_T_NR": p[2] if p else None,
+        "#C_NR": _mean(rows["cnr"]),
+        "paper_#C_NR": p[3] if p else None,
+        "r": _mean(rows["r"]),
+        "paper_r": p[4] if p else None,
+        "T_sGNR": _mean(rows["tsgnr"]),
+        "paper_T_sGNR": p[5] if p else None,
+        "#C_sGNR": _mean(rows["csgnr"]),
+        "paper_#C_sGNR": p[6] if p else None,
         "timeouts": "" if not any(timeouts.values()) else str(timeouts),
     }
 
 
 def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
-    from rfexplain.core.budget import Budget, BudgetExpired
     from rfexplain.circuit.compilers.nnf import NNFManager
     from rfexplain.circuit.logic import complete_reason, prime_implicates
+    from rfexplain.core.budget import Budget, BudgetExpired
 
     b = build(name, trees, folder)
     forest = b["forest"]
@@ -331,16 +392,27 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     def summary(done: int) -> dict[str, Any]:
         p = PAPER_T4.get(name)
         return {
-            "dataset": name, "#T": trees, "%A": b["accuracy"], "instances": done,
-            "T_3B": _mean(t3b), "paper_T_3B": p[0] if p else None,
-            "T_3A-3B": _mean(t3a), "paper_T_3A-3B": p[1] if p else None,
-            "#N_3B": _mean(n3b), "paper_#N_3B": p[2] if p else None,
-            "#N_3A": _mean(n3a), "paper_#N_3A": p[3] if p else None,
+            "dataset": name,
+            "#T": trees,
+            "%A": b["accuracy"],
+            "instances": done,
+            "T_3B": _mean(t3b),
+            "paper_T_3B": p[0] if p else None,
+            "T_3A-3B": _mean(t3a),
+            "paper_T_3A-3B": p[1] if p else None,
+            "#N_3B": _mean(n3b),
+            "paper_#N_3B": p[2] if p else None,
+            "#N_3A": _mean(n3a),
+            "paper_#N_3A": p[3] if p else None,
             "T_CR": _mean(tcr),
-            "T_NR": _mean(tnr), "paper_T_NR": p[4] if p else None,
-            "#C_NR": _mean(cnr), "paper_#C_NR": p[5] if p else None,
-            "T_CE": _mean(tce), "paper_T_CE": p[6] if p else None,
-            "#C_CE": _mean(cce), "paper_#C_CE": p[7] if p else None,
+            "T_NR": _mean(tnr),
+            "paper_T_NR": p[4] if p else None,
+            "#C_NR": _mean(cnr),
+            "paper_#C_NR": p[5] if p else None,
+            "T_CE": _mean(tce),
+            "paper_T_CE": p[6] if p else None,
+            "#C_CE": _mean(cce),
+            "paper_#C_CE": p[7] if p else None,
             "timeouts": timeouts or "",
         }
 
@@ -465,8 +537,15 @@ def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) 
         "(single-threaded) process, which is robust to other processes sharing the cores (T_NNF: best of three runs); "
         "`wall` is the dataset's whole wall-clock time including training.",
         "",
-        *([f"Tree counts overridden with --trees {args.trees}: the `paper_*` columns are the paper's figures "
-           "for its own tree counts and are shown for reference only.", ""] if args.trees else []),
+        *(
+            [
+                f"Tree counts overridden with --trees {args.trees}: the `paper_*` columns are the paper's figures "
+                "for its own tree counts and are shown for reference only.",
+                "",
+            ]
+            if args.trees
+            else []
+        ),
         "| " + " | ".join(columns) + " |",
         "|" + "|".join("---" for _ in columns) + "|",
     ]
@@ -478,7 +557,9 @@ def _markdown(table: str, rows: list[dict[str, Any]], args: argparse.Namespace) 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.circuit_tables", description=__doc__.split("\n\n")[0])
     parser.add_argument("tables", nargs="*", help="table1..table4 (default: all)")
-    parser.add_argument("--quick", action="store_true", help="six datasets, at most 5 trees, 5 instances, 30s per dataset")
+    parser.add_argument(
+        "--quick", action="store_true", help="six datasets, at most 5 trees, 5 instances, 30s per dataset"
+    )
     parser.add_argument("--data", default=None, help="datasets folder")
     parser.add_argument("--datasets", default=None, help="comma-separated dataset names")
     parser.add_argument("--trees", type=int, default=None, help="override the paper's tree counts")
@@ -487,9 +568,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-instance", type=float, default=60.0, help="seconds per enumeration")
     parser.add_argument("--results-dir", default=None)
     parser.add_argument("--suffix", default="", help="appended to the output file names")
-    parser.add_argument("--method", default="count", choices=["count", "sortnet"],
-                        help="how 3B builds each vote graph: direct counting (default) or the paper's sorting network")
-    parser.add_argument("--order", default="depth", choices=["depth", "trees", "frequency", "index"], help="variable order")
+    parser.add_argument(
+        "--method",
+        default="count",
+        choices=["count", "sortnet"],
+        help="how 3B builds each vote graph: direct counting (default) or the paper's sorting network",
+    )
+    parser.add_argument(
+        "--order", default="depth", choices=["depth", "trees", "frequency", "index"], help="variable order"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="datasets run side by side (CPU times stay per process)")
     args = parser.parse_args(argv)
     bad = [t for t in args.tables if t not in TABLES]
@@ -515,8 +602,13 @@ def main(argv: list[str] | None = None) -> int:
             names = [n for n in QUICK_DATASETS if n in paper]
         else:
             names = list(paper)
-        opts = {"instances": args.instances, "timeout": args.timeout, "per_instance": args.per_instance,
-                "method": args.method, "order": args.order}
+        opts = {
+            "instances": args.instances,
+            "timeout": args.timeout,
+            "per_instance": args.per_instance,
+            "method": args.method,
+            "order": args.order,
+        }
 
         def one(name: str) -> dict[str, Any]:
             counts = PAPER_T1 if table == "table1" else PAPER_T2  # Tables 2-4 share their tree counts

@@ -35,13 +35,23 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, cactus_plot, data_dir, markdown_table, median, results_dir, write_csv, write_report
+from experiments._common import (
+    Skip,
+    cactus_plot,
+    data_dir,
+    markdown_table,
+    median,
+    results_dir,
+    write_csv,
+    write_report,
+)
 
 log = logging.getLogger("experiments.peers_pyxai")
 
@@ -155,7 +165,9 @@ def _ours_child(forest_json: str, engine: str, X: np.ndarray, queries: list[str]
     out.put(("done", None))
 
 
-def run_ours(forest_json: str, engine: str, X: np.ndarray, queries: list[str], limit: float) -> tuple[float | None, dict[tuple[str, int], dict[str, Any]]]:
+def run_ours(
+    forest_json: str, engine: str, X: np.ndarray, queries: list[str], limit: float
+) -> tuple[float | None, dict[tuple[str, int], dict[str, Any]]]:
     """``(build seconds, {(query, k): record})``; anything unfinished by the deadline is missing."""
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
@@ -190,9 +202,9 @@ class Checker:
     """Sufficiency and flips of feature sets, by the SAT engine (and the oracle when small)."""
 
     def __init__(self, forest: Any) -> None:
-        from rfexplain.sat.engine import SatEngine
-        from rfexplain.oracle import Oracle
         from rfexplain.core.errors import OracleTooLargeError
+        from rfexplain.oracle import Oracle
+        from rfexplain.sat.engine import SatEngine
 
         self.forest = forest
         self.sat = SatEngine(forest)
@@ -226,7 +238,7 @@ class Checker:
         """Whether changing only ``features`` can change the decision."""
         return self.counterexample(instance, self.all - features) is not None
 
-    def strict(self, c: int) -> "Checker":
+    def strict(self, c: int) -> Checker:
         """A checker on the same forest with class ``c`` moved last, so that ``c`` loses every
         tie: the decision is ``c`` only by a strict majority (any tie rule is then covered)."""
         key = ("strict", c)
@@ -289,7 +301,7 @@ class Checker:
 
         if not sufficient(lits):
             return False, []
-        return True, [c for k, c in enumerate(conditions) if sufficient(lits[:k] + lits[k + 1:])]
+        return True, [c for k, c in enumerate(conditions) if sufficient(lits[:k] + lits[k + 1 :])]
 
     def votes(self, states: Sequence[int]) -> list[int]:
         return [int(v) for v in self.forest.vote_counts(np.asarray([states], dtype=np.int64))[0]]
@@ -345,15 +357,33 @@ def run_config(
     for engine in engines:
         build, records = run_ours(forest.to_json(), engine, X, queries, config.limit)
         ours[engine] = records
-        rows.append({**base, "solver": engine, "query": "build", "time": build, "status": "ok" if build is not None else "killed"})
+        rows.append(
+            {
+                **base,
+                "solver": engine,
+                "query": "build",
+                "time": build,
+                "status": "ok" if build is not None else "killed",
+            }
+        )
         for query in queries:
             for k in range(len(X)):
                 rec = records.get((query, k))
                 status = _status(rec)
                 feats = sorted(rec["result"][0]["features"]) if rec and rec["result"] else None
-                rows.append({**base, "solver": engine, "query": query, "instance": ids[k], "time": rec["time"] if rec else None,
-                             "status": status, "features": feats, "size": None if feats is None else len(feats),
-                             "error": rec["error"] if rec else None})
+                rows.append(
+                    {
+                        **base,
+                        "solver": engine,
+                        "query": query,
+                        "instance": ids[k],
+                        "time": rec["time"] if rec else None,
+                        "status": status,
+                        "features": feats,
+                        "size": None if feats is None else len(feats),
+                        "error": rec["error"] if rec else None,
+                    }
+                )
 
     for mode in modes:
         solver = PYXAI_SOLVERS[mode]
@@ -363,12 +393,25 @@ def run_config(
                 for k, x in enumerate(X):
                     answer = pool.ask(query, x, config.limit)
                     feats = answer.get("features") if answer.get("ok") else None
-                    rows.append({**base, "solver": solver, "query": query, "instance": ids[k], "time": answer.get("time"),
-                                 "status": answer["status"], "features": feats, "size": None if feats is None else len(feats),
-                                 "literals": len(answer.get("literals") or []) if answer.get("ok") else None,
-                                 "conditions": answer.get("conditions"), "error": answer.get("error")})
+                    rows.append(
+                        {
+                            **base,
+                            "solver": solver,
+                            "query": query,
+                            "instance": ids[k],
+                            "time": answer.get("time"),
+                            "status": answer["status"],
+                            "features": feats,
+                            "size": None if feats is None else len(feats),
+                            "literals": len(answer.get("literals") or []) if answer.get("ok") else None,
+                            "conditions": answer.get("conditions"),
+                            "error": answer.get("error"),
+                        }
+                    )
                     if answer.get("ok"):
-                        disagreements += check_pyxai(config, query, ids[k], k, x, instances[k], answer, checker, ours, mode)
+                        disagreements += check_pyxai(
+                            config, query, ids[k], k, x, instances[k], answer, checker, ours, mode
+                        )
         finally:
             pool.close()
     for engine, records in ours.items():
@@ -381,27 +424,49 @@ def _condition_rows(note: dict[str, Any], independent: bool) -> list[dict[str, A
     if "conditions_sufficient" not in note:
         return []
     if not note["conditions_sufficient"]:
-        return [{**note, "problem": "over its own conditions: not sufficient (a float32 instance satisfying them all "
-                 "gets another class)", "right": "rfexplain",
-                 "why": "PyXAI's reason admits a counterexample under every tie rule; PyXAI reasons over float64 values "
-                 "while scikit-learn casts to float32, which only matters for values between two float32 numbers"}]
+        return [
+            {
+                **note,
+                "problem": "over its own conditions: not sufficient (a float32 instance satisfying them all "
+                "gets another class)",
+                "right": "rfexplain",
+                "why": "PyXAI's reason admits a counterexample under every tie rule; PyXAI reasons over float64 values "
+                "while scikit-learn casts to float32, which only matters for values between two float32 numbers",
+            }
+        ]
     droppable, strict = note["conditions_droppable"], note.get("conditions_droppable_strict", [])
     if not droppable:
         return []
     if not strict:
-        return [{**note, "problem": f"over its own conditions: {droppable} can be dropped under our tie rule only",
-                 "right": "both (tie rule)",
-                 "why": "dropping them admits only vote ties, which rfexplain gives to the lowest class index (the "
-                 "explained class) and PyXAI does not count as a win"}]
+        return [
+            {
+                **note,
+                "problem": f"over its own conditions: {droppable} can be dropped under our tie rule only",
+                "right": "both (tie rule)",
+                "why": "dropping them admits only vote ties, which rfexplain gives to the lowest class index (the "
+                "explained class) and PyXAI does not count as a win",
+            }
+        ]
     if independent:
-        return [{**note, "problem": f"over its own conditions: {strict} can be dropped once the thresholds' order is known",
-                 "right": "both (different definitions)",
-                 "why": "without its domain theory PyXAI treats the conditions as independent variables, so impossible "
-                 "combinations (x > 5 and x <= 3) count as counterexamples; with the order they are redundant"}]
-    return [{**note, "problem": f"over its own conditions (domain theory, strict majority): {strict} can be dropped",
-             "right": "rfexplain",
-             "why": "PyXAI's sufficient reason is not minimal even by its own definition: dropping these conditions "
-             "admits no instance of another class and no tie (PyXAI documents sufficient reasons as 'typically' minimal)"}]
+        return [
+            {
+                **note,
+                "problem": f"over its own conditions: {strict} can be dropped once the thresholds' order is known",
+                "right": "both (different definitions)",
+                "why": "without its domain theory PyXAI treats the conditions as independent variables, so impossible "
+                "combinations (x > 5 and x <= 3) count as counterexamples; with the order they are redundant",
+            }
+        ]
+    return [
+        {
+            **note,
+            "problem": f"over its own conditions (domain theory, strict majority): {strict} can be dropped",
+            "right": "rfexplain",
+            "why": "PyXAI's sufficient reason is not minimal even by its own definition: dropping these conditions "
+            "admits no instance of another class and no tie "
+            "(PyXAI documents sufficient reasons as 'typically' minimal)",
+        }
+    ]
 
 
 def _status(rec: dict[str, Any] | None) -> str:
@@ -425,24 +490,49 @@ def _smallest_ours(ours: dict[str, dict[tuple[str, int], dict[str, Any]]], query
 
 
 def check_pyxai(
-    config: Config, query: str, row_id: int, k: int, x: np.ndarray, instance: Any, answer: dict[str, Any],
-    checker: Checker, ours: dict[str, dict[tuple[str, int], dict[str, Any]]], mode: str = "plain",
+    config: Config,
+    query: str,
+    row_id: int,
+    k: int,
+    x: np.ndarray,
+    instance: Any,
+    answer: dict[str, Any],
+    checker: Checker,
+    ours: dict[str, dict[tuple[str, int], dict[str, Any]]],
+    mode: str = "plain",
 ) -> list[dict[str, Any]]:
     """PyXAI's answer, as a feature set, against the definitions over feature states."""
     out: list[dict[str, Any]] = []
     independent = mode == "plain"
     feats = set(answer["features"])
-    note = {"dataset": config.dataset, "trees": config.trees, "depth": config.depth, "instance": row_id, "query": query,
-            "side": PYXAI_SOLVERS[mode], "pyxai_features": sorted(feats), "pyxai_conditions": answer.get("conditions"),
-            "values": [float(v) for v in np.asarray(x, dtype=np.float32)]}
+    note = {
+        "dataset": config.dataset,
+        "trees": config.trees,
+        "depth": config.depth,
+        "instance": row_id,
+        "query": query,
+        "side": PYXAI_SOLVERS[mode],
+        "pyxai_features": sorted(feats),
+        "pyxai_conditions": answer.get("conditions"),
+        "values": [float(v) for v in np.asarray(x, dtype=np.float32)],
+    }
     ours_label = str(checker.forest.classes[instance.prediction])
     if str(answer.get("prediction")) != ours_label:
         counts = checker.votes(instance.states)
         tie = counts.count(max(counts)) > 1
-        why = ("tie in the vote: rfexplain gives ties to the lowest class index, PyXAI decided otherwise"
-               if tie else "not a tie: float32 rounding of the instance near a threshold (sklearn casts to float32)?")
-        out.append({**note, "problem": f"prediction: PyXAI {answer.get('prediction')} vs ours {ours_label} (votes {counts})",
-                    "right": "rfexplain" if tie else "investigate", "why": why})
+        why = (
+            "tie in the vote: rfexplain gives ties to the lowest class index, PyXAI decided otherwise"
+            if tie
+            else "not a tie: float32 rounding of the instance near a threshold (sklearn casts to float32)?"
+        )
+        out.append(
+            {
+                **note,
+                "problem": f"prediction: PyXAI {answer.get('prediction')} vs ours {ours_label} (votes {counts})",
+                "right": "rfexplain" if tie else "investigate",
+                "why": why,
+            }
+        )
         return out
     if answer["status"] == "timeout":
         return out  # PyXAI says it stopped early: its answer need not be minimal
@@ -457,7 +547,8 @@ def check_pyxai(
         if droppable:  # also when a tie is not a win (strict majority)
             strict = checker.strict(instance.prediction)
             _, note["conditions_droppable_strict"] = strict.conditions_verdict(
-                strict.strict_instance(instance), answer["conditions"])
+                strict.strict_instance(instance), answer["conditions"]
+            )
         else:
             note["conditions_droppable_strict"] = []
     if query in ("sufficient", "minimal_sufficient"):
@@ -465,60 +556,114 @@ def check_pyxai(
         if z is not None:
             counts = checker.votes(z)
             tie = counts.count(max(counts)) > 1
-            out.append({**note, "problem": f"not sufficient: counterexample states {list(z)} votes {counts}",
-                        "right": "rfexplain" if not tie else "both (tie rule)",
-                        "why": "the counterexample is a vote tie, broken differently by the two tools" if tie
-                        else "PyXAI's reason admits an instance of another class: a PyXAI error on this forest"})
+            out.append(
+                {
+                    **note,
+                    "problem": f"not sufficient: counterexample states {list(z)} votes {counts}",
+                    "right": "rfexplain" if not tie else "both (tie rule)",
+                    "why": "the counterexample is a vote tie, broken differently by the two tools"
+                    if tie
+                    else "PyXAI's reason admits an instance of another class: a PyXAI error on this forest",
+                }
+            )
             return out
         out += _condition_rows(note, independent)
         redundant = checker.redundant(instance, feats)
         if redundant:
-            out.append({**note, "problem": f"sufficient but not subset-minimal over features: {redundant} can be dropped",
-                        "right": "both (different definitions)",
-                        "why": ("PyXAI treats the threshold conditions as independent variables (no domain theory), so "
-                                "impossible combinations such as x > 5 and x <= 3 count as counterexamples and force "
-                                "extra features in; " if independent else "")
-                        + "PyXAI's reason is minimal over threshold conditions, ours over features: fixing a "
-                        "feature's whole interval implies more than the conditions PyXAI keeps on it, so a feature "
-                        "PyXAI needs can be redundant over feature states"})
+            out.append(
+                {
+                    **note,
+                    "problem": f"sufficient but not subset-minimal over features: {redundant} can be dropped",
+                    "right": "both (different definitions)",
+                    "why": (
+                        "PyXAI treats the threshold conditions as independent variables (no domain theory), so "
+                        "impossible combinations such as x > 5 and x <= 3 count as counterexamples and force "
+                        "extra features in; "
+                        if independent
+                        else ""
+                    )
+                    + "PyXAI's reason is minimal over threshold conditions, ours over features: fixing a "
+                    "feature's whole interval implies more than the conditions PyXAI keeps on it, so a feature "
+                    "PyXAI needs can be redundant over feature states",
+                }
+            )
         if query == "minimal_sufficient":
             smallest = _smallest_ours(ours, "minimal_sufficient", k)
             if smallest is not None and len(feats) < smallest:
-                out.append({**note, "problem": f"PyXAI's minimal reason has {len(feats)} features, our smallest {smallest}",
-                            "right": "pyxai", "why": "a sufficient feature set smaller than our shortest: rfexplain error"})
+                out.append(
+                    {
+                        **note,
+                        "problem": f"PyXAI's minimal reason has {len(feats)} features, our smallest {smallest}",
+                        "right": "pyxai",
+                        "why": "a sufficient feature set smaller than our shortest: rfexplain error",
+                    }
+                )
             elif smallest is not None and len(feats) > smallest:
-                out.append({**note, "problem": f"PyXAI's minimal reason has {len(feats)} features, our smallest {smallest}",
-                            "right": "both (different measures)",
-                            "why": f"PyXAI minimises the number of condition literals ({len(answer['literals'])}), "
-                            "not of features; a reason with fewer literals can mention more features"})
+                out.append(
+                    {
+                        **note,
+                        "problem": f"PyXAI's minimal reason has {len(feats)} features, our smallest {smallest}",
+                        "right": "both (different measures)",
+                        "why": f"PyXAI minimises the number of condition literals ({len(answer['literals'])}), "
+                        "not of features; a reason with fewer literals can mention more features",
+                    }
+                )
     else:  # minimal_contrastive
         if not feats:
             return out  # no reason returned (PyXAI's time limit ended the search): counted as unsolved
         if not checker.flips(instance, feats):
-            out.append({**note, "problem": "changing only these features cannot flip the decision",
-                        "right": "rfexplain",
-                        "why": NO_FLIP_WHY
-                        if independent else "PyXAI with its domain theory returned a set that cannot flip: PyXAI error"})
+            out.append(
+                {
+                    **note,
+                    "problem": "changing only these features cannot flip the decision",
+                    "right": "rfexplain",
+                    "why": NO_FLIP_WHY
+                    if independent
+                    else "PyXAI with its domain theory returned a set that cannot flip: PyXAI error",
+                }
+            )
             return out
         smallest = _smallest_ours(ours, "minimal_contrastive", k)
         minimal = [f for f in sorted(feats) if checker.flips(instance, feats - {f})]
         if minimal:
-            out.append({**note, "problem": f"flips but not subset-minimal over features: {minimal} can be kept",
-                        "right": "both (different definitions)",
-                        "why": "minimal over condition literals, not over features"})
+            out.append(
+                {
+                    **note,
+                    "problem": f"flips but not subset-minimal over features: {minimal} can be kept",
+                    "right": "both (different definitions)",
+                    "why": "minimal over condition literals, not over features",
+                }
+            )
         if smallest is not None and len(feats) < smallest:
-            out.append({**note, "problem": f"PyXAI's contrastive reason has {len(feats)} features, our robustness {smallest}",
-                        "right": "pyxai", "why": "a valid flip smaller than our minimum: rfexplain error"})
+            out.append(
+                {
+                    **note,
+                    "problem": f"PyXAI's contrastive reason has {len(feats)} features, our robustness {smallest}",
+                    "right": "pyxai",
+                    "why": "a valid flip smaller than our minimum: rfexplain error",
+                }
+            )
         elif smallest is not None and len(feats) > smallest:
-            out.append({**note, "problem": f"PyXAI's minimal contrastive reason has {len(feats)} features, our minimum {smallest}",
-                        "right": "both (different measures)",
-                        "why": "PyXAI minimises condition literals, not features"})
+            out.append(
+                {
+                    **note,
+                    "problem": f"PyXAI's minimal contrastive reason has {len(feats)} features, our minimum {smallest}",
+                    "right": "both (different measures)",
+                    "why": "PyXAI minimises condition literals, not features",
+                }
+            )
     return out
 
 
 def check_ours(
-    config: Config, engine: str, queries: list[str], ids: list[int], X: np.ndarray, instances: list[Any],
-    records: dict[tuple[str, int], dict[str, Any]], checker: Checker,
+    config: Config,
+    engine: str,
+    queries: list[str],
+    ids: list[int],
+    X: np.ndarray,
+    instances: list[Any],
+    records: dict[tuple[str, int], dict[str, Any]],
+    checker: Checker,
 ) -> list[dict[str, Any]]:
     """Our answers against the same checker (the SAT engine checks the circuit engine, and the
     oracle both, where the forest is small)."""
@@ -529,15 +674,34 @@ def check_ours(
             if _status(rec) != "ok" or rec is None or not rec["result"]:
                 continue
             feats = set(rec["result"][0]["features"])
-            note = {"dataset": config.dataset, "trees": config.trees, "depth": config.depth, "instance": ids[k],
-                    "query": query, "side": engine, "values": [float(v) for v in np.asarray(X[k], dtype=np.float32)]}
+            note = {
+                "dataset": config.dataset,
+                "trees": config.trees,
+                "depth": config.depth,
+                "instance": ids[k],
+                "query": query,
+                "side": engine,
+                "values": [float(v) for v in np.asarray(X[k], dtype=np.float32)],
+            }
             if query == "minimal_contrastive":
                 if not checker.flips(instance, feats) or any(checker.flips(instance, feats - {f}) for f in feats):
-                    out.append({**note, "problem": f"our necessary reason {sorted(feats)} is not a minimal flip",
-                                "right": "investigate", "why": "rfexplain engine error"})
+                    out.append(
+                        {
+                            **note,
+                            "problem": f"our necessary reason {sorted(feats)} is not a minimal flip",
+                            "right": "investigate",
+                            "why": "rfexplain engine error",
+                        }
+                    )
             elif checker.counterexample(instance, feats) is not None or checker.redundant(instance, feats):
-                out.append({**note, "problem": f"our sufficient reason {sorted(feats)} is not an AXp",
-                            "right": "investigate", "why": "rfexplain engine error"})
+                out.append(
+                    {
+                        **note,
+                        "problem": f"our sufficient reason {sorted(feats)} is not an AXp",
+                        "right": "investigate",
+                        "why": "rfexplain engine error",
+                    }
+                )
     return out
 
 
@@ -547,21 +711,35 @@ def summarise(rows: list[dict[str, Any]], engines: list[str], pyxai: Sequence[st
     for each engine of ours the per-instance ratio ours / PyXAI (median and worst) against every
     PyXAI configuration, on the instances both solved."""
     order = ["sufficient", "minimal_sufficient", "minimal_contrastive"]
-    keys = sorted({(r["dataset"], r["trees"], r["depth"], r["query"]) for r in rows if r["query"] in order},
-                  key=lambda k: (k[0], k[1], order.index(k[3])))
+    keys = sorted(
+        {(r["dataset"], r["trees"], r["depth"], r["query"]) for r in rows if r["query"] in order},
+        key=lambda k: (k[0], k[1], order.index(k[3])),
+    )
     index = {(r["dataset"], r["trees"], r["depth"], r["query"], r["solver"], r.get("instance")): r for r in rows}
     table = []
     for dataset, trees, depth, query in keys:
-        instances = sorted({r["instance"] for r in rows if (r["dataset"], r["trees"], r["depth"], r["query"]) == (dataset, trees, depth, query)})
+        instances = sorted(
+            {
+                r["instance"]
+                for r in rows
+                if (r["dataset"], r["trees"], r["depth"], r["query"]) == (dataset, trees, depth, query)
+            }
+        )
         row: dict[str, Any] = {"dataset": dataset, "forest": f"{trees}x{depth}", "query": query, "n": len(instances)}
-        got = {solver: [index.get((dataset, trees, depth, query, solver, i)) for i in instances] for solver in engines + list(pyxai)}
+        got = {
+            solver: [index.get((dataset, trees, depth, query, solver, i)) for i in instances]
+            for solver in engines + list(pyxai)
+        }
         for solver, results in got.items():
             row[f"{solver} median"] = median(r["time"] for r in results if r and r["status"] == "ok")
             row[f"{solver} unsolved"] = sum(1 for r in results if not r or r["status"] != "ok")
         for engine in engines:
             for peer in pyxai:
-                ratios = [a["time"] / b["time"] for a, b in zip(got[engine], got[peer])
-                          if a and b and a["status"] == "ok" and b["status"] == "ok" and b["time"]]
+                ratios = [
+                    a["time"] / b["time"]
+                    for a, b in zip(got[engine], got[peer])
+                    if a and b and a["status"] == "ok" and b["status"] == "ok" and b["time"]
+                ]
                 row[f"{engine}/{peer} median"] = median(ratios)
                 row[f"{engine}/{peer} worst"] = max(ratios) if ratios else None
         table.append(row)
@@ -580,9 +758,12 @@ def overview(rows: list[dict[str, Any]], engines: list[str], pyxai: Sequence[str
             continue
         for solver in engines + list(pyxai):
             got = [r for r in mine if r["solver"] == solver]
-            row: dict[str, Any] = {"query": query, "solver": solver,
-                                   "solved": f"{sum(r['status'] == 'ok' for r in got)}/{len(got)}",
-                                   "median_s": median(r["time"] for r in got if r["status"] == "ok")}
+            row: dict[str, Any] = {
+                "query": query,
+                "solver": solver,
+                "solved": f"{sum(r['status'] == 'ok' for r in got)}/{len(got)}",
+                "median_s": median(r["time"] for r in got if r["status"] == "ok"),
+            }
             if solver in engines:
                 for peer in pyxai:
                     ratios = []
@@ -596,8 +777,15 @@ def overview(rows: list[dict[str, Any]], engines: list[str], pyxai: Sequence[str
     return out
 
 
-def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], rows: list[dict[str, Any]],
-           engines: list[str], pyxai: Sequence[str], settings: dict[str, Any], plots: list[Path]) -> str:
+def render(
+    summary: list[dict[str, Any]],
+    disagreements: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    engines: list[str],
+    pyxai: Sequence[str],
+    settings: dict[str, Any],
+    plots: list[Path],
+) -> str:
     verdicts: dict[str, int] = {}
     for d in disagreements:
         verdicts[d["right"]] = verdicts.get(d["right"], 0) + 1
@@ -616,7 +804,8 @@ def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], r
         "between the conditions on one feature). Times are seconds per instance, model loading and engine "
         "construction excluded; `unsolved` (in the solvers' order) counts time-outs, kills and errors. A ratio is "
         "ours / PyXAI per instance on the instances both solved (below 1: rfexplain is faster), median and worst "
-        f"(largest); the table shows them against `{pyxai[0]}`, `{NAME}{'_quick' if settings.get('quick') else ''}_summary.csv` "
+        f"(largest); the table shows them against `{pyxai[0]}`, "
+        f"`{NAME}{'_quick' if settings.get('quick') else ''}_summary.csv` "
         "has them against every PyXAI configuration.",
         "",
         "Queries: `sufficient` = PyXAI `sufficient_reason()` vs our `sufficient_reason`; `minimal_sufficient` = "
@@ -628,16 +817,22 @@ def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], r
         "",
         "## Overview (all datasets and forests)",
         "",
-        markdown_table(overview(rows, engines, pyxai), ["query", "solver", "solved", "median_s"]
-                       + [f"vs {p}: {w}" for p in pyxai for w in ("median ratio", "faster")]),
+        markdown_table(
+            overview(rows, engines, pyxai),
+            ["query", "solver", "solved", "median_s"]
+            + [f"vs {p}: {w}" for p in pyxai for w in ("median ratio", "faster")],
+        ),
         "",
         "## Timing per dataset and forest",
         "",
         markdown_table(summary, ["dataset", "forest", "query", "n"] + time_cols + ["unsolved"] + ratio_cols),
         "",
-        "Engine construction (s): " + ", ".join(
+        "Engine construction (s): "
+        + ", ".join(
             f"{b['dataset']} {b['trees']}x{b['depth']} {b['solver']} "
-            + (f"{b['time']:.3g}" if b["time"] is not None else str(b["status"])) for b in builds),
+            + (f"{b['time']:.3g}" if b["time"] is not None else str(b["status"]))
+            for b in builds
+        ),
         "",
         "## Disagreements",
         "",
@@ -649,21 +844,40 @@ def render(summary: list[dict[str, Any]], disagreements: list[dict[str, Any]], r
         for d in disagreements:
             kind = d["problem"].split(":")[0]
             groups.setdefault((d["side"], d["query"], kind, d["right"]), []).append(d)
-        counted = [{"side": side, "query": query, "problem": kind, "right": right, "count": len(items),
-                    "datasets": ", ".join(sorted({i["dataset"] for i in items})),
-                    "example": f"{items[0]['dataset']} {items[0]['trees']}x{items[0]['depth']} row {items[0]['instance']}",
-                    "why": items[0]["why"]}
-                   for (side, query, kind, right), items in sorted(groups.items())]
-        lines += [markdown_table(counted, ["side", "query", "problem", "right", "count", "datasets", "example", "why"]), ""]
+        counted = [
+            {
+                "side": side,
+                "query": query,
+                "problem": kind,
+                "right": right,
+                "count": len(items),
+                "datasets": ", ".join(sorted({i["dataset"] for i in items})),
+                "example": f"{items[0]['dataset']} {items[0]['trees']}x{items[0]['depth']} row {items[0]['instance']}",
+                "why": items[0]["why"],
+            }
+            for (side, query, kind, right), items in sorted(groups.items())
+        ]
+        lines += [
+            markdown_table(counted, ["side", "query", "problem", "right", "count", "datasets", "example", "why"]),
+            "",
+        ]
         notable = [d for d in disagreements if not d["right"].startswith("both (different")]
         if notable:
-            lines += ["Every disagreement that is not a difference of definitions or measures:", "",
-                      markdown_table(notable, ["dataset", "trees", "depth", "instance", "query", "side", "problem",
-                                               "right", "pyxai_conditions"]), ""]
-        lines += [f"All {len(disagreements)} rows are in `{NAME}{'_quick' if settings.get('quick') else ''}"
-                  "_disagreements.csv` with PyXAI's conditions and the instance's float32 values. Reproduce one: "
-                  "`python -m experiments peers_pyxai --datasets D --sizes TREESxDEPTH --instances N` (the instance is "
-                  "test row `instance` of the 80/20 split with seed 0; N must reach it)."]
+            lines += [
+                "Every disagreement that is not a difference of definitions or measures:",
+                "",
+                markdown_table(
+                    notable,
+                    ["dataset", "trees", "depth", "instance", "query", "side", "problem", "right", "pyxai_conditions"],
+                ),
+                "",
+            ]
+        lines += [
+            f"All {len(disagreements)} rows are in `{NAME}{'_quick' if settings.get('quick') else ''}"
+            "_disagreements.csv` with PyXAI's conditions and the instance's float32 values. Reproduce one: "
+            "`python -m experiments peers_pyxai --datasets D --sizes TREESxDEPTH --instances N` (the instance is "
+            "test row `instance` of the 80/20 split with seed 0; N must reach it)."
+        ]
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     return "\n".join(lines)
@@ -686,7 +900,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--instances", type=int, help="test instances per forest")
     parser.add_argument("--limit", type=float, help="per-instance time limit in seconds")
     parser.add_argument("--engines", help="our engines (default: sat and circuit where available)")
-    parser.add_argument("--pyxai-modes", default="plain,theory", help="PyXAI configurations: plain, theory (default both)")
+    parser.add_argument(
+        "--pyxai-modes", default="plain,theory", help="PyXAI configurations: plain, theory (default both)"
+    )
     parser.add_argument("--pyxai-python", help=f"PyXAI's interpreter (default $PYXAI_PYTHON or {DEFAULT_PYXAI})")
     parser.add_argument("--results-dir", help="output folder")
     parser.add_argument("--tag", default="", help="suffix of this run's raw file (for runs split across processes)")
@@ -698,8 +914,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.merge:
         return _merge(args.merge.split(","), args.results_dir, python)
     if not python.exists():
-        raise Skip(f"no PyXAI interpreter at {python}: python3 -m venv {DEFAULT_PYXAI.parent.parent} && "
-                   f"{DEFAULT_PYXAI.parent}/pip install pyxai (or set $PYXAI_PYTHON)")
+        raise Skip(
+            f"no PyXAI interpreter at {python}: python3 -m venv {DEFAULT_PYXAI.parent.parent} && "
+            f"{DEFAULT_PYXAI.parent}/pip install pyxai (or set $PYXAI_PYTHON)"
+        )
     preset = QUICK if args.quick else FULL
     datasets_ = args.datasets.split(",") if args.datasets else preset["datasets"]
     sizes = _parse_sizes(args.sizes) if args.sizes else preset["sizes"]
@@ -710,8 +928,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not set(modes) <= set(PYXAI_SOLVERS):
         parser.error(f"--pyxai-modes must be among {sorted(PYXAI_SOLVERS)}")
     pyxai = [PYXAI_SOLVERS[m] for m in modes]
-    settings = {"datasets": datasets_, "sizes": [f"{t}x{d}" for t, d in sizes], "instances": n, "limit_s": limit,
-                "split": "80/20, seed 0", "quick": bool(args.quick), "tag": args.tag}
+    settings = {
+        "datasets": datasets_,
+        "sizes": [f"{t}x{d}" for t, d in sizes],
+        "instances": n,
+        "limit_s": limit,
+        "split": "80/20, seed 0",
+        "quick": bool(args.quick),
+        "tag": args.tag,
+    }
     workdir = Path(tempfile.mkdtemp(prefix="rfexplain-pyxai-"))
     rows: list[dict[str, Any]] = []
     disagreements: list[dict[str, Any]] = []
@@ -725,11 +950,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     r, d = run_config(config, engines, python, workdir, modes)
                 except Exception as exc:
                     log.exception("%s failed", config.label)
-                    r, d = [{"dataset": dataset, "trees": trees, "depth": depth, "solver": "-", "query": "build",
-                             "time": None, "status": f"failed: {type(exc).__name__}: {exc}"}], []
+                    r, d = (
+                        [
+                            {
+                                "dataset": dataset,
+                                "trees": trees,
+                                "depth": depth,
+                                "solver": "-",
+                                "query": "build",
+                                "time": None,
+                                "status": f"failed: {type(exc).__name__}: {exc}",
+                            }
+                        ],
+                        [],
+                    )
                 rows += r
                 disagreements += d
-                log.info("%s: %d rows, %d disagreements, %.1fs", config.label, len(r), len(d), time.perf_counter() - started)
+                log.info(
+                    "%s: %d rows, %d disagreements, %.1fs", config.label, len(r), len(d), time.perf_counter() - started
+                )
                 _write(rows, disagreements, engines, pyxai, settings, args.results_dir, python, partial=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -737,11 +976,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _normalise(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _normalise(
+    rows: list[dict[str, Any]], disagreements: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """An empty contrastive reason from PyXAI means its time limit ended the search: unsolved."""
     for row in rows:
-        if (str(row.get("solver", "")).startswith("pyxai") and row["query"] == "minimal_contrastive"
-                and row["status"] == "ok" and not row.get("features")):
+        if (
+            str(row.get("solver", "")).startswith("pyxai")
+            and row["query"] == "minimal_contrastive"
+            and row["status"] == "ok"
+            and not row.get("features")
+        ):
             row["status"] = "timeout"
     kept = [d for d in disagreements if not (d["query"] == "minimal_contrastive" and d.get("pyxai_features") == [])]
     for d in kept:
@@ -776,8 +1021,12 @@ def _merge(files: list[str], directory: str | None, python: Path) -> int:
 
 def _pyxai_version(python: Path) -> str:
     try:
-        out = subprocess.run([str(python), "-c", "from importlib.metadata import version; print(version('pyxai'))"],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [str(python), "-c", "from importlib.metadata import version; print(version('pyxai'))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -786,8 +1035,17 @@ def _pyxai_version(python: Path) -> str:
 _VERSION_CACHE: dict[str, str] = {}
 
 
-def _write(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]], engines: list[str], pyxai: list[str],
-           settings: dict[str, Any], directory: str | None, python: Path, *, partial: bool) -> None:
+def _write(
+    rows: list[dict[str, Any]],
+    disagreements: list[dict[str, Any]],
+    engines: list[str],
+    pyxai: list[str],
+    settings: dict[str, Any],
+    directory: str | None,
+    python: Path,
+    *,
+    partial: bool,
+) -> None:
     out = results_dir(directory)
     suffix = "_quick" if settings.get("quick") else ""
     rows, disagreements = _normalise(rows, disagreements)
@@ -800,21 +1058,54 @@ def _write(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]], engi
     plots: list[Path] = []
     if not partial:
         for query in ("sufficient", "minimal_sufficient", "minimal_contrastive"):
-            times = {solver: [r["time"] if r["status"] == "ok" else None for r in rows if r["query"] == query and r["solver"] == solver]
-                     for solver in engines + pyxai}
+            times = {
+                solver: [
+                    r["time"] if r["status"] == "ok" else None
+                    for r in rows
+                    if r["query"] == query and r["solver"] == solver
+                ]
+                for solver in engines + pyxai
+            }
             if any(times.values()):
-                plot = cactus_plot({k: v for k, v in times.items() if v}, out / f"{NAME}{suffix}_cactus_{query}.png",
-                                   title=f"{query}: time per instance", limit=settings["limit_s"])
+                plot = cactus_plot(
+                    {k: v for k, v in times.items() if v},
+                    out / f"{NAME}{suffix}_cactus_{query}.png",
+                    title=f"{query}: time per instance",
+                    limit=settings["limit_s"],
+                )
                 if plot:
                     plots.append(plot)
     if str(python) not in _VERSION_CACHE:
         _VERSION_CACHE[str(python)] = _pyxai_version(python)
-    write_report(f"{NAME}{suffix}", rows, render(summary, disagreements, rows, engines, pyxai, settings, plots),
-                 directory=directory, extra_versions={"pyxai": _VERSION_CACHE[str(python)]})
+    write_report(
+        f"{NAME}{suffix}",
+        rows,
+        render(summary, disagreements, rows, engines, pyxai, settings, plots),
+        directory=directory,
+        extra_versions={"pyxai": _VERSION_CACHE[str(python)]},
+    )
     write_csv(out / f"{NAME}{suffix}_summary.csv", summary)
-    write_csv(out / f"{NAME}{suffix}_disagreements.csv", disagreements,
-              ["dataset", "trees", "depth", "instance", "query", "side", "problem", "right", "why", "pyxai_features",
-               "pyxai_conditions", "conditions_sufficient", "conditions_droppable", "conditions_droppable_strict", "values"])
+    write_csv(
+        out / f"{NAME}{suffix}_disagreements.csv",
+        disagreements,
+        [
+            "dataset",
+            "trees",
+            "depth",
+            "instance",
+            "query",
+            "side",
+            "problem",
+            "right",
+            "why",
+            "pyxai_features",
+            "pyxai_conditions",
+            "conditions_sufficient",
+            "conditions_droppable",
+            "conditions_droppable_strict",
+            "values",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,14 @@ def main() -> int:
             elapsed = time.perf_counter() - started
             contrastive = query == "minimal_contrastive"
             if reason is None or (isinstance(reason, (tuple, list)) and len(reason) == 0 and contrastive):
-                answer = {"ok": True, "time": elapsed, "empty": True, "features": [], "literals": [],
-                          "timed_out": bool(getattr(explainer, "elapsed_time", 0) == getattr(explainer, "TIMEOUT", object()))}
+                answer = {
+                    "ok": True,
+                    "time": elapsed,
+                    "empty": True,
+                    "features": [],
+                    "literals": [],
+                    "timed_out": bool(getattr(explainer, "elapsed_time", 0) == getattr(explainer, "TIMEOUT", object())),
+                }
             else:
                 if contrastive and reason and isinstance(reason[0], (tuple, list)):
                     reason = reason[0]

@@ -24,8 +24,9 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,9 +36,24 @@ log = logging.getLogger("experiments.sat_table1")
 
 #: dataset -> max depth of the SAT paper's forest (datasets README, 100 trees each).
 DEPTHS: dict[str, int] = {
-    "ann-thyroid": 4, "appendicitis": 6, "banknote": 5, "ecoli": 5, "glass2": 6, "ionosphere": 5,
-    "iris": 6, "magic": 6, "mofn-3-7-10": 6, "new-thyroid": 5, "phoneme": 6, "ring": 6,
-    "segmentation": 4, "shuttle": 3, "threeOf9": 3, "twonorm": 3, "waveform-21": 5, "wine-recog": 3,
+    "ann-thyroid": 4,
+    "appendicitis": 6,
+    "banknote": 5,
+    "ecoli": 5,
+    "glass2": 6,
+    "ionosphere": 5,
+    "iris": 6,
+    "magic": 6,
+    "mofn-3-7-10": 6,
+    "new-thyroid": 5,
+    "phoneme": 6,
+    "ring": 6,
+    "segmentation": 4,
+    "shuttle": 3,
+    "threeOf9": 3,
+    "twonorm": 3,
+    "waveform-21": 5,
+    "wine-recog": 3,
     "xd6": 6,
 }
 QUICK_DATASETS = ("iris", "banknote", "ecoli", "wine-recog", "threeOf9", "new-thyroid")
@@ -51,7 +67,14 @@ def train(name: str, directory: Path) -> tuple[Any, Any, float, np.ndarray]:
     from rfexplain.datasets import train_forest
 
     trained = train_forest(
-        name, trees=TREES, depth=DEPTHS[name], seed=SEED, test_size=0.2, data_dir=directory, criterion="entropy", n_jobs=1
+        name,
+        trees=TREES,
+        depth=DEPTHS[name],
+        seed=SEED,
+        test_size=0.2,
+        data_dir=directory,
+        criterion="entropy",
+        n_jobs=1,
     )
     model, forest, X_test, y_test = trained.model, trained.forest, trained.X_test, trained.y_test
     accuracy = float(np.mean(forest.predict(X_test) == y_test))
@@ -130,7 +153,13 @@ def enumerate_all(engine: Any, forest: Any, samples: np.ndarray, cap: float) -> 
         n_cxp = sum(1 for _ in engine.necessary_reasons(instance, budget)) if not budget.expired() else 0
         complete = not budget.expired()
         rows.append(
-            {"time": time.process_time() - cpu, "wall": budget.elapsed(), "axps": n_axp, "cxps": n_cxp, "complete": complete}
+            {
+                "time": time.process_time() - cpu,
+                "wall": budget.elapsed(),
+                "axps": n_axp,
+                "cxps": n_cxp,
+                "complete": complete,
+            }
         )
     return rows
 
@@ -183,14 +212,18 @@ def dataset_row(name: str, directory: Path, n_inst: int | None, n_enum: int, cap
         "cxp_avg_s": _mean([r["cxp_time"] for r in per]),
         "cxp_avg_wall_s": _mean([r["cxp_wall"] for r in per]),
         "enum_instances": len(enum_rows),
-        "enum_complete%": round(100 * _mean([1.0 if r["complete"] else 0.0 for r in enum_rows]), 1) if enum_rows else None,
+        "enum_complete%": round(100 * _mean([1.0 if r["complete"] else 0.0 for r in enum_rows]), 1)
+        if enum_rows
+        else None,
         "enum_median_s": statistics.median(enum_times) if enum_times else None,
         "enum_max_s": max(enum_times, default=None),
         "enum_max_wall_s": max((r["wall"] for r in enum_rows), default=None),
         "enum_mean_axps": _mean([r["axps"] for r in enum_rows]),
         "enum_mean_cxps": _mean([r["cxps"] for r in enum_rows]),
     }
-    row["meets_axp_targets"] = bool(row["axp_avg_s"] is not None and row["axp_avg_s"] <= 0.05 and row["axp_max_s"] <= 1.0)
+    row["meets_axp_targets"] = bool(
+        row["axp_avg_s"] is not None and row["axp_avg_s"] <= 0.05 and row["axp_max_s"] <= 1.0
+    )
     row["meets_enum_target"] = None if not enum_rows else bool(row["enum_complete%"] >= 90.0)
     log.info("%s: %s", name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()})
     return row
@@ -210,7 +243,10 @@ def card_rows(name: str, directory: Path, n_inst: int, solver: str) -> list[dict
             with SatEngine(forest, solver=solver, card=card, multiclass=multiclass) as engine:
                 start = time.perf_counter()
                 predicted = sorted({int(c) for c in forest.predict_index(chosen)})
-                sizes = [(engine.oracle("not", c).formula.n_vars, engine.oracle("not", c).formula.n_clauses) for c in predicted]
+                sizes = [
+                    (engine.oracle("not", c).formula.n_vars, engine.oracle("not", c).formula.n_clauses)
+                    for c in predicted
+                ]
                 t_build = time.perf_counter() - start
                 per = explain_instances(engine, forest, chosen)
             rows.append(
@@ -232,15 +268,71 @@ def card_rows(name: str, directory: Path, n_inst: int, solver: str) -> list[dict
 
 
 TABLE1_COLUMNS = [
-    "dataset", "F", "C", "I", "D", "N", "A%", "vars", "clauses", "max_sat_s", "max_unsat_s", "sat_calls",
-    "unsat_calls", "axp_max_s", "axp_min_s", "axp_avg_s", "axp_size", "cxp_avg_s", "enum_instances",
-    "enum_complete%", "enum_median_s", "enum_max_s", "enum_mean_axps", "enum_mean_cxps", "build_s",
+    "dataset",
+    "F",
+    "C",
+    "I",
+    "D",
+    "N",
+    "A%",
+    "vars",
+    "clauses",
+    "max_sat_s",
+    "max_unsat_s",
+    "sat_calls",
+    "unsat_calls",
+    "axp_max_s",
+    "axp_min_s",
+    "axp_avg_s",
+    "axp_size",
+    "cxp_avg_s",
+    "enum_instances",
+    "enum_complete%",
+    "enum_median_s",
+    "enum_max_s",
+    "enum_mean_axps",
+    "enum_mean_cxps",
+    "build_s",
 ]
 TABLE1_HEADERS = [
-    "dataset", "#F", "#C", "#I", "D", "#N", "%A", "#var", "#cl", "Mx S", "Mx U", "#S", "#U", "AXp Mx", "AXp m",
-    "AXp avg", "|AXp|", "CXp avg", "#enum", "enum done %", "enum median", "enum max", "#AXps", "#CXps", "build",
+    "dataset",
+    "#F",
+    "#C",
+    "#I",
+    "D",
+    "#N",
+    "%A",
+    "#var",
+    "#cl",
+    "Mx S",
+    "Mx U",
+    "#S",
+    "#U",
+    "AXp Mx",
+    "AXp m",
+    "AXp avg",
+    "|AXp|",
+    "CXp avg",
+    "#enum",
+    "enum done %",
+    "enum median",
+    "enum max",
+    "#AXps",
+    "#CXps",
+    "build",
 ]
-CARD_COLUMNS = ["dataset", "C", "card", "multiclass", "vars", "clauses", "build_s", "axp_avg_s", "axp_max_s", "cxp_avg_s"]
+CARD_COLUMNS = [
+    "dataset",
+    "C",
+    "card",
+    "multiclass",
+    "vars",
+    "clauses",
+    "build_s",
+    "axp_avg_s",
+    "axp_max_s",
+    "cxp_avg_s",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke-sized run (about two minutes)")
     parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
     parser.add_argument("--datasets", nargs="*", help="a subset of the datasets")
-    parser.add_argument("--instances", type=int, help="instances per dataset for AXp/CXp timings (default: all samples)")
+    parser.add_argument(
+        "--instances", type=int, help="instances per dataset for AXp/CXp timings (default: all samples)"
+    )
     parser.add_argument("--enum-instances", type=int, default=20, help="instances per dataset for full enumeration")
     parser.add_argument("--enum-cap", type=float, default=ENUM_CAP, help="seconds per instance for full enumeration")
     parser.add_argument("--card-instances", type=int, default=25, help="instances per dataset for the encoding table")

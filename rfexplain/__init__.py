@@ -14,31 +14,31 @@ layout in ``docs/architecture.md`` and the papers it implements in ``docs/refere
 x3 <= 0.70
 """
 
+from rfexplain import viz
 from rfexplain.core.budget import Budget, Enumeration
-from rfexplain.engines import Engine, EngineBase, Instance, available_engines, register
 from rfexplain.core.errors import (
     ForestFormatError,
+    InvalidForestError,
     InvalidInstanceError,
+    InvalidTargetError,
     NotFittedError,
     OracleTooLargeError,
+    QueryArgumentError,
     RFExplainError,
     UnknownClassError,
     UnknownDatasetError,
     UnknownEngineError,
+    UnknownQueryError,
     UnsupportedModelError,
     UnsupportedQuery,
     UnsupportedQueryError,
-    UnknownQueryError,
-    QueryArgumentError,
-    InvalidTargetError,
-    InvalidForestError,
 )
-from rfexplain.decision import Decision, SoftVoteWarning
-from rfexplain.explainer import Explainer
 from rfexplain.core.forest import Forest, Tree
 from rfexplain.core.reasons import Literal, Reason, Witness
+from rfexplain.decision import Decision, SoftVoteWarning
+from rfexplain.engines import Engine, EngineBase, Instance, available_engines, register
+from rfexplain.explainer import Explainer
 from rfexplain.verify import Verification, verify
-from rfexplain import viz
 
 __version__ = "0.1.0"
 

@@ -53,8 +53,9 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any, Iterable, Protocol, Sequence
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -62,7 +63,8 @@ from rfexplain.core.budget import Budget, Enumeration
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
 from rfexplain.core.forest import Forest
 from rfexplain.core.pyvalues import to_python
-from rfexplain.core.queries import Kind, Query, query as query_named
+from rfexplain.core.queries import Kind, Query
+from rfexplain.core.queries import query as query_named
 from rfexplain.decision import Decision, Explaining, SoftVoteWarning, soft_vote_differs
 from rfexplain.engines.base import Engine, Instance
 from rfexplain.engines.registry import engine_class, register
@@ -191,7 +193,7 @@ class EngineSpec:
     key: str = field(default="", compare=False)
 
     @classmethod
-    def of(cls, explainer: ExplainerLike) -> "EngineSpec":
+    def of(cls, explainer: ExplainerLike) -> EngineSpec:
         forest_json = explainer.forest.to_json()
         options = tuple(sorted(getattr(explainer, "options", {}).items()))
         digest = hashlib.sha1(
@@ -230,7 +232,9 @@ def _worker_explainer(spec: EngineSpec) -> ExplainerLike:
 
 
 # ---------------------------------------------------------------------- one instance
-def _answer(decision: Decision, spec: Query, args: dict[str, Any], timeout: float | None) -> tuple[Any, bool, str | None]:
+def _answer(
+    decision: Decision, spec: Query, args: dict[str, Any], timeout: float | None
+) -> tuple[Any, bool, str | None]:
     """``(result, complete, stopped_by)`` for one query on one decision."""
     if spec.enumerates:
         enumeration: Enumeration[Any] = decision.ask(spec.name, **args, timeout=timeout)
@@ -433,7 +437,9 @@ def _run_parallel(
     failure = run(tasks)
     if failure is None:
         return
-    log.warning("parallel run failed (%s: %s); retrying unfinished instances one by one", type(failure).__name__, failure)
+    log.warning(
+        "parallel run failed (%s: %s); retrying unfinished instances one by one", type(failure).__name__, failure
+    )
     counter = [len(chunks)]
 
     def isolate(singles: list[list[tuple[int, Any, Any]]]) -> None:
@@ -448,12 +454,14 @@ def _run_parallel(
             return
         left = [single for cid, single in numbered if cid not in done]
         if len(left) == 1:
-            (i, _, s), = left[0]
+            ((i, _, s),) = left[0]
             cid = counter[0]
             counter[0] += 1
             done.add(cid)
             message = f"worker died: {type(failure).__name__}: {failure}"
-            collect(cid, [BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s, error=message)])
+            collect(
+                cid, [BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s, error=message)]
+            )
             return
         half = max(1, len(left) // 2)
         isolate(left[:half])
@@ -467,7 +475,8 @@ def _warn_soft_vote(explainer: ExplainerLike, records: list[BatchRecord]) -> Non
     if differ:
         warnings.warn(
             f"{len(differ)} of {len(records)} instances (indices {differ[:10]}{'...' if len(differ) > 10 else ''}) "
-            "are decided differently by scikit-learn's predict (soft vote) and by the hard majority vote explained here",
+            "are decided differently by scikit-learn's predict (soft vote) "
+            "and by the hard majority vote explained here",
             SoftVoteWarning,
             stacklevel=3,
         )

@@ -20,12 +20,14 @@ import json
 import math
 import sys
 import traceback
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from rfexplain.core.errors import RFExplainError
 from rfexplain.core.pyvalues import to_python
-from rfexplain.core.queries import QUERY_TABLE, Kind, query as query_named
+from rfexplain.core.queries import QUERY_TABLE, Kind
+from rfexplain.core.queries import query as query_named
 
 __all__ = ["main", "build_parser"]
 
@@ -98,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
         "workers (needs rfexplain[cluster])",
     )
     batch.add_argument(
-        "--format", choices=("jsonl", "csv", "parquet"),
+        "--format",
+        choices=("jsonl", "csv", "parquet"),
         help="output format (default: from -o's suffix, else jsonl; parquet needs rfexplain[parquet] and -o)",
     )
     batch.add_argument("-o", "--output", help="output file (default stdout)")
@@ -200,7 +203,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     trained = train_forest(args)
     forest = trained.forest
     Path(args.output).write_text(forest.to_json())
-    print(f"wrote {args.output}: {forest!r}, agreement with sklearn predict {forest.agreement(trained.data.X, trained.model)}")
+    print(
+        f"wrote {args.output}: {forest!r}, "
+        f"agreement with sklearn predict {forest.agreement(trained.data.X, trained.model)}"
+    )
     return 0
 
 
@@ -341,8 +347,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
     try:
         with _dask_backend(args.dask, args.jobs):
             records = explainer.explain_many(
-                X, args.query, n_jobs=-1 if args.dask else args.jobs, timeout=args.timeout, progress=args.progress,
-                indices=ids, **kwargs,
+                X,
+                args.query,
+                n_jobs=-1 if args.dask else args.jobs,
+                timeout=args.timeout,
+                progress=args.progress,
+                indices=ids,
+                **kwargs,
             )
     finally:
         explainer.close()
@@ -385,15 +396,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file (--model) or --dataset")
     if args.input:
-        pool = _read_instances(args.input, forest.n_features)
+        pool = datasets.read_csv(args.input, forest.n_features).X
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     source = model if model is not None else forest
     with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names)) as explainer:
-        rows = write_report(explainer, pool[list(chosen)], args.out, indices=[pool_ids[k] for k in chosen],
-                            compare_engine=args.compare_engine, max_sections=args.max_sections)
+        rows = write_report(
+            explainer,
+            pool[list(chosen)],
+            args.out,
+            indices=[pool_ids[k] for k in chosen],
+            compare_engine=args.compare_engine,
+            max_sections=args.max_sections,
+        )
     failed = sum(1 for r in rows if r.error)
     print(f"wrote {args.out}: {len(rows)} rows, {failed} failed", file=sys.stderr)
     return 1 if failed else 0

@@ -65,7 +65,9 @@ class Dataset:
     class_names: tuple[Any, ...]
 
     def __repr__(self) -> str:
-        return f"Dataset({self.name!r}, rows={len(self.X)}, features={self.X.shape[1]}, classes={len(self.class_names)})"
+        return (
+            f"Dataset({self.name!r}, rows={len(self.X)}, features={self.X.shape[1]}, classes={len(self.class_names)})"
+        )
 
 
 _HOW = f"give data_dir= (the command line's --data) or set the environment variable {ENV_VAR}"
@@ -183,7 +185,9 @@ def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, hea
         if len(row) > width:
             labels.append(row[width])
     has_labels = len(labels) == len(rows)
-    return CSVTable(names, np.asarray(features, dtype=np.float64).reshape(len(rows), width), tuple(labels) if has_labels else None)
+    return CSVTable(
+        names, np.asarray(features, dtype=np.float64).reshape(len(rows), width), tuple(labels) if has_labels else None
+    )
 
 
 def _all_numbers(cells: list[str]) -> bool:
@@ -202,9 +206,7 @@ def _load_csv(path: Path) -> Dataset:
     labels: np.ndarray
     try:
         numeric = [float(v) for v in raw_labels]
-        labels = np.asarray(
-            [int(v) for v in numeric] if all(v.is_integer() for v in numeric) else numeric
-        )
+        labels = np.asarray([int(v) for v in numeric] if all(v.is_integer() for v in numeric) else numeric)
     except ValueError:
         labels = np.asarray(raw_labels)
     class_names = tuple(np.unique(labels).tolist())

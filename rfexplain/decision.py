@@ -85,9 +85,7 @@ class Decision:
         return self.instance.states
 
     # ---------------------------------------------------------------- any query by name
-    def ask(
-        self, name: str, *, target: Any = None, limit: int | None = None, timeout: float | None = None
-    ) -> Any:
+    def ask(self, name: str, *, target: Any = None, limit: int | None = None, timeout: float | None = None) -> Any:
         """Answer the query called ``name`` (see :data:`~rfexplain.core.queries.QUERY_TABLE`).
 
         ``target`` is required by the queries that take one and refused by the others; ``limit``
@@ -108,7 +106,9 @@ class Decision:
             args = (index,)
         method = getattr(self.engine, name)
         if spec.enumerates:
-            return Enumeration(lambda budget: method(self.instance, *args, budget), Budget(limit=limit, timeout=timeout))
+            return Enumeration(
+                lambda budget: method(self.instance, *args, budget), Budget(limit=limit, timeout=timeout)
+            )
         answer = method(self.instance, *args)
         if spec.kind is Kind.NUMBER and answer != math.inf:
             return int(answer)
@@ -152,9 +152,7 @@ class Decision:
         """Every sufficient reason of minimum size."""
         return self.ask("shortest_sufficient_reasons", limit=limit, timeout=timeout)
 
-    def shortest_necessary_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
+    def shortest_necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """Every necessary reason of minimum size (their size is the robustness)."""
         return self.ask("shortest_necessary_reasons", limit=limit, timeout=timeout)
 
@@ -164,15 +162,11 @@ class Decision:
         """Every subset-minimal set of features whose change can make the forest predict ``target``."""
         return self.ask("contrastive_reasons", target=target, limit=limit, timeout=timeout)
 
-    def general_sufficient_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
+    def general_sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """Every general sufficient reason (variable-minimal prime implicant of the general reason)."""
         return self.ask("general_sufficient_reasons", limit=limit, timeout=timeout)
 
-    def general_necessary_reasons(
-        self, limit: int | None = None, timeout: float | None = None
-    ) -> Enumeration[Reason]:
+    def general_necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """Every general necessary reason (variable-minimal prime implicate of the general reason)."""
         return self.ask("general_necessary_reasons", limit=limit, timeout=timeout)
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from rfexplain.core.errors import OracleTooLargeError, UnsupportedQueryError
 from rfexplain.core import queries
+from rfexplain.core.errors import OracleTooLargeError, UnsupportedQueryError
 from rfexplain.core.queries import Kind, Query
 
 __all__ = ["run_demo"]

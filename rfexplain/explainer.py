@@ -19,7 +19,8 @@ Example
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class Explainer:
         self.options = dict(options)
         self.engine = engine_class(engine)(self.forest, **options)
 
-    def explain(self, x: Any) -> "Decision":
+    def explain(self, x: Any) -> Decision:
         """The decision on one instance (array, list or pandas row), ready to be queried."""
         instance = Instance.of(self.forest, x)
         sklearn_prediction = None
@@ -174,7 +175,7 @@ class Explainer:
         """Release the engine's resources (solvers kept open for the explainer's life)."""
         self.engine.close()
 
-    def __enter__(self) -> "Explainer":
+    def __enter__(self) -> Explainer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -39,15 +39,23 @@ class Progress:
         Where to write (default ``sys.stderr``).
     """
 
-    def __init__(self, total: int, description: str = "", *, enabled: bool | None = None, stream: IO[str] | None = None) -> None:
+    def __init__(
+        self, total: int, description: str = "", *, enabled: bool | None = None, stream: IO[str] | None = None
+    ) -> None:
         self.total = int(total)
         self.stream = stream if stream is not None else sys.stderr
         is_tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.enabled = is_tty if enabled is None else bool(enabled)
         self.done = 0
         self.failed = 0
-        self._bar = tqdm(total=self.total, desc=description or None, file=self.stream, disable=not self.enabled,
-                         unit="instance", dynamic_ncols=True)
+        self._bar = tqdm(
+            total=self.total,
+            desc=description or None,
+            file=self.stream,
+            disable=not self.enabled,
+            unit="instance",
+            dynamic_ncols=True,
+        )
 
     def update(self, n: int = 1, *, failed: int = 0) -> None:
         """Record ``n`` more finished items (``failed`` of them with an error)."""

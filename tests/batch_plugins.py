@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from rfexplain.core.budget import Budget
-from rfexplain.engines.base import Instance
 from rfexplain.core.forest import Forest
-from rfexplain.oracle import OracleEngine
 from rfexplain.core.reasons import Reason
+from rfexplain.engines.base import Instance
+from rfexplain.oracle import OracleEngine
 
 
 class ProbeEngine(OracleEngine):

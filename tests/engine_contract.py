@@ -22,7 +22,6 @@ from rfexplain import Budget, verify
 from rfexplain.engines import engine_class
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
-
 from tests.strategies import forests, forests_and_instances
 
 
@@ -255,9 +254,16 @@ class EngineContract:
                 args: tuple[Any, ...] = (instance,)
                 if query == "contrastive_reasons":
                     args += ((instance.prediction + 1) % forest.n_classes,)
-                if query in ("sufficient_reasons", "necessary_reasons", "shortest_sufficient_reasons",
-                             "shortest_necessary_reasons", "contrastive_reasons", "general_sufficient_reasons",
-                             "general_necessary_reasons", "shortest_flips"):
+                if query in (
+                    "sufficient_reasons",
+                    "necessary_reasons",
+                    "shortest_sufficient_reasons",
+                    "shortest_necessary_reasons",
+                    "contrastive_reasons",
+                    "general_sufficient_reasons",
+                    "general_necessary_reasons",
+                    "shortest_flips",
+                ):
                     args += (Budget(),)
                 with pytest.raises(UnsupportedQuery, match="oracle"):
                     result = getattr(engine, query)(*args)

@@ -14,5 +14,17 @@ for line in sys.stdin:
     request = json.loads(line)
     if request["query"] == "minimal_sufficient":
         time.sleep(600)
-    proto.write(json.dumps({"ok": True, "time": 0.001, "features": [0], "literals": [1], "conditions": ["f0 > 1"],
-                            "prediction": "1", "pid": os.getpid()}) + "\n")
+    proto.write(
+        json.dumps(
+            {
+                "ok": True,
+                "time": 0.001,
+                "features": [0],
+                "literals": [1],
+                "conditions": ["f0 > 1"],
+                "prediction": "1",
+                "pid": os.getpid(),
+            }
+        )
+        + "\n"
+    )

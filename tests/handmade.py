@@ -6,7 +6,8 @@ A tree is written as nested tuples: ``(feature, threshold, left, right)`` for an
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rfexplain import Forest
 
@@ -35,7 +36,9 @@ def raw_tree(spec: Any) -> dict[str, list[Any]]:
 
 
 def forest(trees: Sequence[Any], n_features: int, classes: Sequence[Any], names: Sequence[str]) -> Forest:
-    return Forest.from_raw_trees([raw_tree(t) for t in trees], n_features=n_features, classes=classes, feature_names=names)
+    return Forest.from_raw_trees(
+        [raw_tree(t) for t in trees], n_features=n_features, classes=classes, feature_names=names
+    )
 
 
 def rfxpl_running_example() -> Forest:
@@ -50,7 +53,9 @@ def rfxpl_running_example() -> Forest:
     t1 = (ba, 0.5, 0, (cp, 0.5, 0, 1))
     t2 = (gbc, 0.5, (w, 75, 0, 1), 0)
     t3 = (gbc, 0.5, (cp, 0.5, 0, 1), (ba, 0.5, 0, 1))
-    return forest([t1, t2, t3], 4, ["No", "Yes"], ["blocked-arteries", "good-blood-circulation", "chest-pain", "weight"])
+    return forest(
+        [t1, t2, t3], 4, ["No", "Yes"], ["blocked-arteries", "good-blood-circulation", "chest-pain", "weight"]
+    )
 
 
 def susan_example() -> Forest:

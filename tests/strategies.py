@@ -61,10 +61,7 @@ def forests(
     """A random small forest (see the module docstring)."""
     n_features = draw(st.integers(1, max_features))
     n_classes = draw(st.integers(min_classes, max_classes))
-    pools = [
-        sorted(draw(st.sets(st.sampled_from(THRESHOLD_POOL), min_size=0, max_size=3)))
-        for _ in range(n_features)
-    ]
+    pools = [sorted(draw(st.sets(st.sampled_from(THRESHOLD_POOL), min_size=0, max_size=3))) for _ in range(n_features)]
     if not any(pools):
         pools[0] = [THRESHOLD_POOL[1]]
     n_trees = draw(st.integers(min_trees, max_trees))

@@ -36,8 +36,15 @@ def test_majority_ties_go_to_lowest_index() -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(forests(max_trees=8), st.booleans(), st.sampled_from(["frequency", "index"]), st.sampled_from(["balanced", "sequential"]))
-def test_add_decides_like_the_forest_on_every_state_vector(forest: Forest, reduce: bool, order: str, strategy: str) -> None:
+@given(
+    forests(max_trees=8),
+    st.booleans(),
+    st.sampled_from(["frequency", "index"]),
+    st.sampled_from(["balanced", "sequential"]),
+)
+def test_add_decides_like_the_forest_on_every_state_vector(
+    forest: Forest, reduce: bool, order: str, strategy: str
+) -> None:
     oracle = Oracle(forest)
     agg = aggregate(forest, reduce=reduce, feature_order=order, strategy=strategy)
     walked = np.array([agg.predict_states_one(z) for z in oracle.grid])
@@ -149,7 +156,9 @@ def test_outcome_explanation_of_handmade_forest() -> None:
     assert expl.features == frozenset({0})
 
 
-@pytest.mark.parametrize("name, n_trees, depth", [("iris", 100, 4), ("wine", 10, 3), ("breast_cancer", 6, 3), ("digits", 3, 4)])
+@pytest.mark.parametrize(
+    "name, n_trees, depth", [("iris", 100, 4), ("wine", 10, 3), ("breast_cancer", 6, 3), ("digits", 3, 4)]
+)
 def test_add_prediction_equals_forest_predict_on_every_row(name: str, n_trees: int, depth: int) -> None:
     forest, X = _sklearn_forest(name, n_trees, depth)
     agg = aggregate(forest, timeout=60)

@@ -112,7 +112,7 @@ def test_no_import_cycle() -> None:
         stack.append(module)
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                cycle.extend(stack[stack.index(target):] + [target])
+                cycle.extend(stack[stack.index(target) :] + [target])
                 return True
             if target not in state and visit(target, stack):
                 return True

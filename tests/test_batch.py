@@ -18,7 +18,6 @@ from rfexplain.batch import BatchRecord, write_csv, write_jsonl
 from rfexplain.cli import main
 from rfexplain.engines.registry import available_engines, register
 from rfexplain.progress import Progress
-
 from tests.batch_plugins import ProbeEngine
 
 register("probe", ProbeEngine)
@@ -138,8 +137,9 @@ def test_limit_target_robustness_and_argument_checks() -> None:
 
 def test_records_serialise_to_json_lines() -> None:
     records = rx.Explainer(MODEL, engine="oracle").explain_many(X[:2], "robustness")
-    unflippable = BatchRecord(index=9, query="robustness", engine="oracle", prediction=np.int64(1), result=math.inf,
-                              complete=True)
+    unflippable = BatchRecord(
+        index=9, query="robustness", engine="oracle", prediction=np.int64(1), result=math.inf, complete=True
+    )
     out = io.StringIO()
     write_jsonl(records + [unflippable], out)
     docs = [json.loads(line) for line in out.getvalue().splitlines()]
@@ -175,9 +175,10 @@ def test_dask_local_cluster() -> None:
     explainer = rx.Explainer(MODEL, engine=REAL_ENGINES[0] if REAL_ENGINES else "oracle")
     rows = X[::10]
     expected = [set(r.feature_sets()) for r in explainer.explain_many(rows, "sufficient_reasons", n_jobs=1)]
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
         with joblib.parallel_config(backend="dask"):
             records = explainer.explain_many(rows, "sufficient_reasons")
     assert [set(r.feature_sets()) for r in records] == expected
@@ -188,8 +189,28 @@ def test_dask_local_cluster() -> None:
 def test_cli_batch_dataset_rows_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out.csv"
     forest_path = tmp_path / "forest.json"
-    code = main(["batch", "--dataset", "iris", "--trees", "3", "--depth", "2", "--engine", "oracle", "--rows", "0:6",
-                 "--jobs", "2", "-o", str(out), "--save-forest", str(forest_path), "--no-progress"])
+    code = main(
+        [
+            "batch",
+            "--dataset",
+            "iris",
+            "--trees",
+            "3",
+            "--depth",
+            "2",
+            "--engine",
+            "oracle",
+            "--rows",
+            "0:6",
+            "--jobs",
+            "2",
+            "-o",
+            str(out),
+            "--save-forest",
+            str(forest_path),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 6 and all(r["error"] == "" and r["complete"] == "True" for r in rows)
@@ -205,8 +226,27 @@ def test_cli_batch_dataset_rows_csv(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_cli_batch_on_a_local_dask_cluster(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("dask.distributed")
-    code = main(["batch", "--dataset", "iris", "--trees", "3", "--depth", "2", "--engine", "oracle", "--rows", "0:4",
-                 "--dask", "local", "--jobs", "2", "--query", "necessary_reasons"])
+    code = main(
+        [
+            "batch",
+            "--dataset",
+            "iris",
+            "--trees",
+            "3",
+            "--depth",
+            "2",
+            "--engine",
+            "oracle",
+            "--rows",
+            "0:4",
+            "--dask",
+            "local",
+            "--jobs",
+            "2",
+            "--query",
+            "necessary_reasons",
+        ]
+    )
     captured = capsys.readouterr()
     docs = [json.loads(line) for line in captured.out.splitlines()]
     assert code == 0 and len(docs) == 4 and all(d["complete"] and d["result"] for d in docs)

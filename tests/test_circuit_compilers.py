@@ -15,7 +15,6 @@ from rfexplain import Forest
 from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
 from rfexplain.circuit.compilers.classformula import dg_to_nnf, vote_thresholds
 from rfexplain.circuit.compilers.votecount import VoteCounter
-
 from tests.strategies import forests
 
 
@@ -175,8 +174,20 @@ def test_tie_rule_thresholds() -> None:
 
 def test_tied_forest_goes_to_lowest_class() -> None:
     raw = [
-        {"feature": [0, -1, -1], "threshold": [0.5, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 2, 1]},
-        {"feature": [0, -1, -1], "threshold": [0.5, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 1, 2]},
+        {
+            "feature": [0, -1, -1],
+            "threshold": [0.5, 0, 0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 2, 1],
+        },
+        {
+            "feature": [0, -1, -1],
+            "threshold": [0.5, 0, 0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 1, 2],
+        },
     ]
     forest = Forest.from_raw_trees(raw, n_features=1, classes=[0, 1, 2])
     cf = ClassFormulas(forest)
@@ -187,9 +198,18 @@ def test_tied_forest_goes_to_lowest_class() -> None:
 
 def test_dg_to_nnf_is_definition_3() -> None:
     forest = Forest.from_raw_trees(
-        [{"feature": [0, 0, -1, -1, -1], "threshold": [1.5, 0.5, 0, 0, 0], "left": [1, 3, -1, -1, -1],
-          "right": [2, 4, -1, -1, -1], "label": [-1, -1, 1, 0, 1]}],
-        n_features=1, classes=[0, 1])
+        [
+            {
+                "feature": [0, 0, -1, -1, -1],
+                "threshold": [1.5, 0.5, 0, 0, 0],
+                "left": [1, 3, -1, -1, -1],
+                "right": [2, 4, -1, -1, -1],
+                "label": [-1, -1, 1, 0, 1],
+            }
+        ],
+        n_features=1,
+        classes=[0, 1],
+    )
     cf = ClassFormulas(forest)
     nnf = NNFManager(forest.states_per_feature)
     root = dg_to_nnf(cf.dg, cf.tree_dg(0, 0), nnf)

@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfexplain.circuit.compilers import ClassFormulas, NNFManager
-from rfexplain.engines.base import Instance
 from rfexplain.circuit.engine import CircuitEngine
 from rfexplain.circuit.logic import (
     cnf_within_varsets,
@@ -28,7 +27,7 @@ from rfexplain.circuit.logic import (
     shortest_prime_implicates,
 )
 from rfexplain.circuit.logic.flips import one_set_at_a_time
-
+from rfexplain.engines.base import Instance
 from tests.strategies import forests_and_instances
 
 
@@ -70,8 +69,15 @@ def test_algorithm_6_drops_literals_outside_V() -> None:
 
 
 def test_circuits_render_and_export() -> None:
-    raw = [{"feature": [0, 1, -1, -1, -1], "threshold": [0.5, 0.5, 0, 0, 0], "left": [1, 3, -1, -1, -1],
-            "right": [2, 4, -1, -1, -1], "label": [-1, -1, 1, 0, 1]}]
+    raw = [
+        {
+            "feature": [0, 1, -1, -1, -1],
+            "threshold": [0.5, 0.5, 0, 0, 0],
+            "left": [1, 3, -1, -1, -1],
+            "right": [2, 4, -1, -1, -1],
+            "label": [-1, -1, 1, 0, 1],
+        }
+    ]
     from rfexplain import Forest
 
     forest = Forest.from_raw_trees(raw, n_features=2, classes=["a", "b"], feature_names=["u", "w"])
@@ -121,7 +127,7 @@ def _naive_closure(clauses: list, full: list) -> set:
         new = set()
         for a in s:
             for b in s:
-                for i, (v, _) in enumerate(a):
+                for i, (_v, _) in enumerate(a):
                     lits = []
                     for j, ((_, ma), (_, mb)) in enumerate(zip(a, b)):
                         lits.append(ma & mb if j == i else ma | mb)
@@ -146,8 +152,10 @@ def test_depletion_equals_the_naive_resolution_closure(data: Any) -> None:
     full = [(1 << k) - 1 for k in sizes]
     v = [data.draw(st.integers(0, k - 1)) for k in sizes]
     # locally fixated clauses on exactly these variables: every mask holds v's state, none full
-    lit = [st.integers(0, f).map(lambda m, i=i: m | (1 << v[i])).filter(lambda m, i=i: m != full[i])
-           for i, f in enumerate(full)]
+    lit = [
+        st.integers(0, f).map(lambda m, i=i: m | (1 << v[i])).filter(lambda m, i=i: m != full[i])
+        for i, f in enumerate(full)
+    ]
     clauses = data.draw(st.lists(st.tuples(*lit), min_size=1, max_size=8))
     clauses = [tuple(enumerate(c)) for c in clauses]
     fast = depleted(clauses, list(range(n_vars)), full)
@@ -223,8 +231,11 @@ def _or_decomposable(nnf: NNFManager, root: int) -> bool:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(1, 6), st.lists(st.tuples(st.sampled_from(["and", "or"]), st.integers(0, 40), st.integers(0, 40)),
-                                   max_size=30), st.permutations(range(6)))
+@given(
+    st.integers(1, 6),
+    st.lists(st.tuples(st.sampled_from(["and", "or"]), st.integers(0, 40), st.integers(0, 40)), max_size=30),
+    st.permutations(range(6)),
+)
 def test_kept_bdd_operations_by_truth_table(n: int, ops: list, order: list) -> None:
     from rfexplain.circuit.logic.kept_bdd import KeptBDD
 
@@ -264,8 +275,9 @@ def test_complete_reason_is_one_node_per_subfunction_and_or_decomposable(case: A
         if n > 1:
             x, es = cf.dg.var[n], cf.dg.edges[n]
             on = any(s >> v[x] & 1 for s, _ in es)
-            eq1[n] = nnf.conj_all([eq1[c] if (s >> v[x] & 1) or not on else nnf.or2(eq1[c], nnf.state(x, v[x]))
-                                   for s, c in es])
+            eq1[n] = nnf.conj_all(
+                [eq1[c] if (s >> v[x] & 1) or not on else nnf.or2(eq1[c], nnf.state(x, v[x])) for s, c in es]
+            )
     want = nnf.conj_all(eq1[p] for p in parts)
     features = sorted(forest.tested_features)
     for r in range(len(features) + 1):

@@ -25,8 +25,13 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 def test_demo_runs_as_installed_command() -> None:
     # string hash seed 3 once printed a false disagreement (answers compared by their reprs)
     env = {**os.environ, "PYTHONHASHSEED": "3"}
-    result = subprocess.run([sys.executable, "-m", "rfexplain.cli", "demo", "--instances", "3"], capture_output=True, text=True,
-                            timeout=600, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "rfexplain.cli", "demo", "--instances", "3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert "sufficient reasons" in result.stdout and "agrees with sklearn" in result.stdout
     assert "ENGINES DISAGREE" not in result.stdout
@@ -49,15 +54,42 @@ def test_train_info_explain_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_explain_from_dataset_and_pickle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
-        ["explain", "--dataset", "iris", "--trees", "3", "--depth", "2", "--index", "60", "--engine", "oracle",
-         "--query", "robustness"], capsys,
+        [
+            "explain",
+            "--dataset",
+            "iris",
+            "--trees",
+            "3",
+            "--depth",
+            "2",
+            "--index",
+            "60",
+            "--engine",
+            "oracle",
+            "--query",
+            "robustness",
+        ],
+        capsys,
     )
     assert code == 0 and "robustness:" in out
     X, y = load_iris(return_X_y=True)
     model_path = tmp_path / "model.pkl"
     model_path.write_bytes(pickle.dumps(RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)))
-    code, out, _ = run(["explain", str(model_path), "--values", "6,3,5,2", "--engine", "oracle",
-                        "--query", "contrastive_reasons", "--target", "0"], capsys)
+    code, out, _ = run(
+        [
+            "explain",
+            str(model_path),
+            "--values",
+            "6,3,5,2",
+            "--engine",
+            "oracle",
+            "--query",
+            "contrastive_reasons",
+            "--target",
+            "0",
+        ],
+        capsys,
+    )
     assert code == 0 and "prediction: 2" in out
 
 
@@ -71,8 +103,22 @@ def test_explain_from_dataset_and_pickle(tmp_path: Path, capsys: pytest.CaptureF
         (["explain", "--dataset", "iris", "--values", "1,x,3,4"], "comma-separated numbers"),
         (["explain", "--dataset", "iris", "--values", "1,nan,3,4", "--engine", "oracle"], "NaN in feature 1"),
         (["explain", "--dataset", "iris", "--index", "999"], "--index must be in"),
-        (["explain", "--dataset", "iris", "--index", "0", "--engine", "oracle", "--query", "contrastive_reasons",
-          "--target", "unicorn"], "class must be one of"),
+        (
+            [
+                "explain",
+                "--dataset",
+                "iris",
+                "--index",
+                "0",
+                "--engine",
+                "oracle",
+                "--query",
+                "contrastive_reasons",
+                "--target",
+                "unicorn",
+            ],
+            "class must be one of",
+        ),
     ],
 )
 def test_bad_input_is_one_line_with_status_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,7 +179,9 @@ def test_rfexplain_errors_are_usage_errors(
     assert code == 2 and err == "rfexplain: error: too many state vectors\n"
 
 
-@pytest.mark.parametrize("argv", [["explain", "--nonsense"], ["batch", "--limit", "-1"], ["explain", "--timeout", "soon"]])
+@pytest.mark.parametrize(
+    "argv", [["explain", "--nonsense"], ["batch", "--limit", "-1"], ["explain", "--timeout", "soon"]]
+)
 def test_argparse_usage_errors_are_status_2(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         main(argv)

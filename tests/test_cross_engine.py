@@ -45,7 +45,12 @@ def compare(name: str, n_trees: int, depth: int, data_dir: Any = None) -> None:
         x = data.X[row]
         d = {e: ex.explain(x) for e, ex in engines.items()}
         assert d["sat"].prediction == d["circuit"].prediction
-        for query in ("sufficient_reasons", "necessary_reasons", "shortest_sufficient_reasons", "shortest_necessary_reasons"):
+        for query in (
+            "sufficient_reasons",
+            "necessary_reasons",
+            "shortest_sufficient_reasons",
+            "shortest_necessary_reasons",
+        ):
             got = {e: keys(getattr(dec, query)(timeout=TIMEOUT)) for e, dec in d.items()}
             assert got["sat"] == got["circuit"], (name, row, query)
         assert d["sat"].robustness() == d["circuit"].robustness(), (name, row)

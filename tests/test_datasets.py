@@ -11,7 +11,9 @@ from rfexplain import UnknownDatasetError, datasets
 from tests.benchmark_data import benchmark_dir
 
 
-@pytest.mark.parametrize("name, rows, classes", [("iris", 150, 3), ("wine", 178, 3), ("breast_cancer", 569, 2), ("digits", 1797, 10)])
+@pytest.mark.parametrize(
+    "name, rows, classes", [("iris", 150, 3), ("wine", 178, 3), ("breast_cancer", 569, 2), ("digits", 1797, 10)]
+)
 def test_builtin(name: str, rows: int, classes: int) -> None:
     data = datasets.load(name)
     assert data.X.shape[0] == rows == len(data.y)
@@ -38,7 +40,9 @@ def test_csv_numeric_labels_from_environment(tmp_path: Path, monkeypatch: pytest
 
 
 def test_unknown_dataset_lists_available(tmp_path: Path) -> None:
-    with pytest.raises(UnknownDatasetError, match=r"dataset must be one of \['iris', 'wine', 'breast_cancer', 'digits'.*Got 'nope'"):
+    with pytest.raises(
+        UnknownDatasetError, match=r"dataset must be one of \['iris', 'wine', 'breast_cancer', 'digits'.*Got 'nope'"
+    ):
         datasets.load("nope", tmp_path)
 
 

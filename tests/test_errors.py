@@ -25,7 +25,9 @@ def test_unfitted_model() -> None:
         rx.Explainer(RandomForestClassifier(), engine="oracle")
 
 
-@pytest.mark.parametrize("model", [RandomForestRegressor(n_estimators=2), GradientBoostingClassifier(n_estimators=2), "a string"])
+@pytest.mark.parametrize(
+    "model", [RandomForestRegressor(n_estimators=2), GradientBoostingClassifier(n_estimators=2), "a string"]
+)
 def test_unsupported_estimators(model: object) -> None:
     X, y = load_iris(return_X_y=True)
     if hasattr(model, "fit"):

@@ -14,7 +14,6 @@ import pytest
 from experiments import __main__ as entry
 from experiments import _common, peers_pyxai
 from rfexplain.engines.base import Instance
-
 from tests.handmade import forest as hand_forest
 
 HERE = Path(__file__).resolve().parent
@@ -44,10 +43,14 @@ def test_registry_skips_missing_and_runs_the_others(
     broken = tmp_path / "broken_bench.py"
     broken.write_text("def main(argv):\n    raise RuntimeError('boom')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(entry, "BENCHMARKS", (
-        entry.Benchmark("missing", "experiments.not_written_yet", "absent"),
-        entry.Benchmark("fake", "fake_bench", "a fake"),
-    ))
+    monkeypatch.setattr(
+        entry,
+        "BENCHMARKS",
+        (
+            entry.Benchmark("missing", "experiments.not_written_yet", "absent"),
+            entry.Benchmark("fake", "fake_bench", "a fake"),
+        ),
+    )
     results = tmp_path / "results"
     monkeypatch.setenv(_common.RESULTS_ENV, "")
     assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 0
@@ -62,21 +65,30 @@ def test_registry_skips_missing_and_runs_the_others(
     assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 1
     assert "FAILED broken: RuntimeError: boom" in capsys.readouterr().err
     strict = tmp_path / "strict_bench.py"
-    strict.write_text("import argparse\ndef main(argv):\n    argparse.ArgumentParser().parse_args(argv)\n    return 0\n")
-    monkeypatch.setattr(entry, "BENCHMARKS", (entry.Benchmark("strict", "strict_bench", "s"),
-                                              entry.Benchmark("fake", "fake_bench", "a fake")))
+    strict.write_text(
+        "import argparse\ndef main(argv):\n    argparse.ArgumentParser().parse_args(argv)\n    return 0\n"
+    )
+    monkeypatch.setattr(
+        entry,
+        "BENCHMARKS",
+        (entry.Benchmark("strict", "strict_bench", "s"), entry.Benchmark("fake", "fake_bench", "a fake")),
+    )
     assert entry.main(["all", "--unknown-flag", "--results-dir", str(results)]) == 1  # the next one still runs
     err = capsys.readouterr().err
     assert "FAILED strict: exit status 2" in err and "ok fake" in err
     own = tmp_path / "own_dir_bench.py"
-    own.write_text("def main(argv):\n    assert argv[:3] == ['t2', '--quick', '--out'] and '--results-dir' not in argv, argv\n"
-                   "    return 0\n")
+    own.write_text(
+        "def main(argv):\n    assert argv[:3] == ['t2', '--quick', '--out'] and '--results-dir' not in argv, argv\n"
+        "    return 0\n"
+    )
     monkeypatch.setattr(entry, "BENCHMARKS", (entry.Benchmark("own", "own_dir_bench", "o", "--out", ("t2",)),))
     assert entry.main(["own", "--quick", "--results-dir", str(results)]) == 0
 
 
 def test_peers_pyxai_skips_without_pyxai(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code = entry.main(["peers_pyxai", "--quick", "--results-dir", str(tmp_path), "--pyxai-python", str(tmp_path / "none")])
+    code = entry.main(
+        ["peers_pyxai", "--quick", "--results-dir", str(tmp_path), "--pyxai-python", str(tmp_path / "none")]
+    )
     assert code == 0 and "skip peers_pyxai: no PyXAI interpreter" in capsys.readouterr().err
 
 
@@ -94,19 +106,30 @@ def small_forest():  # class 1 iff x0 > 1 and x1 > 1; feature 2 is never tested
 
 
 def answer(features: list[int], prediction: str = "1") -> dict[str, object]:
-    return {"ok": True, "status": "ok", "features": features, "literals": list(range(len(features))), "prediction": prediction}
+    return {
+        "ok": True,
+        "status": "ok",
+        "features": features,
+        "literals": list(range(len(features))),
+        "prediction": prediction,
+    }
 
 
-def check(query: str, features: list[int], ours_smallest: int | None = None, prediction: str = "1", mode: str = "plain"):
+def check(
+    query: str, features: list[int], ours_smallest: int | None = None, prediction: str = "1", mode: str = "plain"
+):
     forest = small_forest()
     x = np.array([2.0, 2.0, 0.0])
     instance = Instance.of(forest, x)
     config = peers_pyxai.Config("hand", 1, 2, 1, 1.0)
     ours = {}
     if ours_smallest is not None:
-        ours = {"sat": {(query, 0): {"error": None, "complete": True, "result": [{"features": list(range(ours_smallest))}]}}}
-    return peers_pyxai.check_pyxai(config, query, 7, 0, x, instance, answer(features, prediction),
-                                   peers_pyxai.Checker(forest), ours, mode)
+        ours = {
+            "sat": {(query, 0): {"error": None, "complete": True, "result": [{"features": list(range(ours_smallest))}]}}
+        }
+    return peers_pyxai.check_pyxai(
+        config, query, 7, 0, x, instance, answer(features, prediction), peers_pyxai.Checker(forest), ours, mode
+    )
 
 
 def test_checks_of_pyxai_sufficient_reasons() -> None:
@@ -115,7 +138,9 @@ def test_checks_of_pyxai_sufficient_reasons() -> None:
     assert wrong["problem"].startswith("not sufficient") and wrong["right"] == "rfexplain" and wrong["instance"] == 7
     [extra] = check("sufficient", [0, 1, 2])
     assert "not subset-minimal" in extra["problem"] and "[2]" in extra["problem"]
-    assert "independent" in extra["why"] and "independent" not in check("sufficient", [0, 1, 2], mode="theory")[0]["why"]
+    assert (
+        "independent" in extra["why"] and "independent" not in check("sufficient", [0, 1, 2], mode="theory")[0]["why"]
+    )
     [bigger] = check("minimal_sufficient", [0, 1], ours_smallest=1)
     assert bigger["right"] == "both (different measures)"
     [smaller] = check("minimal_sufficient", [0, 1], ours_smallest=3)

@@ -117,8 +117,10 @@ def test_ties_go_to_lowest_class_index() -> None:
     model = RandomForestClassifier(n_estimators=2, bootstrap=False, max_depth=1, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model)
     # Rewire: one tree always votes 1, the other always votes 0 -> tie -> class 0
-    trees = [{"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [1]},
-             {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0]}]
+    trees = [
+        {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [1]},
+        {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0]},
+    ]
     tied = Forest.from_raw_trees(trees, n_features=1, classes=["b", "a"])
     assert list(tied.predict([[0.0], [5.0]])) == ["b", "b"]
     assert list(forest.predict(X)) == list(sklearn_hard_vote(model, X))
@@ -142,9 +144,27 @@ def test_thresholds_in_one_float32_gap_become_one_test() -> None:
     t1 = float(a) + (float(b) - float(a)) * 0.25
     t2 = float(a) + (float(b) - float(a)) * 0.75
     trees = [
-        {"feature": [0, -1, -1], "threshold": [t1, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 1]},
-        {"feature": [0, -1, -1], "threshold": [t2, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 1]},
-        {"feature": [0, -1, -1], "threshold": [3.0, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 1, 0]},
+        {
+            "feature": [0, -1, -1],
+            "threshold": [t1, 0, 0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 0, 1],
+        },
+        {
+            "feature": [0, -1, -1],
+            "threshold": [t2, 0, 0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 0, 1],
+        },
+        {
+            "feature": [0, -1, -1],
+            "threshold": [3.0, 0, 0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 1, 0],
+        },
     ]
     forest = Forest.from_raw_trees(trees, n_features=1, classes=[0, 1])
     assert forest.thresholds == ((float(a), 3.0),)

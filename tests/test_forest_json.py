@@ -12,7 +12,6 @@ from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Forest, ForestFormatError
 from rfexplain.core.forest import FOREST_FORMAT_VERSION
-
 from tests.strategies import forests
 
 

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
-
 from tests import handmade
 from tests.strategies import forests_and_instances
 
@@ -24,7 +23,9 @@ def literal_sets(reasons: Any) -> set[tuple[tuple[int, tuple[int, ...]], ...]]:
 
 def minimal_hitting_sets(sets: list[frozenset[int]], universe: list[int]) -> set[frozenset[int]]:
     hitting = [
-        frozenset(c) for k in range(len(universe) + 1) for c in itertools.combinations(universe, k)
+        frozenset(c)
+        for k in range(len(universe) + 1)
+        for c in itertools.combinations(universe, k)
         if all(frozenset(c) & s for s in sets)
     ]
     return {h for h in hitting if not any(o < h for o in hitting)}
@@ -77,7 +78,9 @@ def test_susan_example() -> None:
     for z in itertools.product(range(2), range(4), range(3)):
         a, b, w = z
         assert (z in complete) == (a == 1 and (b == A or w == over)), z
-        assert (z in general) == (a == 1 and (b in (A, B, AB) or w in (norm, over)) and (b in (A, B) or w in (under, over))), z
+        assert (z in general) == (
+            a == 1 and (b in (A, B, AB) or w in (norm, over)) and (b in (A, B) or w in (under, over))
+        ), z
     # "if we set Btype to AB and Weight to norm ... the decision on Susan becomes no"
     assert forest.predict([[60, AB, norm]])[0] == "no"
 
@@ -164,7 +167,9 @@ def test_general_necessary_reasons_and_shortest_flips(case: Any) -> None:
     gnrs = oracle.general_necessary_reasons(v)
     for reason in gnrs:  # Ji and Darwiche (2026), Lemma 2: every violation of a GNR flips the decision
         ranges = [
-            [s for s in range(forest.n_states(f)) if s not in reason.literals[f]] if f in reason.literals else [v.states[f]]
+            [s for s in range(forest.n_states(f)) if s not in reason.literals[f]]
+            if f in reason.literals
+            else [v.states[f]]
             for f in range(forest.n_features)
         ]
         for z in itertools.product(*ranges):
@@ -175,7 +180,9 @@ def test_general_necessary_reasons_and_shortest_flips(case: Any) -> None:
     violations = set()
     for reason in flips:
         ranges = [
-            [s for s in range(forest.n_states(f)) if s not in reason.literals[f]] if f in reason.literals else [v.states[f]]
+            [s for s in range(forest.n_states(f)) if s not in reason.literals[f]]
+            if f in reason.literals
+            else [v.states[f]]
             for f in range(forest.n_features)
         ]
         violations |= set(itertools.product(*ranges))

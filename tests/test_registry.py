@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import rfexplain as rx
 from rfexplain.engines import registry
 from rfexplain.engines.base import EngineBase, Instance
-
 from tests import handmade
 
 
@@ -43,7 +43,9 @@ def test_register_and_unsupported_query_names_other_engines() -> None:
         forest = handmade.three_class_tree_example()
         decision = rx.Explainer(forest, engine="counting").explain([1, 0])
         assert decision.robustness() == 1
-        with pytest.raises(rx.UnsupportedQuery, match=r"engine 'counting' does not answer sufficient_reason\(\).*'oracle'"):
+        with pytest.raises(
+            rx.UnsupportedQuery, match=r"engine 'counting' does not answer sufficient_reason\(\).*'oracle'"
+        ):
             decision.sufficient_reason()
         assert "counting" in registry.engines_supporting("robustness")
         assert "counting" not in registry.engines_supporting("sufficient_reasons")

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from pysat.solvers import Solver
 
 from rfexplain.sat.encodings import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, ForestEncoding, Var, VarPool
-
 from tests.handmade import rfxpl_running_example
 from tests.strategies import forests
 

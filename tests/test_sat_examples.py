@@ -8,7 +8,6 @@ import math
 from rfexplain import Budget, Explainer, verify
 from rfexplain.engines.base import Instance
 from rfexplain.sat.engine import SatEngine
-
 from tests.handmade import rfxpl_running_example
 
 BA, GBC, CP, W = 0, 1, 2, 3

@@ -8,7 +8,7 @@ cardinality encoding (and both multi-class constructions) must give identical ex
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -17,8 +17,8 @@ from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Budget, Forest, verify
-from rfexplain.sat.encodings import CARD_ENCODINGS
 from rfexplain.engines.base import Instance
+from rfexplain.sat.encodings import CARD_ENCODINGS
 from rfexplain.sat.engine import SatEngine
 
 #: name -> (loader, trees, depth); small enough that every enumeration completes in well under a second.
@@ -31,7 +31,7 @@ N_INSTANCES = 4
 TIMEOUT = 60.0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _model(name: str) -> tuple[Any, np.ndarray, Forest]:
     loader, trees, depth = MODELS[name]
     X, y = loader(return_X_y=True)

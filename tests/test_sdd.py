@@ -117,9 +117,21 @@ def test_real_forests_counts_and_equivalence(name: str, n_trees: int, depth: int
 
 def test_counts_exceed_64_bits() -> None:
     """70 features with two states each: 2^70 state vectors, past PySDD's 64-bit counters."""
-    raw = {"feature": [0, -1, -1], "threshold": [0.5, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 1]}
+    raw = {
+        "feature": [0, -1, -1],
+        "threshold": [0.5, 0, 0],
+        "left": [1, -1, -1],
+        "right": [2, -1, -1],
+        "label": [-1, 0, 1],
+    }
     dummies = [
-        {"feature": [f, -1, -1], "threshold": [0.5, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "label": [-1, 0, 0]}
+        {
+            "feature": [f, -1, -1],
+            "threshold": [0.5, 0, 0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 0, 0],
+        }
         for f in range(1, 70)
     ]
     forest = Forest.from_raw_trees([raw] + dummies, n_features=70, classes=[0, 1])

@@ -33,5 +33,8 @@ def test_multi_class_and_retested_features_are_reachable() -> None:
                     return True
         return False
 
-    find(forests_and_instances(min_classes=4), lambda c: c[0].n_classes == 4 and retests(c),
-         settings=settings(max_examples=2000, database=None))
+    find(
+        forests_and_instances(min_classes=4),
+        lambda c: c[0].n_classes == 4 and retests(c),
+        settings=settings(max_examples=2000, database=None),
+    )

@@ -33,9 +33,19 @@ def test_as_frame_round_trips_the_records(query: str) -> None:
 
 
 def test_frame_keeps_errors_and_infinite_robustness() -> None:
-    records = [BatchRecord(index=3, query="robustness", engine="x", prediction="a", prediction_index=0, result=math.inf,
-                           time=0.5, complete=True),
-               BatchRecord(index=4, query="robustness", engine="x", error="ValueError: bad")]
+    records = [
+        BatchRecord(
+            index=3,
+            query="robustness",
+            engine="x",
+            prediction="a",
+            prediction_index=0,
+            result=math.inf,
+            time=0.5,
+            complete=True,
+        ),
+        BatchRecord(index=4, query="robustness", engine="x", error="ValueError: bad"),
+    ]
     assert frame_to_records(records_to_frame(records)) == records
 
 
@@ -45,8 +55,24 @@ def test_batch_writes_parquet(tmp_path: Path) -> None:
     forest = tmp_path / "forest.json"
     forest.write_text(rx.Forest.from_sklearn(MODEL, feature_names=NAMES).to_json())
     out = tmp_path / "out.parquet"
-    assert main(["batch", str(forest), "--dataset", "iris", "--rows", "0:4", "--engine", "oracle",
-                 "-o", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "batch",
+                str(forest),
+                "--dataset",
+                "iris",
+                "--rows",
+                "0:4",
+                "--engine",
+                "oracle",
+                "-o",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     frame = pd.read_parquet(out)
     assert list(frame["index"]) == [0, 1, 2, 3] and all(json.loads(v) for v in frame["result_json"])
     assert [r.index for r in frame_to_records(frame)] == [0, 1, 2, 3]

@@ -33,7 +33,7 @@ def test_reason_plot_spans_and_marker_at_the_data_coordinates() -> None:
     ax2, ax3 = fig.axes[:2]
     assert ax2.get_ylabel() == NAMES[2] and ax3.get_ylabel() == NAMES[3]
     assert _spans(ax2, "sufficient") == [pytest.approx((t2[0], t2[2]))]
-    (lo, hi), = _spans(ax3, "sufficient")
+    ((lo, hi),) = _spans(ax3, "sufficient")
     assert lo == pytest.approx(ax3.get_xlim()[0]) and hi == pytest.approx(t3[0])  # -inf clipped to the axis
     assert _marker(ax2) == pytest.approx(X[60][2]) and _marker(ax3) == pytest.approx(X[60][3])
     assert list(ax2.get_xticks(minor=True)) == pytest.approx(list(t2))
@@ -54,17 +54,21 @@ def test_decision_plot_layers_of_the_circuit_engine() -> None:
         hi = space.thresholds[f][max(states)] if max(states) < len(space.thresholds[f]) else ax.get_xlim()[1]
         assert _spans(ax, "sufficient") == [pytest.approx((lo, hi))]
         assert _marker(ax) == pytest.approx(X[60][f])
-    for f, states in general.literals.items():
-        (glo, ghi), = _spans(rows[NAMES[f]], "general_sufficient")
+    for f in general.literals:
+        ((glo, ghi),) = _spans(rows[NAMES[f]], "general_sufficient")
         if f in sufficient.literals:  # the general reason's interval is at least as wide
-            (slo, shi), = _spans(rows[NAMES[f]], "sufficient")
+            ((slo, shi),) = _spans(rows[NAMES[f]], "sufficient")
             assert glo <= slo and ghi >= shi
     for f, states in flip.literals.items():
         edges = [line.get_xdata()[0] for line in rows[NAMES[f]].lines if line.get_gid().startswith("flip-")]
-        finite = [e for e in (
-            space.thresholds[f][min(states) - 1] if min(states) > 0 else -math.inf,
-            space.thresholds[f][max(states)] if max(states) < len(space.thresholds[f]) else math.inf,
-        ) if math.isfinite(e)]
+        finite = [
+            e
+            for e in (
+                space.thresholds[f][min(states) - 1] if min(states) > 0 else -math.inf,
+                space.thresholds[f][max(states)] if max(states) < len(space.thresholds[f]) else math.inf,
+            )
+            if math.isfinite(e)
+        ]
         assert edges == pytest.approx(finite) and edges
 
 
@@ -95,10 +99,13 @@ def test_feature_relevance_counts_read_back_from_the_bars() -> None:
     bars = fig.axes[0]
     names = [t.get_text() for t in bars.get_yticklabels()]
     for kind, gid in (("sufficient", "sufficient"), ("necessary", "necessary")):
-        expected = {n: sum(n in r.get("feature_names", []) for rec in records for r in rec.reasons if r["kind"] == kind)
-                    for n in names}
+        expected = {
+            n: sum(n in r.get("feature_names", []) for rec in records for r in rec.reasons if r["kind"] == kind)
+            for n in names
+        }
         heights = [p.get_width() for p in bars.patches if p.get_gid() == gid]
         assert dict(zip(names, heights)) == expected
     assert sum(p.get_height() for p in fig.axes[1].patches) == pytest.approx(
-        sum(len(rec.reasons) for rec in records) + sum(1 for rec in records if rec.query == "robustness"
-                                                          and np.isfinite(rec.result)))
+        sum(len(rec.reasons) for rec in records)
+        + sum(1 for rec in records if rec.query == "robustness" and np.isfinite(rec.result))
+    )

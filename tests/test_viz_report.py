@@ -76,22 +76,33 @@ def test_report_command(tmp_path: Path) -> None:
     assert main(["report", "--model", str(forest), "--input", str(csv), "--out", str(out), "--engine", "sat"]) == 0
     assert out.read_text().count('<tr id="summary-') == 3
     out2 = tmp_path / "out2.html"
-    assert main(["report", "--dataset", "iris", "--trees", "5", "--depth", "3", "--rows", "0:2",
-                 "--out", str(out2)]) == 0
+    assert (
+        main(["report", "--dataset", "iris", "--trees", "5", "--depth", "3", "--rows", "0:2", "--out", str(out2)]) == 0
+    )
     assert out2.read_text().count('<tr id="summary-') == 2
 
 
 # ---------------------------------------------------------------------- a real browser
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 
 def _chromium(url: str, *extra: str) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, url],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, url], capture_output=True, text=True, timeout=120
+        )
     return done.stdout, done.stderr
 
 

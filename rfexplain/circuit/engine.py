@@ -44,15 +44,12 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from typing import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from rfexplain.core.budget import Budget
-from rfexplain.core.bits import bits_of, lowest_bit, mask_of
 from rfexplain.circuit.compilers.classformula import ClassFormulas
 from rfexplain.circuit.compilers.nnf import Circuit, NNFManager
-from rfexplain.core.forest import Forest
 from rfexplain.circuit.logic.closed_forms import complete_reason, general_reason
 from rfexplain.circuit.logic.flips import (
     Clause,
@@ -69,6 +66,9 @@ from rfexplain.circuit.logic.implicants import (
     shortest_prime_implicants,
     shortest_prime_implicates,
 )
+from rfexplain.core.bits import bits_of, lowest_bit, mask_of
+from rfexplain.core.budget import Budget
+from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import QUERIES, EngineBase, Instance
 
@@ -82,7 +82,7 @@ COMPILERS = ("3A", "3B")
 class _Analysis:
     """Complete and general reason of one decision, built once and shared by the queries."""
 
-    def __init__(self, engine: "CircuitEngine", instance: Instance, budget: Budget | None = None) -> None:
+    def __init__(self, engine: CircuitEngine, instance: Instance, budget: Budget | None = None) -> None:
         self.engine = engine
         self.instance = instance
         self.v = tuple(int(s) for s in instance.states)
@@ -156,11 +156,22 @@ class CircuitEngine(EngineBase):
                 self._cache.popitem(last=False)
         return a
 
-    def _reason(self, kind: str, instance: Instance, literals: Mapping[int, Sequence[int]],
-                witnesses: Sequence[Witness], target: int | None = None) -> Reason:
+    def _reason(
+        self,
+        kind: str,
+        instance: Instance,
+        literals: Mapping[int, Sequence[int]],
+        witnesses: Sequence[Witness],
+        target: int | None = None,
+    ) -> Reason:
         return Reason.of(
-            kind, literals, target=target, space=self.forest.space, instance=instance.values,
-            decision=instance.prediction, witnesses=witnesses,
+            kind,
+            literals,
+            target=target,
+            space=self.forest.space,
+            instance=instance.values,
+            decision=instance.prediction,
+            witnesses=witnesses,
         )
 
     def _witness(self, instance: Instance, world: tuple[int, ...] | None, dropped: int | None = None) -> Witness:
@@ -175,8 +186,9 @@ class CircuitEngine(EngineBase):
         fixed = {f: a.v[f] for f in keep}
         return find_world(self.formulas.dg, a.conjuncts, 0, fixed, a.v)
 
-    def _sufficient(self, a: _Analysis, mask: int, kind: str = "sufficient",
-                    literals: Mapping[int, Sequence[int]] | None = None) -> Reason:
+    def _sufficient(
+        self, a: _Analysis, mask: int, kind: str = "sufficient", literals: Mapping[int, Sequence[int]] | None = None
+    ) -> Reason:
         feats = bits_of(mask)
         witnesses = []
         for f in feats:
@@ -188,8 +200,9 @@ class CircuitEngine(EngineBase):
     def _necessary(self, a: _Analysis, mask: int) -> Reason:
         keep = [f for f in range(self.forest.n_features) if not mask >> f & 1]
         world = self._flip_world(a, keep)
-        return self._reason("necessary", a.instance, {f: [a.v[f]] for f in bits_of(mask)},
-                            [self._witness(a.instance, world)])
+        return self._reason(
+            "necessary", a.instance, {f: [a.v[f]] for f in bits_of(mask)}, [self._witness(a.instance, world)]
+        )
 
     @staticmethod
     def _ordered(masks: Sequence[int]) -> list[int]:
@@ -248,8 +261,13 @@ class CircuitEngine(EngineBase):
         for m in self._ordered(masks):
             fixed = {f: a.v[f] for f in range(self.forest.n_features) if not m >> f & 1}
             world = find_world(self.formulas.dg, [root], 1, fixed, a.v)
-            yield self._reason("contrastive", instance, {f: [a.v[f]] for f in bits_of(m)},
-                               [self._witness(instance, world)], target=target)
+            yield self._reason(
+                "contrastive",
+                instance,
+                {f: [a.v[f]] for f in bits_of(m)},
+                [self._witness(instance, world)],
+                target=target,
+            )
 
     def robustness(self, instance: Instance) -> float:
         a = self._analysis(instance)
@@ -278,9 +296,14 @@ class CircuitEngine(EngineBase):
                 if base is None:
                     base = self._sufficient(a, m)
                 literals = {f: bits_of(b) for f, b in zip(feats, box)}
-                yield Reason.of("general_sufficient", literals, space=self.forest.space,
-                                instance=instance.values, decision=instance.prediction,
-                                witnesses=base.witnesses)
+                yield Reason.of(
+                    "general_sufficient",
+                    literals,
+                    space=self.forest.space,
+                    instance=instance.values,
+                    decision=instance.prediction,
+                    witnesses=base.witnesses,
+                )
 
     def _gnr_reasons(self, a: _Analysis, clauses: list[Clause]) -> list[Reason]:
         out = []
@@ -290,8 +313,9 @@ class CircuitEngine(EngineBase):
             for f, m in clause:
                 world[f] = lowest_bit(full[f] & ~m)
             literals = {f: bits_of(m) for f, m in clause}
-            out.append(self._reason("general_necessary", a.instance, literals,
-                                    [self._witness(a.instance, tuple(world))]))
+            out.append(
+                self._reason("general_necessary", a.instance, literals, [self._witness(a.instance, tuple(world))])
+            )
         return sorted(out, key=lambda r: (len(r), sorted(r.features), [sorted(l.states) for l in r.conditions]))
 
     def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import gc
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = ["without_gc"]
 

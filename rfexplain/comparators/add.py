@@ -52,8 +52,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import RFExplainError
@@ -91,7 +92,7 @@ class PredicateOrder:
     feature_order: tuple[int, ...]
 
     @classmethod
-    def for_forest(cls, forest: Forest, feature_order: Sequence[int] | str = "frequency") -> "PredicateOrder":
+    def for_forest(cls, forest: Forest, feature_order: Sequence[int] | str = "frequency") -> PredicateOrder:
         """The order of ``forest``'s threshold tests.
 
         Parameters
@@ -228,7 +229,13 @@ class ADDManager:
         return node, node
 
     def apply(
-        self, op: Callable[[Any, Any], Hashable], a: int, b: int, *, name: str, commutative: bool = True,
+        self,
+        op: Callable[[Any, Any], Hashable],
+        a: int,
+        b: int,
+        *,
+        name: str,
+        commutative: bool = True,
         budget: Budget | None = None,
     ) -> int:
         """The diagram of ``op`` applied pointwise to ``a`` and ``b`` ([GS21], Theorem 7).

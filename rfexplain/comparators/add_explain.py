@@ -35,14 +35,15 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
+from rfexplain.comparators.add import TERMINAL, ADDManager, AggregatedForest
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import describe_states
-from rfexplain.comparators.add import TERMINAL, ADDManager, AggregatedForest
 
 __all__ = ["CompiledADD", "OutcomeExplanation", "Condition", "outcome_explanation", "to_dot", "forest_steps"]
 
@@ -82,7 +83,7 @@ class CompiledADD:
         self.is_terminal = self.feature < 0
 
     @classmethod
-    def of(cls, aggregated: AggregatedForest) -> "CompiledADD":
+    def of(cls, aggregated: AggregatedForest) -> CompiledADD:
         """The majority-vote ADD of an aggregated forest."""
         return cls(aggregated.forest, aggregated.manager, aggregated.majority)
 

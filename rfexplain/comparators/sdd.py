@@ -61,13 +61,14 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from pysdd.sdd import SddManager, SddNode, Vtree  # type: ignore[import-untyped]
 
-from rfexplain.core.budget import Budget
 from rfexplain.core.bits import bits_of
+from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 
 __all__ = ["SDDForest", "equivalent", "ENCODINGS", "VTREES", "count_models"]
@@ -193,7 +194,6 @@ class SDDForest:
             node.ref()
             self._kept.append(node)
         return node
-
 
     def _domain_constraint(self) -> SddNode:
         m = self.manager
@@ -635,7 +635,9 @@ def equivalent(
         if compiler == "3A":
             return all(sdd.difference((class_formula.dg, class_formula.dg_3a(c)), c, budget) is None for c in classes)
         if compiler == "3B":
-            return all(sdd.difference((class_formula.dg, tuple(class_formula.dg_3b(c))), c, budget) is None for c in classes)
+            return all(
+                sdd.difference((class_formula.dg, tuple(class_formula.dg_3b(c))), c, budget) is None for c in classes
+            )
         raise ValueError(f"compiler must be one of ['3A', '3B', 'nnf']. Got {compiler!r} instead.")
     if cls is None:
         raise ValueError("cls is required for a single class formula")

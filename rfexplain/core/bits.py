@@ -13,8 +13,8 @@ reading such masks; the population count is the builtin ``int.bit_count()``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 __all__ = ["bits_of", "mask_of", "lowest_bit"]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from rfexplain.core.display import render
 from rfexplain.core.errors import RFExplainError
@@ -48,11 +49,11 @@ class Budget:
         self.timed_out = False
 
     @classmethod
-    def unlimited(cls) -> "Budget":
+    def unlimited(cls) -> Budget:
         return cls()
 
     @classmethod
-    def of(cls, timeout: "float | Budget | None") -> "Budget":
+    def of(cls, timeout: float | Budget | None) -> Budget:
         """A budget from a ``timeout=`` argument: seconds, ``None`` (no deadline) or a
         :class:`Budget` (returned as is, so callers can share one deadline)."""
         return timeout if isinstance(timeout, Budget) else cls(timeout=timeout)
@@ -103,7 +104,7 @@ class Enumeration(Iterator[T]):
         self.count = 0
         self._ahead: deque[T] = deque()
 
-    def __iter__(self) -> "Enumeration[T]":
+    def __iter__(self) -> Enumeration[T]:
         return self
 
     def __next__(self) -> T:
@@ -152,7 +153,9 @@ class Enumeration(Iterator[T]):
         return self.budget.elapsed()
 
     def __repr__(self) -> str:
-        state = "running" if self.complete is None else ("complete" if self.complete else f"stopped by {self.stopped_by}")
+        state = (
+            "running" if self.complete is None else ("complete" if self.complete else f"stopped by {self.stopped_by}")
+        )
         return f"Enumeration({self.count} results, {state})"
 
     def _repr_html_(self) -> str:

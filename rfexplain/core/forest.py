@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -187,9 +188,7 @@ class Forest:
         feature_names: Sequence[str] | None = None,
         source: str = "",
     ) -> None:
-        self.thresholds: tuple[tuple[float, ...], ...] = tuple(
-            tuple(float(t) for t in ts) for ts in thresholds
-        )
+        self.thresholds: tuple[tuple[float, ...], ...] = tuple(tuple(float(t) for t in ts) for ts in thresholds)
         self.trees: tuple[Tree, ...] = tuple(trees)
         self.classes: tuple[Any, ...] = tuple(classes)
         n = len(self.thresholds)
@@ -209,8 +208,7 @@ class Forest:
     def _validate(self) -> None:
         if len(self.feature_names) != len(self.thresholds):
             raise InvalidForestError(
-                f"feature_names has {len(self.feature_names)} names for "
-                f"{len(self.thresholds)} features"
+                f"feature_names has {len(self.feature_names)} names for {len(self.thresholds)} features"
             )
         if len(self.classes) < 1:
             raise InvalidForestError("a forest needs at least one class")
@@ -252,7 +250,7 @@ class Forest:
         classes: Sequence[Any],
         feature_names: Sequence[str] | None = None,
         source: str = "",
-    ) -> "Forest":
+    ) -> Forest:
         """Build a forest from trees with raw thresholds.
 
         Each raw tree is a mapping with equal-length sequences ``feature`` (``-1`` or any negative
@@ -284,12 +282,10 @@ class Forest:
                     label=tuple(int(c) if f < 0 else -1 for f, c in zip(feature, raw["label"])),
                 )
             )
-        return cls(
-            thresholds=thresholds, trees=trees, classes=classes, feature_names=feature_names, source=source
-        )
+        return cls(thresholds=thresholds, trees=trees, classes=classes, feature_names=feature_names, source=source)
 
     @classmethod
-    def from_sklearn(cls, model: Any, feature_names: Sequence[str] | None = None) -> "Forest":
+    def from_sklearn(cls, model: Any, feature_names: Sequence[str] | None = None) -> Forest:
         """Discretise a fitted scikit-learn tree classifier.
 
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``
@@ -393,9 +389,7 @@ class Forest:
         if arr.ndim != 2:
             raise InvalidInstanceError(f"expected a 1-D instance or a 2-D array, got {arr.ndim} dimensions")
         if arr.shape[1] != self.n_features:
-            raise InvalidInstanceError(
-                f"expected {self.n_features} features, got {arr.shape[1]}"
-            )
+            raise InvalidInstanceError(f"expected {self.n_features} features, got {arr.shape[1]}")
         bad = np.isnan(arr)
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
@@ -450,9 +444,7 @@ class Forest:
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of the hard-vote decision for raw instances (docs/design.md, section 1)."""
-        return np.asarray(self.classes, dtype=object)[self.predict_index(X)].astype(
-            np.asarray(self.classes).dtype
-        )
+        return np.asarray(self.classes, dtype=object)[self.predict_index(X)].astype(np.asarray(self.classes).dtype)
 
     def class_index(self, label: Any) -> int:
         """Index of a class label in :attr:`classes`; :class:`UnknownClassError` otherwise."""
@@ -533,7 +525,7 @@ class Forest:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> "Forest":
+    def from_dict(cls, doc: Mapping[str, Any]) -> Forest:
         if not isinstance(doc, Mapping) or doc.get("format") != _FORMAT_NAME:
             raise ForestFormatError("not an rfexplain forest document (missing format field)")
         version = doc.get("version")
@@ -560,7 +552,7 @@ class Forest:
             raise ForestFormatError(f"corrupt forest document: {exc}") from None
 
     @classmethod
-    def from_json(cls, text: str) -> "Forest":
+    def from_json(cls, text: str) -> Forest:
         """Read a forest written by :meth:`to_json`; :class:`ForestFormatError` when corrupt."""
         try:
             doc = json.loads(text)

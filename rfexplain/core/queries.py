@@ -16,9 +16,9 @@ True
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from rfexplain.core.errors import UnknownQueryError
 

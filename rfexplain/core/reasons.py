@@ -18,8 +18,9 @@ Example
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,7 @@ class Reason:
         instance: Iterable[float] | None = None,
         decision: int | None = None,
         witnesses: Iterable[Witness] = (),
-    ) -> "Reason":
+    ) -> Reason:
         """Build a reason from a mapping feature -> states."""
         return cls(
             kind=kind,
@@ -228,9 +229,7 @@ def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tup
         else:
             runs.append((s, s))
     n = len(thresholds)
-    return [
-        (thresholds[a - 1] if a > 0 else -math.inf, thresholds[b] if b < n else math.inf) for a, b in runs
-    ]
+    return [(thresholds[a - 1] if a > 0 else -math.inf, thresholds[b] if b < n else math.inf) for a, b in runs]
 
 
 def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, ...]) -> str:

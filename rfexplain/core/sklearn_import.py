@@ -53,8 +53,7 @@ def raw_trees_of(model: Any) -> ImportedModel:
     kind = type(estimator).__name__
     if kind not in _SUPPORTED or not _is_sklearn(estimator):
         raise UnsupportedModelError(
-            f"model must be one of {list(_SUPPORTED)} (or a Pipeline ending in one). "
-            f"Got {kind} instead."
+            f"model must be one of {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead."
         )
     if kind == "DecisionTreeClassifier":
         if not hasattr(estimator, "tree_"):

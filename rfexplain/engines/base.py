@@ -12,8 +12,9 @@ the registered engines that do answer them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class Instance:
     prediction: int
 
     @classmethod
-    def of(cls, forest: Forest, x: Any) -> "Instance":
+    def of(cls, forest: Forest, x: Any) -> Instance:
         """Validate a raw instance and compute its states and decision."""
         values = forest.check_instances(x)
         if values.shape[0] != 1:
@@ -54,7 +55,7 @@ class Instance:
         )
 
     @classmethod
-    def from_states(cls, forest: Forest, states: Sequence[int]) -> "Instance":
+    def from_states(cls, forest: Forest, states: Sequence[int]) -> Instance:
         """An instance given by its state vector (raw values are state representatives)."""
         st = tuple(int(s) for s in states)
         values = tuple(forest.state_value(f, s) for f, s in enumerate(st))
@@ -105,9 +106,7 @@ class EngineBase:
 
     def __init__(self, forest: Forest, **options: Any) -> None:
         if options:
-            raise TypeError(
-                f"engine {self.name!r} takes no options {sorted(options)}"
-            )
+            raise TypeError(f"engine {self.name!r} takes no options {sorted(options)}")
         self.forest = forest
 
     def _unsupported(self, query: str) -> UnsupportedQueryError:
@@ -159,7 +158,7 @@ class EngineBase:
     def close(self) -> None:
         """Release solver resources; the default has none."""
 
-    def __enter__(self) -> "EngineBase":
+    def __enter__(self) -> EngineBase:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -23,16 +23,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections import OrderedDict
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from rfexplain.core.budget import Budget
 from rfexplain.core.bits import bits_of, mask_of
-from rfexplain.engines.base import QUERIES, EngineBase, Instance
+from rfexplain.core.budget import Budget
 from rfexplain.core.errors import OracleTooLargeError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
+from rfexplain.engines.base import QUERIES, EngineBase, Instance
 
 __all__ = ["Oracle", "OracleEngine", "StateSet", "DEFAULT_MAX_STATE_VECTORS"]
 
@@ -44,7 +45,7 @@ MAX_BOXES = 2_000_000
 class StateSet:
     """A formula given by its models: a set of state vectors over the whole feature space."""
 
-    def __init__(self, oracle: "Oracle", members: np.ndarray) -> None:
+    def __init__(self, oracle: Oracle, members: np.ndarray) -> None:
         self._oracle = oracle
         self._members = members
 
@@ -76,7 +77,7 @@ def _minimal_masks(masks: Sequence[int]) -> list[int]:
 class _Analysis:
     """Everything about one instance the queries need, computed once."""
 
-    def __init__(self, oracle: "Oracle", instance: Instance) -> None:
+    def __init__(self, oracle: Oracle, instance: Instance) -> None:
         self.oracle = oracle
         self.instance = instance
         self.v = np.asarray(instance.states, dtype=np.int64)
@@ -139,13 +140,15 @@ class Oracle:
             )
         self.forest = forest
         self.shape = shape
-        self.strides = np.asarray(
-            [math.prod(shape[f + 1 :]) for f in range(len(shape))], dtype=np.int64
-        )
+        self.strides = np.asarray([math.prod(shape[f + 1 :]) for f in range(len(shape))], dtype=np.int64)
         self.grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1).T
-        self.labels = np.concatenate(
-            [forest.predict_states(self.grid[i : i + 200_000]) for i in range(0, len(self.grid), 200_000)]
-        ) if len(self.grid) else np.zeros(0, dtype=np.int64)
+        self.labels = (
+            np.concatenate(
+                [forest.predict_states(self.grid[i : i + 200_000]) for i in range(0, len(self.grid), 200_000)]
+            )
+            if len(self.grid)
+            else np.zeros(0, dtype=np.int64)
+        )
         self.relevant = [f for f in range(forest.n_features) if shape[f] > 1]
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
 

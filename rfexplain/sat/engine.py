@@ -32,16 +32,17 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from pysat.solvers import SolverNames
 
 from rfexplain.core.budget import Budget
-from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.core.forest import Forest, winning_class
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
+from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
 
 from pysat.examples.hitman import Hitman
 from pysat.examples.rc2 import RC2
 from pysat.formula import WCNF
 from pysat.solvers import Solver
 
-from rfexplain.core.budget import Budget
 from rfexplain.core.bits import mask_of
+from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding, Formula
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
@@ -62,7 +62,7 @@ class SolverStats:
             self.unsat_time += seconds
             self.max_unsat_time = max(self.max_unsat_time, seconds)
 
-    def copy(self) -> "SolverStats":
+    def copy(self) -> SolverStats:
         return SolverStats(**self.__dict__)
 
 
@@ -111,7 +111,7 @@ class SelectorOracle:
             self.solver.delete()
             self.solver = None  # type: ignore[assignment]
 
-    def __enter__(self) -> "SelectorOracle":
+    def __enter__(self) -> SelectorOracle:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -19,6 +19,4 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtraError(
-            f"{purpose} needs {module.split('.')[0]}: pip install 'rfexplain[{extra}]'"
-        ) from exc
+        raise MissingExtraError(f"{purpose} needs {module.split('.')[0]}: pip install 'rfexplain[{extra}]'") from exc

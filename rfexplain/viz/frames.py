@@ -18,9 +18,22 @@ __all__ = ["FRAME_COLUMNS", "frame_to_records", "records_to_frame", "write_parqu
 
 #: Columns of :func:`records_to_frame`, in order.
 FRAME_COLUMNS = (
-    "index", "query", "engine", "prediction", "prediction_index", "sklearn_prediction",
-    "n_reasons", "reasons", "features", "sizes", "value",
-    "time", "complete", "stopped_by", "error", "result_json",
+    "index",
+    "query",
+    "engine",
+    "prediction",
+    "prediction_index",
+    "sklearn_prediction",
+    "n_reasons",
+    "reasons",
+    "features",
+    "sizes",
+    "value",
+    "time",
+    "complete",
+    "stopped_by",
+    "error",
+    "result_json",
 )
 
 
@@ -82,19 +95,21 @@ def frame_to_records(frame: Any) -> list[Any]:
     for row in frame.to_dict("records"):
         complete = _cell(row["complete"])
         prediction_index = _cell(row["prediction_index"])
-        out.append(BatchRecord(
-            index=int(row["index"]),
-            query=row["query"],
-            engine=row["engine"],
-            prediction=_cell(row["prediction"]),
-            prediction_index=None if prediction_index is None else int(prediction_index),
-            sklearn_prediction=_cell(row["sklearn_prediction"]),
-            result=json.loads(row["result_json"]),
-            time=float(row["time"]),
-            complete=None if complete is None else bool(complete),
-            stopped_by=_cell(row["stopped_by"]),
-            error=_cell(row["error"]),
-        ))
+        out.append(
+            BatchRecord(
+                index=int(row["index"]),
+                query=row["query"],
+                engine=row["engine"],
+                prediction=_cell(row["prediction"]),
+                prediction_index=None if prediction_index is None else int(prediction_index),
+                sklearn_prediction=_cell(row["sklearn_prediction"]),
+                result=json.loads(row["result_json"]),
+                time=float(row["time"]),
+                complete=None if complete is None else bool(complete),
+                stopped_by=_cell(row["stopped_by"]),
+                error=_cell(row["error"]),
+            )
+        )
     return out
 
 

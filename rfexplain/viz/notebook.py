@@ -23,8 +23,10 @@ SHOWN_RESULTS = 10
 
 def table_html(rows: Iterable[tuple[str, str]], *, css_class: str = "rfexplain") -> str:
     """A two-column table of already-escaped cells."""
-    body = "".join(f"<tr><th style=\"text-align:left\">{k}</th><td style=\"text-align:left\">{v}</td></tr>" for k, v in rows)
-    return f"<table class=\"{css_class}\">{body}</table>"
+    body = "".join(
+        f'<tr><th style="text-align:left">{k}</th><td style="text-align:left">{v}</td></tr>' for k, v in rows
+    )
+    return f'<table class="{css_class}">{body}</table>'
 
 
 def _svg_or_empty(make_figure: Any) -> str:
@@ -42,8 +44,10 @@ def reason_html(reason: Reason) -> str:
 
     esc = html.escape
     head = f"<p><b>{esc(reason.kind.replace('_', ' '))} reason</b> ({len(reason)} features)</p>"
-    rows = [(esc(str(lit.to_dict(reason.space).get("name", f"x{lit.feature}"))), esc(lit.describe(reason.space)))
-            for lit in reason.conditions]
+    rows = [
+        (esc(str(lit.to_dict(reason.space).get("name", f"x{lit.feature}"))), esc(lit.describe(reason.space)))
+        for lit in reason.conditions
+    ]
     plot = _svg_or_empty(lambda: plot_reason(reason)) if reason.space is not None and reason.conditions else ""
     return head + table_html(rows) + plot
 

@@ -5,8 +5,9 @@ and Marques-Silva (2021), abductive explanations; Audemard et al. (2022), majori
 sufficient reasons); its general counterpart is a wider box (Ji and Darwiche (2023), general
 sufficient reasons), and a shortest flip names the nearest boundaries whose crossing changes the
 decision. One row per feature: the feature's thresholds in the forest as (minor) ticks, the instance's
-value as a black diamond (artist gid ``instance-f<feature>``), the sufficient reason's interval shaded, the general sufficient
-reason's wider interval shaded lighter (rectangles with gid ``<kind>-f<feature>-<k>``), the
+value as a black diamond (artist gid ``instance-f<feature>``), the sufficient reason's interval
+shaded, the general sufficient reason's wider interval shaded lighter (rectangles with gid
+``<kind>-f<feature>-<k>``), the
 boundaries of a shortest flip as dashed red lines (gid ``flip-f<feature>-...``).
 
 Every row is drawn by a *row painter* chosen per feature (:func:`_painter`): numeric features
@@ -35,7 +36,12 @@ LAYER_STYLES: dict[str, dict[str, Any]] = {
     "general_sufficient": {"label": "general sufficient reason", "color": "#4c72b0", "alpha": 0.18, "height": 0.8},
     "sufficient": {"label": "sufficient reason", "color": "#4c72b0", "alpha": 0.55, "height": 0.44},
     "necessary": {"label": "necessary reason: leave this interval", "color": "#dd8452", "alpha": 0.45, "height": 0.44},
-    "contrastive": {"label": "contrastive reason: leave this interval", "color": "#dd8452", "alpha": 0.45, "height": 0.44},
+    "contrastive": {
+        "label": "contrastive reason: leave this interval",
+        "color": "#dd8452",
+        "alpha": 0.45,
+        "height": 0.44,
+    },
     "general_necessary": {"label": "shortest flip: cross a dashed boundary", "color": "#c44e52"},
 }
 _DRAW_ORDER = ("general_sufficient", "sufficient", "necessary", "contrastive", "general_necessary")
@@ -96,16 +102,42 @@ def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
             if reason.kind == "general_necessary":
                 for side, edge in (("low", lo), ("high", hi)):
                     if math.isfinite(edge):
-                        ax.axvline(edge, color=style["color"], linestyle="--", linewidth=1.6,
-                                   label=style["label"], gid=f"flip-f{row.feature}-{k}-{side}")
+                        ax.axvline(
+                            edge,
+                            color=style["color"],
+                            linestyle="--",
+                            linewidth=1.6,
+                            label=style["label"],
+                            gid=f"flip-f{row.feature}-{k}-{side}",
+                        )
                 continue
             bottom = (1 - style["height"]) / 2
-            ax.add_patch(Rectangle((x0, bottom), x1 - x0, style["height"], transform=transform,
-                                   facecolor=style["color"], alpha=style["alpha"], edgecolor="none",
-                                   label=style["label"], gid=gid))
+            ax.add_patch(
+                Rectangle(
+                    (x0, bottom),
+                    x1 - x0,
+                    style["height"],
+                    transform=transform,
+                    facecolor=style["color"],
+                    alpha=style["alpha"],
+                    edgecolor="none",
+                    label=style["label"],
+                    gid=gid,
+                )
+            )
     if row.value is not None:
-        ax.plot([row.value], [0.5], marker="D", color="black", markersize=6, linestyle="none",
-                transform=transform, label="instance", gid=f"instance-f{row.feature}", zorder=5)
+        ax.plot(
+            [row.value],
+            [0.5],
+            marker="D",
+            color="black",
+            markersize=6,
+            linestyle="none",
+            transform=transform,
+            label="instance",
+            gid=f"instance-f{row.feature}",
+            zorder=5,
+        )
 
 
 def _painter(row: _Row) -> Callable[[Any, _Row, Sequence[Reason]], None]:
@@ -113,20 +145,24 @@ def _painter(row: _Row) -> Callable[[Any, _Row, Sequence[Reason]], None]:
     return _paint_numeric
 
 
-def _plot_layers(layers: Sequence[Reason], *, values: Sequence[float] | None, title: str | None,
-                 figsize: tuple[float, float] | None) -> Any:
+def _plot_layers(
+    layers: Sequence[Reason], *, values: Sequence[float] | None, title: str | None, figsize: tuple[float, float] | None
+) -> Any:
     spaces = [r.space for r in layers if r.space is not None]
     if not spaces:
         raise ValueError("a reason without its feature space cannot be plotted")
     space = spaces[0]
     features = sorted(set().union(*(r.features for r in layers)))
-    rows = [_Row(f, space.feature_names[f], tuple(space.thresholds[f]),
-                 None if values is None else float(values[f])) for f in features]
+    rows = [
+        _Row(f, space.feature_names[f], tuple(space.thresholds[f]), None if values is None else float(values[f]))
+        for f in features
+    ]
     fig, axes = _figure(len(rows), figsize)
     if not rows:
         axes[0].set_axis_off()
-        axes[0].text(0.5, 0.5, "the empty reason: no feature matters", ha="center", va="center",
-                     transform=axes[0].transAxes)
+        axes[0].text(
+            0.5, 0.5, "the empty reason: no feature matters", ha="center", va="center", transform=axes[0].transAxes
+        )
     for ax, row in zip(axes, rows):
         _painter(row)(ax, row, layers)
     handles: dict[str, Any] = {}
@@ -134,8 +170,14 @@ def _plot_layers(layers: Sequence[Reason], *, values: Sequence[float] | None, ti
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
     if handles:
-        fig.legend(list(handles.values()), list(handles.keys()), loc="outside lower center",
-                   ncols=min(3, len(handles)), fontsize=8, frameon=False)
+        fig.legend(
+            list(handles.values()),
+            list(handles.keys()),
+            loc="outside lower center",
+            ncols=min(3, len(handles)),
+            fontsize=8,
+            frameon=False,
+        )
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -165,8 +207,14 @@ def decision_layers(decision: Any, *, general: bool = True, flips: int = 1) -> l
     return layers
 
 
-def plot_decision(decision: Any, *, general: bool = True, flips: int = 1,
-                  figsize: tuple[float, float] | None = None, layers: Sequence[Reason] | None = None) -> Any:
+def plot_decision(
+    decision: Any,
+    *,
+    general: bool = True,
+    flips: int = 1,
+    figsize: tuple[float, float] | None = None,
+    layers: Sequence[Reason] | None = None,
+) -> Any:
     """The decision's sufficient reason, its general sufficient reason (lighter, when the engine
     answers it: the circuit engine and the oracle) and its shortest flips (dashed boundaries,
     same engines), one row per feature any of them mentions; returns the ``Figure``."""
@@ -208,10 +256,22 @@ def plot_feature_relevance(records: Iterable[Any], *, figsize: tuple[float, floa
     bars, hist = fig.subplots(1, 2, width_ratios=[3, 2])
     names = sorted(set(sufficient) | set(necessary), key=lambda n: (-(sufficient[n] + necessary[n]), n))
     ys = list(range(len(names)))
-    bars.barh([y - 0.2 for y in ys], [sufficient[n] for n in names], height=0.4, color="#4c72b0",
-              label="in sufficient reasons", gid="sufficient")
-    bars.barh([y + 0.2 for y in ys], [necessary[n] for n in names], height=0.4, color="#dd8452",
-              label="in necessary reasons", gid="necessary")
+    bars.barh(
+        [y - 0.2 for y in ys],
+        [sufficient[n] for n in names],
+        height=0.4,
+        color="#4c72b0",
+        label="in sufficient reasons",
+        gid="sufficient",
+    )
+    bars.barh(
+        [y + 0.2 for y in ys],
+        [necessary[n] for n in names],
+        height=0.4,
+        color="#dd8452",
+        label="in necessary reasons",
+        gid="necessary",
+    )
     bars.set_yticks(ys, names, fontsize=8)
     bars.invert_yaxis()
     bars.set_xlabel("number of reasons mentioning the feature")

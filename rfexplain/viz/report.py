@@ -154,22 +154,28 @@ def _summary(rows: list[RowReport], queries: Sequence[str], agreement: bool) -> 
     sized = [q for q in queries if q != "robustness" and any(q in r.sizes for r in rows)]
     head = ["row", "prediction", "scikit-learn predict"] + [f"|{q.replace('_', ' ')}|" for q in sized]
     head += ["robustness", "time (s)", "verified"] + (["engines agree"] if agreement else [])
-    lines = ["<table class=\"summary\" id=\"summary\"><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
-             + "</tr></thead><tbody>"]
+    lines = [
+        '<table class="summary" id="summary"><thead><tr>'
+        + "".join(f"<th>{esc(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+    ]
     for r in rows:
         if r.error:
-            status = f"<td class=\"bad\">error: {esc(r.error)}</td>"
+            status = f'<td class="bad">error: {esc(r.error)}</td>'
         elif r.verified is None:
             status = "<td>no witness</td>"
         else:
-            status = "<td class=\"ok\">yes</td>" if r.verified else "<td class=\"bad\">NO</td>"
-        cells = [f"<td><a href=\"#row-{r.index}\">{r.index}</a></td>", f"<td>{esc(_fmt(r.prediction))}</td>",
-                 f"<td>{esc(_fmt(r.sklearn_prediction))}</td>"]
+            status = '<td class="ok">yes</td>' if r.verified else '<td class="bad">NO</td>'
+        cells = [
+            f'<td><a href="#row-{r.index}">{r.index}</a></td>',
+            f"<td>{esc(_fmt(r.prediction))}</td>",
+            f"<td>{esc(_fmt(r.sklearn_prediction))}</td>",
+        ]
         cells += [f"<td>{esc(_fmt(r.sizes.get(q)))}</td>" for q in sized]
         cells += [f"<td>{esc(_fmt(r.robustness))}</td>", f"<td>{r.time:.3f}</td>", status]
         if agreement:
             cells.append(f"<td>{esc(r.agreement or '')}</td>")
-        lines.append(f"<tr id=\"summary-{r.index}\">" + "".join(cells) + "</tr>")
+        lines.append(f'<tr id="summary-{r.index}">' + "".join(cells) + "</tr>")
     lines.append("</tbody></table>")
     return "\n".join(lines)
 
@@ -177,18 +183,22 @@ def _summary(rows: list[RowReport], queries: Sequence[str], agreement: bool) -> 
 def _section(r: RowReport, open_: bool) -> str:
     esc = html.escape
     opened = ' open="open"' if open_ else ""
-    parts = [f"<details id=\"row-{r.index}\"{opened}>",
-             f"<summary>Row {r.index}: prediction {esc(_fmt(r.prediction))}</summary>",
-             f"<h2>Row {r.index}</h2>"]
+    parts = [
+        f'<details id="row-{r.index}"{opened}>',
+        f"<summary>Row {r.index}: prediction {esc(_fmt(r.prediction))}</summary>",
+        f"<h2>Row {r.index}</h2>",
+    ]
     if r.error:
-        parts.append(f"<p class=\"bad\">error: {esc(r.error)}</p>")
+        parts.append(f'<p class="bad">error: {esc(r.error)}</p>')
     parts += [f"<p>{esc(w)}</p>" for w in r.warnings]
-    parts.append("<dl class=\"reasons\">")
+    parts.append('<dl class="reasons">')
     for query, texts in r.reasons.items():
         parts.append(f"<dt>{esc(query.replace('_', ' '))}</dt>")
         parts += [f"<dd>{esc(t)}</dd>" for t in texts] or ["<dd>none: the decision cannot be changed that way</dd>"]
     if r.robustness is not None:
-        parts.append(f"<dt>robustness</dt><dd>{esc(_fmt(r.robustness))} feature(s) must change to flip the decision</dd>")
+        parts.append(
+            f"<dt>robustness</dt><dd>{esc(_fmt(r.robustness))} feature(s) must change to flip the decision</dd>"
+        )
     if r.agreement:
         parts.append(f"<dt>second engine</dt><dd>{esc(r.agreement)}</dd>")
     if r.problems:
@@ -258,8 +268,10 @@ def write_report(
     engines = explainer.engine_name + (f" (compared with {compare_engine})" if compare_engine else "")
     body = [
         f"<h1>{html.escape(title)}</h1>",
-        (f"<p>{len(reports)} rows explained by the {html.escape(engines)} engine; forest: "
-         f"{html.escape(repr(explainer.forest))}.</p>"),
+        (
+            f"<p>{len(reports)} rows explained by the {html.escape(engines)} engine; forest: "
+            f"{html.escape(repr(explainer.forest))}.</p>"
+        ),
         "<h2>Summary</h2>",
         _summary(reports, queries, other is not None),
         "<h2>Rows</h2>",
@@ -268,9 +280,10 @@ def write_report(
     if omitted:
         body.append(f"<p>{omitted} more rows are in the summary only (max_sections={max_sections}).</p>")
     document = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"/>'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
-        + "\n".join(body) + "\n</body></html>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
     )
     Path(path).write_text(document, encoding="utf-8")
     return reports

@@ -31,15 +31,15 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
-from rfexplain.core.budget import Budget
-from rfexplain.core.forest import Forest
-from rfexplain.circuit.gcpause import without_gc
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.nnf import NNFManager
 from rfexplain.circuit.compilers.sortnet import threshold
 from rfexplain.circuit.compilers.votecount import VoteCounter
+from rfexplain.circuit.gcpause import without_gc
+from rfexplain.core.budget import Budget
+from rfexplain.core.forest import Forest
 
 __all__ = ["ClassFormulas", "tree_class_nnf", "dg_to_nnf", "vote_thresholds", "variable_order", "METHODS", "ORDERS"]
 
@@ -153,7 +153,9 @@ class ClassFormulas:
         ``"sortnet"`` otherwise (counting needs ordered graphs).
     """
 
-    def __init__(self, forest: Forest, *, ordered: bool = True, order: str = "depth", method: str | None = None) -> None:
+    def __init__(
+        self, forest: Forest, *, ordered: bool = True, order: str = "depth", method: str | None = None
+    ) -> None:
         if method is None:
             method = "count" if ordered else "sortnet"
         if method not in METHODS:
@@ -192,12 +194,14 @@ class ClassFormulas:
             return [make(l, i, False) for l in range(n)]
         xs = []
         for l in range(n):
-            xs.append(make(l, j, True))   # x[2l]   = not C^j_l
+            xs.append(make(l, j, True))  # x[2l]   = not C^j_l
             xs.append(make(l, i, False))  # x[2l+1] = C^i_l
         return xs
 
     # ------------------------------------------------------------------ Algorithm 3 (NNF)
-    def nnf(self, manager: NNFManager | None = None, classes: Sequence[int] | None = None) -> tuple[NNFManager, dict[int, int]]:
+    def nnf(
+        self, manager: NNFManager | None = None, classes: Sequence[int] | None = None
+    ) -> tuple[NNFManager, dict[int, int]]:
         """Algorithm 3: the class formula of every class (or of ``classes``) as NNF circuits in one
         manager. Returns ``(manager, {class: root})``."""
         forest = self.forest
@@ -215,7 +219,10 @@ class ClassFormulas:
 
         roots = {}
         for i in classes if classes is not None else range(forest.n_classes):
-            parts = [threshold(self._inputs(i, j, make), k, m, m.false) for j, k in vote_thresholds(forest.n_trees, forest.n_classes, i)]
+            parts = [
+                threshold(self._inputs(i, j, make), k, m, m.false)
+                for j, k in vote_thresholds(forest.n_trees, forest.n_classes, i)
+            ]
             roots[i] = m.conj_all(parts)
         return m, roots
 
@@ -242,8 +249,13 @@ class ClassFormulas:
                 start = time.perf_counter()
                 self._pair[key] = self._counter.at_least(weights, need, budget)
                 if log.isEnabledFor(logging.INFO):
-                    log.info("vote graph of class %d against %s: %d nodes in %.1fs", i, "the rest" if j is None else j,
-                             self.dg.size(self._pair[key]), time.perf_counter() - start)
+                    log.info(
+                        "vote graph of class %d against %s: %d nodes in %.1fs",
+                        i,
+                        "the rest" if j is None else j,
+                        self.dg.size(self._pair[key]),
+                        time.perf_counter() - start,
+                    )
             else:
                 k = dict(vote_thresholds(forest.n_trees, forest.n_classes, i))[j]
                 self._pair[key] = threshold(self._inputs(i, j, self.tree_dg), k, self.dg, self.dg.false)
@@ -261,8 +273,13 @@ class ClassFormulas:
             parts = [f for f in parts if f != 1]
             self._3b[i] = tuple(dict.fromkeys(parts))
             self.timings[f"3B:{i}"] = time.perf_counter() - start
-            log.debug("3B class %d: %d graphs, %d nodes in %.2fs", i, len(parts), self.dg.size(parts or [1]),
-                      self.timings[f"3B:{i}"])
+            log.debug(
+                "3B class %d: %d graphs, %d nodes in %.2fs",
+                i,
+                len(parts),
+                self.dg.size(parts or [1]),
+                self.timings[f"3B:{i}"],
+            )
         return self._3b[i]
 
     @without_gc

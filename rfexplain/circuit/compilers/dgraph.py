@@ -31,14 +31,15 @@ Example
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from rfexplain.core.forest import Tree
 from rfexplain.core.bits import bits_of
+from rfexplain.core.forest import Tree
 
 __all__ = ["DGManager"]
 
 log = logging.getLogger(__name__)
+
 
 class DGManager:
     """Store, unique table and Apply cache for weak test-once decision graphs.

@@ -24,7 +24,7 @@ True
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rfexplain.core.bits import bits_of
 

@@ -23,8 +23,9 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Protocol, Sequence, TypeVar
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["ComparatorOps", "sortnet", "merge", "threshold", "next_power_of_two"]
 

@@ -37,11 +37,11 @@ Example
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
+from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.core.budget import Budget, BudgetExpired
 from rfexplain.core.forest import Forest
-from rfexplain.circuit.compilers.dgraph import DGManager
 
 __all__ = ["VoteCounter"]
 

@@ -23,7 +23,7 @@ benchmark forests, and the enumerations of reasons on it take milliseconds. The 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.nnf import NNFManager
@@ -112,7 +112,9 @@ def general_reason(
         if n > 1:
             x = var[n]
             bit = 1 << int(v[x])
-            memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
+            memo[n] = nnf.conj_all(
+                [memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]]
+            )
     return nnf.conj_all(memo[r] for r in roots)
 
 
@@ -182,5 +184,7 @@ def _as_nnf(gr: DGManager, root: int, v: Sequence[int], nnf: NNFManager) -> int:
         if n > 1:
             x = var[n]
             bit = 1 << int(v[x])
-            memo[n] = nnf.conj_all([memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]])
+            memo[n] = nnf.conj_all(
+                [memo[c] if s & bit else or2(memo[c], literal(x, full[x] & ~s)) for s, c in edges[n]]
+            )
     return memo[root]

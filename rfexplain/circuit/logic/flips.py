@@ -30,11 +30,11 @@ instead (the literal's CNF contributes no usable clause: true), which is what we
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from rfexplain.core.budget import Budget
 from rfexplain.circuit.compilers.nnf import AND, FALSE, LIT, TRUE, NNFManager
 from rfexplain.core.bits import bits_of
+from rfexplain.core.budget import Budget
 
 __all__ = ["Clause", "scnf", "depleted", "sgnr", "gnrs", "clause_vars", "one_set_at_a_time"]
 
@@ -75,9 +75,7 @@ def _reduce(clauses: Iterable[Clause]) -> list[Clause]:
     return [c for _, _, c in kept]
 
 
-def cnf_within_varsets(
-    nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = None
-) -> list[Clause]:
+def cnf_within_varsets(nnf: NNFManager, root: int, V: Sequence[int], budget: Budget | None = None) -> list[Clause]:
     """Algorithm 6: the CNF of ``root`` restricted to clauses whose variables fit in some set of
     ``V`` (bit masks), subsumed clauses removed; :class:`~rfexplain.core.budget.BudgetExpired`
     when the budget expires."""
@@ -116,8 +114,9 @@ def cnf_within_varsets(
     return val[root]
 
 
-def depleted(clauses: list[Clause], variables: Sequence[int], full: Sequence[int],
-             budget: Budget | None = None) -> list[Clause]:
+def depleted(
+    clauses: list[Clause], variables: Sequence[int], full: Sequence[int], budget: Budget | None = None
+) -> list[Clause]:
     """Close clauses over the same variables under resolution by variable depletion (Algorithm 7,
     lines 8-13): exhaustively on the first variable, then the next, removing subsumed clauses.
 
@@ -209,11 +208,16 @@ def general_necessary_reasons(
     return _by_varset(clauses, nr_varsets, nnf.full, budget)
 
 
-def one_set_at_a_time(algorithm: Callable[..., list[Clause]], nnf: NNFManager,
-                      general_on: Callable[[int], int], V: Sequence[int],
-                      budget: Budget | None = None) -> list[Clause]:
+def one_set_at_a_time(
+    algorithm: Callable[..., list[Clause]],
+    nnf: NNFManager,
+    general_on: Callable[[int], int],
+    V: Sequence[int],
+    budget: Budget | None = None,
+) -> list[Clause]:
     """``algorithm`` (:func:`shortest_general_necessary_reasons` or
-    :func:`general_necessary_reasons`) run on each variable set ``v_i`` of ``V`` alone, with ``general_on(v_i)`` the general reason restricted to ``v_i``'s features.
+    :func:`general_necessary_reasons`) run on each variable set ``v_i`` of ``V`` alone, with
+    ``general_on(v_i)`` the general reason restricted to ``v_i``'s features.
 
     The clauses on exactly ``v_i`` are the same as with all of ``V`` at once (a clause that
     fits ``v_i`` only ever combines clauses that fit it), and the general reason restricted to

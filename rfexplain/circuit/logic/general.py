@@ -24,11 +24,11 @@ witnesses of every reason.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from rfexplain.core.budget import Budget
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.core.bits import bits_of, lowest_bit
+from rfexplain.core.budget import Budget
 
 __all__ = ["false_projections", "maximal_boxes", "find_world"]
 
@@ -43,8 +43,9 @@ def _antichain(boxes: set[tuple[int, ...]]) -> set[tuple[int, ...]]:
     return set(kept)
 
 
-def false_projections(dg: DGManager, roots: Sequence[int], features: Sequence[int],
-                      budget: Budget | None = None, *, target: int = 0) -> set[tuple[int, ...]]:
+def false_projections(
+    dg: DGManager, roots: Sequence[int], features: Sequence[int], budget: Budget | None = None, *, target: int = 0
+) -> set[tuple[int, ...]]:
     """Projections onto ``features`` of the paths to the ``target`` leaf of any graph in
     ``roots`` (inclusion-maximal ones only)."""
     index = {f: i for i, f in enumerate(features)}
@@ -73,8 +74,9 @@ def false_projections(dg: DGManager, roots: Sequence[int], features: Sequence[in
     return _antichain(result)
 
 
-def maximal_boxes(projections: set[tuple[int, ...]], v: Sequence[int], full: Sequence[int],
-                  budget: Budget | None = None) -> list[tuple[int, ...]]:
+def maximal_boxes(
+    projections: set[tuple[int, ...]], v: Sequence[int], full: Sequence[int], budget: Budget | None = None
+) -> list[tuple[int, ...]]:
     """Maximal boxes containing ``v`` (a tuple of states, one per box feature) that are disjoint
     from every projection; ``full`` holds each feature's full mask."""
     ps = sorted(projections)
@@ -121,8 +123,9 @@ def maximal_boxes(projections: set[tuple[int, ...]], v: Sequence[int], full: Seq
     return sorted(maximal)
 
 
-def find_world(dg: DGManager, roots: Sequence[int], leaf: int, fixed: Mapping[int, int],
-               base: Sequence[int]) -> tuple[int, ...] | None:
+def find_world(
+    dg: DGManager, roots: Sequence[int], leaf: int, fixed: Mapping[int, int], base: Sequence[int]
+) -> tuple[int, ...] | None:
     """A state vector that reaches ``leaf`` in one of the graphs ``roots`` and takes the states
     ``fixed`` prescribes; other features keep ``base``'s state when the path allows it.
 

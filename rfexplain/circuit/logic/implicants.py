@@ -23,10 +23,10 @@ raise :class:`~rfexplain.core.budget.BudgetExpired`.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
-from rfexplain.core.budget import Budget
 from rfexplain.circuit.compilers.nnf import AND, FALSE, LIT, OR, TRUE, NNFManager
+from rfexplain.core.budget import Budget
 
 __all__ = [
     "minimal_sets",

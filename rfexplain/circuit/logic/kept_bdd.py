@@ -32,7 +32,7 @@ Example
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rfexplain.circuit.compilers.nnf import NNFManager
 
@@ -135,7 +135,7 @@ class KeptBDD:
                     frame[4] = sub
                     break
                 result = self.node(frame[1], frame[4], sub)
-                cache[(is_and, *frame[0])] = result
+                cache[(is_and, frame[0][0], frame[0][1])] = result
                 stack.pop()
                 if not stack:
                     return result

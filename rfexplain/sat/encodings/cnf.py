@@ -32,8 +32,8 @@ True
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from rfexplain.core.forest import Forest
 from rfexplain.sat.encodings.domains import decode_state, domain_clauses, state_literal
@@ -90,9 +90,7 @@ class ForestEncoding:
         if card not in CARD_ENCODINGS:
             raise ValueError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
         if multiclass not in MULTICLASS_CONSTRUCTIONS:
-            raise ValueError(
-                f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead."
-            )
+            raise ValueError(f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead.")
         self.forest = forest
         self.card = card
         self.multiclass = multiclass
@@ -161,12 +159,11 @@ class ForestEncoding:
         """
         if self._order_vars is None:
             self._order_vars = [
-                [self.pool.var(Var.gt(f, j)) for j in range(n - 1)] if n > 1 else [] for f, n in enumerate(self.n_states)
+                [self.pool.var(Var.gt(f, j)) for j in range(n - 1)] if n > 1 else []
+                for f, n in enumerate(self.n_states)
             ]
         size = len(model)
         if size and abs(model[-1]) == size:
             return tuple(sum(1 for x in xs if model[x - 1] > 0) for xs in self._order_vars)
         true_vars = {lit for lit in model if lit > 0}
-        return tuple(
-            decode_state(self.pool, true_vars, f, n) if n > 1 else 0 for f, n in enumerate(self.n_states)
-        )
+        return tuple(decode_state(self.pool, true_vars, f, n) if n > 1 else 0 for f, n in enumerate(self.n_states))

@@ -13,7 +13,7 @@ Features with a single state get no variable at all: they cannot change and neve
 
 from __future__ import annotations
 
-from typing import Collection
+from collections.abc import Collection
 
 from rfexplain.sat.encodings.pool import Var, VarPool
 

@@ -18,7 +18,7 @@ Example
 
 from __future__ import annotations
 
-from typing import Hashable
+from collections.abc import Hashable
 
 from pysat.formula import IDPool
 

@@ -11,8 +11,8 @@ A tree whose feasible leaves all carry one class always votes for it and gets no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from rfexplain.core.forest import Tree
 from rfexplain.sat.encodings.domains import range_literals

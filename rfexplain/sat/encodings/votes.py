@@ -29,7 +29,7 @@ Three formulas are built on this:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pysat.card import CardEnc, EncType
 
