@@ -315,7 +315,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file or --dataset")
     if args.input:
-        pool = datasets.read_csv(args.input, forest.n_features).X
+        pool = datasets.read_instances(args.input, forest.feature_names)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")
@@ -396,7 +396,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file (--model) or --dataset")
     if args.input:
-        pool = datasets.read_csv(args.input, forest.n_features).X
+        pool = datasets.read_instances(args.input, forest.feature_names)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")

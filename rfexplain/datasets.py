@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ import numpy as np
 
 from rfexplain.core.errors import CSVFormatError, DataDirError, TrainingOptionError, UnknownDatasetError
 from rfexplain.core.forest import Forest
+from rfexplain.core.instances import reorder_by_name
 
 __all__ = [
     "Dataset",
@@ -42,6 +44,7 @@ __all__ = [
     "available",
     "find_data_dir",
     "read_csv",
+    "read_instances",
     "train_forest",
     "BUILTIN",
     "ENV_VAR",
@@ -188,6 +191,21 @@ def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, hea
     return CSVTable(
         names, np.asarray(features, dtype=np.float64).reshape(len(rows), width), tuple(labels) if has_labels else None
     )
+
+
+def read_instances(path: str | os.PathLike[str], feature_names: Sequence[str]) -> np.ndarray:
+    """The instances of a CSV file, as a float64 array in the order of ``feature_names``.
+
+    A file with a header is matched **by name** (its columns may come in any order; one extra
+    last column is a label and is ignored); missing, duplicated or unknown names are an
+    :class:`~rfexplain.core.errors.InvalidInstanceError` naming them. A file without a header is
+    read by position.
+    """
+    table = read_csv(path, len(feature_names))
+    if table.header is None:
+        return table.X
+    header = list(table.header[: len(feature_names)])
+    return reorder_by_name(table.X, header, feature_names, what=f"CSV file {os.fspath(path)!r}")
 
 
 def _all_numbers(cells: list[str]) -> bool:

@@ -26,6 +26,7 @@ import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
 from rfexplain.core.forest import Forest
+from rfexplain.core.instances import model_input
 from rfexplain.core.pyvalues import to_python
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
 from rfexplain.engines.base import Instance
@@ -45,7 +46,9 @@ class Explainer:
     engine : str
         A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
     feature_names : sequence of str, optional
-        Names used in rendered reasons (defaults to the model's ``feature_names_in_``).
+        Names used in rendered reasons (defaults to the model's ``feature_names_in_``, which they
+        must not contradict). Named pandas instances are matched to these names, not read by
+        position.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -73,7 +76,8 @@ class Explainer:
         instance = Instance.of(self.forest, x)
         sklearn_prediction = None
         if self.model is not None:
-            predicted = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
+            row = model_input(self.model, np.asarray([instance.values], dtype=np.float32))
+            predicted = np.asarray(self.model.predict(row))[0]
             sklearn_prediction = to_python(predicted)
             ours = self.forest.classes[instance.prediction]
             if soft_vote_differs(sklearn_prediction, ours):

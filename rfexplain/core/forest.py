@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
+from rfexplain.core.instances import as_matrix, check_feature_names, model_input
 from rfexplain.core.pyvalues import to_python
 
 __all__ = [
@@ -290,7 +291,9 @@ class Forest:
 
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``
         and a fitted ``Pipeline`` whose only real step is one of them. Feature names come from
-        ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``.
+        ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``; ``feature_names``
+        must be a sequence (not a string) and agree with ``feature_names_in_`` when the model has
+        them (:class:`InvalidInstanceError` otherwise).
 
         Raises
         ------
@@ -302,11 +305,8 @@ class Forest:
         from rfexplain.core.sklearn_import import raw_trees_of
 
         imported = raw_trees_of(model)
-        names = feature_names if feature_names is not None else imported.feature_names
-        if names is not None and len(names) != imported.n_features:
-            raise InvalidInstanceError(
-                f"feature_names has {len(names)} names but the model has {imported.n_features} features"
-            )
+        given = check_feature_names(feature_names, imported.feature_names, imported.n_features)
+        names = given if given is not None else imported.feature_names
         return cls.from_raw_trees(
             imported.trees,
             n_features=imported.n_features,
@@ -374,18 +374,13 @@ class Forest:
     def check_instances(self, X: Any) -> np.ndarray:
         """Validate raw instances and cast them to float32 exactly as scikit-learn does.
 
-        Accepts one instance (1-D) or many (2-D): arrays, lists, pandas rows or frames. Returns a
-        2-D float32 array. Raises :class:`InvalidInstanceError` for a wrong number of features,
-        non-numeric values or NaN (naming the feature).
+        Accepts one instance (1-D) or many (2-D): arrays, lists, pandas rows or frames; pandas
+        input with string labels is matched by name to :attr:`feature_names`
+        (:func:`rfexplain.core.instances.as_matrix`). Returns a 2-D float32 array. Raises
+        :class:`InvalidInstanceError` for a wrong number of features, missing, duplicated or
+        unknown names, non-numeric values or NaN (naming the feature).
         """
-        if hasattr(X, "to_numpy"):
-            X = X.to_numpy()
-        try:
-            arr = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
-        if arr.ndim == 1:
-            arr = arr[None, :]
+        arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
             raise InvalidInstanceError(f"expected a 1-D instance or a 2-D array, got {arr.ndim} dimensions")
         if arr.shape[1] != self.n_features:
@@ -458,7 +453,7 @@ class Forest:
     def agreement(self, X: Any, model: Any) -> Agreement:
         """Fraction of rows of ``X`` where the hard vote equals ``model.predict`` (soft vote)."""
         ours = self.predict(X)
-        theirs = np.asarray(model.predict(self.check_instances(X)))
+        theirs = np.asarray(model.predict(model_input(model, self.check_instances(X))))
         same = np.array([a == b for a, b in zip(ours.tolist(), theirs.tolist())], dtype=bool)
         fraction = float(same.mean()) if len(same) else 1.0
         return Agreement(fraction, np.flatnonzero(~same))
