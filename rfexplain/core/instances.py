@@ -20,13 +20,14 @@ Example
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from rfexplain.core.errors import InvalidInstanceError, UnsupportedModelError
+from rfexplain.core.errors import InvalidInstanceError
 
 __all__ = ["as_matrix", "in_model_order", "named_labels", "reorder_by_name", "model_input", "check_feature_names"]
 
@@ -127,8 +128,6 @@ def model_input(model: Any, X32: np.ndarray) -> Any:
     names = getattr(model, "feature_names_in_", None)
     if names is None:
         return X32
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - scikit-learn fitted on names implies pandas
-        raise UnsupportedModelError("the model was fitted on a DataFrame but pandas is not installed") from None
+    # fitted on a DataFrame, so pandas is installed
+    pd = importlib.import_module("pandas")
     return pd.DataFrame(np.asarray(X32), columns=list(names))
