@@ -325,15 +325,21 @@ def _sklearn_predictions(explainer: ExplainerLike, rows: list[np.ndarray]) -> li
     if explainer.model is None or not rows:
         return [None] * len(rows)
     model = explainer.model
+
+    def predict(values: np.ndarray) -> np.ndarray:
+        own = getattr(explainer, "sklearn_predict", None)  # an Explainer knows its model's inputs
+        if own is not None:
+            return np.asarray(own(values))
+        return np.asarray(model.predict(model_input(model, np.asarray(values, dtype=np.float32))))
+
     try:
-        return [to_python(v) for v in np.asarray(model.predict(model_input(model, np.asarray(rows, dtype=np.float32))))]
+        return [to_python(v) for v in predict(np.asarray(rows, dtype=np.float64))]
     except Exception:
         pass
     out: list[Any] = []
     for row in rows:
         try:
-            one = model_input(model, np.asarray([row], dtype=np.float32))
-            out.append(to_python(np.asarray(model.predict(one))[0]))
+            out.append(to_python(predict(np.asarray([row], dtype=np.float64))[0]))
         except Exception:
             out.append(None)
     return out

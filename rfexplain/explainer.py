@@ -26,11 +26,12 @@ import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
 from rfexplain.core.forest import Forest
-from rfexplain.core.instances import model_input
+from rfexplain.core.instances import check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
 from rfexplain.engines.base import Instance
 from rfexplain.engines.registry import engine_class
+from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
 
 __all__ = ["Explainer", "Decision", "SoftVoteWarning"]
 
@@ -40,15 +41,21 @@ class Explainer:
 
     Parameters
     ----------
-    model_or_forest : fitted scikit-learn classifier or Forest
-        ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier`` (or a
-        pipeline ending in one with no transforming step), or a :class:`~rfexplain.Forest`.
+    model_or_forest : fitted scikit-learn classifier, Pipeline or Forest
+        ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``, a
+        :class:`~rfexplain.Forest`, or a ``Pipeline`` ending in one of them: a pipeline that
+        transforms its input (``ColumnTransformer``, encoders, scalers; see
+        :mod:`rfexplain.pipelines`) is explained in its *original* columns, categorical ones as
+        one feature each, and instances are rows of original values (DataFrame, Series or dict).
     engine : str
         A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
     feature_names : sequence of str, optional
         Names used in rendered reasons (defaults to the model's ``feature_names_in_``, which they
         must not contradict). Named pandas instances are matched to these names, not read by
         position.
+    monotone : sequence of str
+        Names of a pipeline's ``FunctionTransformer`` steps the user declares monotone increasing
+        (the only way such a step is accepted).
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -59,11 +66,18 @@ class Explainer:
         engine: str = "sat",
         *,
         feature_names: Any = None,
+        monotone: Sequence[str] = (),
         **options: Any,
     ) -> None:
+        self.pipeline: PipelineModel | None = None
         if isinstance(model_or_forest, Forest):
             self.forest = model_or_forest
             self.model = None
+        elif is_transforming_pipeline(model_or_forest):
+            self.pipeline = PipelineModel(model_or_forest, monotone)
+            check_feature_names(feature_names, self.pipeline.forest.feature_names, self.pipeline.forest.n_features)
+            self.forest = self.pipeline.forest
+            self.model = model_or_forest
         else:
             self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
             self.model = model_or_forest
@@ -72,13 +86,12 @@ class Explainer:
         self.engine = engine_class(engine)(self.forest, **options)
 
     def explain(self, x: Any) -> Decision:
-        """The decision on one instance (array, list or pandas row), ready to be queried."""
-        instance = Instance.of(self.forest, x)
+        """The decision on one instance (array, list or pandas row; for a pipeline, a row of
+        original values), ready to be queried."""
+        instance = Instance.of(self.forest, self.pipeline.encode(x) if self.pipeline is not None else x)
         sklearn_prediction = None
         if self.model is not None:
-            row = model_input(self.model, np.asarray([instance.values], dtype=np.float32))
-            predicted = np.asarray(self.model.predict(row))[0]
-            sklearn_prediction = to_python(predicted)
+            sklearn_prediction = to_python(self.sklearn_predict(np.asarray([instance.values]))[0])
             ours = self.forest.classes[instance.prediction]
             if soft_vote_differs(sklearn_prediction, ours):
                 warnings.warn(
@@ -88,6 +101,23 @@ class Explainer:
                     stacklevel=2,
                 )
         return Decision(self, instance, sklearn_prediction)
+
+    def sklearn_predict(self, values: np.ndarray) -> np.ndarray:
+        """The scikit-learn model's own ``predict`` on rows of the forest's values (original
+        rows rebuilt from them for a pipeline)."""
+        if self.model is None:
+            raise TypeError("this explainer has no scikit-learn model")
+        if self.pipeline is not None:
+            return np.asarray(self.model.predict(self.pipeline.decode(values)))
+        return np.asarray(self.model.predict(model_input(self.model, np.asarray(values, dtype=np.float32))))
+
+    def original_rows(self, values: Any) -> Any:
+        """Rows of the forest's values (an instance's, a witness's) as a DataFrame of the
+        pipeline's original columns; for a plain model, a DataFrame with the feature names."""
+        if self.pipeline is not None:
+            return self.pipeline.decode(values)
+        pd = pandas()
+        return pd.DataFrame(self.forest.check_instances(values), columns=list(self.forest.feature_names))
 
     def explain_many(
         self,
@@ -152,7 +182,7 @@ class Explainer:
         """
         records = explain_many(
             self,
-            X,
+            self.pipeline.encode(X) if self.pipeline is not None else X,
             query,
             n_jobs=n_jobs,
             timeout=timeout,

@@ -142,11 +142,21 @@ class Tree:
 
 @dataclass(frozen=True)
 class FeatureSpace:
-    """What is needed to turn states back into conditions on raw values: names and thresholds."""
+    """What is needed to turn states back into conditions on raw values: names and thresholds.
+
+    ``categories`` is empty for a forest over numbers only; otherwise it has one entry per
+    feature: ``None`` for a numeric feature, else the labels of a categorical feature's states
+    (state ``s`` is the category ``categories[f][s]``; see :mod:`rfexplain.pipelines`).
+    """
 
     feature_names: tuple[str, ...]
     thresholds: tuple[tuple[float, ...], ...]
     classes: tuple[Any, ...]
+    categories: tuple[tuple[str, ...] | None, ...] = ()
+
+    def category_labels(self, feature: int) -> tuple[str, ...] | None:
+        """The state labels of a categorical feature, ``None`` for a numeric one."""
+        return self.categories[feature] if self.categories else None
 
     def n_states(self, feature: int) -> int:
         return len(self.thresholds[feature]) + 1
@@ -178,6 +188,9 @@ class Forest:
         Defaults to ``x0, x1, ...``.
     source : str, optional
         A free-form description of where the forest came from.
+    categories : sequence, optional
+        One entry per feature: ``None`` for a numeric feature, or the labels of a categorical
+        feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``).
     """
 
     def __init__(
@@ -188,7 +201,11 @@ class Forest:
         classes: Sequence[Any],
         feature_names: Sequence[str] | None = None,
         source: str = "",
+        categories: Sequence[Sequence[str] | None] | None = None,
     ) -> None:
+        self.categories: tuple[tuple[str, ...] | None, ...] = (
+            tuple(None if c is None else tuple(str(v) for v in c) for c in categories) if categories else ()
+        )
         self.thresholds: tuple[tuple[float, ...], ...] = tuple(tuple(float(t) for t in ts) for ts in thresholds)
         self.trees: tuple[Tree, ...] = tuple(trees)
         self.classes: tuple[Any, ...] = tuple(classes)
@@ -198,7 +215,7 @@ class Forest:
         self.feature_names: tuple[str, ...] = tuple(str(name) for name in feature_names)
         self.source = source
         self._validate()
-        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes)
+        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes, self.categories)
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
         self._node_arrays = [
             tuple(np.asarray(a, dtype=np.int64) for a in (t.feature, t.split, t.left, t.right, t.label))
@@ -224,6 +241,15 @@ class Forest:
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be float32 numbers (use Forest.from_raw_trees, "
                     "which makes them canonical)"
+                )
+        if self.categories and len(self.categories) != len(self.thresholds):
+            raise InvalidForestError(
+                f"categories has {len(self.categories)} entries for {len(self.thresholds)} features"
+            )
+        for f, labels in enumerate(self.categories):
+            if labels is not None and self.thresholds[f] != tuple(k + 0.5 for k in range(len(labels) - 1)):
+                raise InvalidForestError(
+                    f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state)"
                 )
         for k, tree in enumerate(self.trees):
             sizes = {len(a) for a in (tree.feature, tree.split, tree.left, tree.right, tree.label)}
@@ -503,6 +529,7 @@ class Forest:
             "classes": [to_python(c) for c in self.classes],
             "feature_names": list(self.feature_names),
             "thresholds": [list(ts) for ts in self.thresholds],
+            **({"categories": [None if c is None else list(c) for c in self.categories]} if self.categories else {}),
             "trees": [
                 {
                     "feature": list(t.feature),
@@ -542,6 +569,7 @@ class Forest:
                 classes=doc["classes"],
                 feature_names=doc["feature_names"],
                 source=str(doc.get("source", "")),
+                categories=doc.get("categories"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ForestFormatError(f"corrupt forest document: {exc}") from None
@@ -564,10 +592,11 @@ class Forest:
             and self.trees == other.trees
             and self.classes == other.classes
             and self.feature_names == other.feature_names
+            and self.categories == other.categories
         )
 
     def __hash__(self) -> int:
-        return hash((self.thresholds, self.trees, self.classes, self.feature_names))
+        return hash((self.thresholds, self.trees, self.classes, self.feature_names, self.categories))
 
     def __repr__(self) -> str:
         return (

@@ -29,7 +29,15 @@ import numpy as np
 
 from rfexplain.core.errors import InvalidInstanceError
 
-__all__ = ["as_matrix", "in_model_order", "named_labels", "reorder_by_name", "model_input", "check_feature_names"]
+__all__ = [
+    "as_matrix",
+    "in_model_order",
+    "named_labels",
+    "reorder_by_name",
+    "model_input",
+    "check_feature_names",
+    "pandas",
+]
 
 
 def named_labels(X: Any) -> list[str] | None:
@@ -121,6 +129,11 @@ def check_feature_names(given: Any, model_names: Sequence[str] | None, n_feature
     return names
 
 
+def pandas() -> Any:
+    """The pandas module (imported on demand: rfexplain does not need it for arrays)."""
+    return importlib.import_module("pandas")
+
+
 def model_input(model: Any, X32: np.ndarray) -> Any:
     """``X32`` (rows in the model's column order) as the model wants it: a DataFrame with its
     ``feature_names_in_`` when it was fitted on one (no "valid feature names" warning), else the
@@ -128,6 +141,5 @@ def model_input(model: Any, X32: np.ndarray) -> Any:
     names = getattr(model, "feature_names_in_", None)
     if names is None:
         return X32
-    # fitted on a DataFrame, so pandas is installed
-    pd = importlib.import_module("pandas")
+    pd = pandas()  # fitted on a DataFrame, so pandas is installed
     return pd.DataFrame(np.asarray(X32), columns=list(names))

@@ -50,6 +50,9 @@ class Literal:
         """The condition on raw values, with the feature's name (``2.45 < petal length <= 4.75``)."""
         if space is None:
             return f"x{self.feature} in {{{', '.join(map(str, sorted(self.states)))}}}"
+        labels = space.category_labels(self.feature)
+        if labels is not None:
+            return f"{space.feature_names[self.feature]} in {{{', '.join(labels[s] for s in sorted(self.states))}}}"
         return describe_states(space.feature_names[self.feature], self.states, space.thresholds[self.feature])
 
     def to_dict(self, space: FeatureSpace | None = None) -> dict[str, Any]:
@@ -57,6 +60,10 @@ class Literal:
         if space is not None:
             out["name"] = space.feature_names[self.feature]
             out["condition"] = self.describe(space)
+            labels = space.category_labels(self.feature)
+            if labels is not None:
+                out["categories"] = [labels[s] for s in sorted(self.states)]
+                return out
             out["intervals"] = [
                 [_json_float(lo), _json_float(hi)] for lo, hi in _intervals(self.states, space.thresholds[self.feature])
             ]
