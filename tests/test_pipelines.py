@@ -8,7 +8,9 @@ pipeline's own trees on a real DataFrame row.
 from __future__ import annotations
 
 import itertools
+import json
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -260,3 +262,22 @@ def test_a_monotone_function_undefined_on_some_numbers_is_refused() -> None:
     pipe.fit(frame, (frame.income > 20).astype(int))
     with pytest.raises(UnsupportedModelError, match="NaN"):
         PipelineModel(pipe, monotone=["log"])
+
+
+def test_cli_batch_takes_the_pipeline_and_a_csv_of_original_columns(tmp_path: Path) -> None:
+    import joblib
+
+    from rfexplain.cli import main
+
+    pipe, frame = make_case(2, "onehot-ignore", "robust", 3, 3)
+    path = tmp_path / "pipe.joblib"
+    joblib.dump(pipe, path)
+    rows = tmp_path / "rows.csv"
+    frame.iloc[:6][["size", "color", "age"]].to_csv(rows, index=False)  # shuffled header
+    out = tmp_path / "out.jsonl"
+    assert main(["batch", str(path), "--input", str(rows), "--engine", "sat", "-o", str(out)]) == 0
+    docs = [json.loads(line) for line in out.read_text().splitlines()]
+    model = PipelineModel(pipe)
+    expected = np.asarray(model.forest.classes)[model.hard_vote(frame.iloc[:6])].tolist()
+    assert [d["prediction"] for d in docs] == expected
+    assert all("name" in lit for d in docs for r in d["result"] for lit in r["literals"])
