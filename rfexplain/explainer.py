@@ -19,17 +19,21 @@ Example
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
+from rfexplain.core.domain import restrict
+from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
-from rfexplain.core.instances import check_feature_names, model_input, pandas
+from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
+from rfexplain.core.queries import query as query_named
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
-from rfexplain.engines.base import Instance
+from rfexplain.engines.base import Engine, Instance
 from rfexplain.engines.registry import engine_class
 from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
 
@@ -56,6 +60,17 @@ class Explainer:
     monotone : sequence of str
         Names of a pipeline's ``FunctionTransformer`` steps the user declares monotone increasing
         (the only way such a step is accepted).
+    bounds : dict or "data", optional
+        Value ranges of numeric features, ``{"age": (0, 120)}``, or ``"data"`` for the minimum and
+        maximum of each numeric feature in ``data``. Instances outside are refused, witnesses stay
+        inside, and reasons hold for inputs within the bounds (their text says so); see
+        :mod:`rfexplain.core.domain`.
+    data : array-like or DataFrame, optional
+        The training data, for ``bounds="data"``.
+    immutable : sequence of str
+        Features that may not change: necessary and contrastive reasons, robustness and flips are
+        computed with them fixed at the instance's values ("what would have to change, given
+        these cannot"). Sufficient reasons are not affected.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -67,6 +82,9 @@ class Explainer:
         *,
         feature_names: Any = None,
         monotone: Sequence[str] = (),
+        bounds: Mapping[str, tuple[float, float]] | str | None = None,
+        data: Any = None,
+        immutable: Sequence[str] = (),
         **options: Any,
     ) -> None:
         self.pipeline: PipelineModel | None = None
@@ -81,9 +99,37 @@ class Explainer:
         else:
             self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
             self.model = model_or_forest
+        if bounds is not None:
+            self.forest = restrict(self.forest, bounds=self._resolve_bounds(bounds, data))
+        self.immutable = tuple(self._feature_index(name, "immutable") for name in _names(immutable, "immutable"))
         self.engine_name = engine
         self.options = dict(options)
         self.engine = engine_class(engine)(self.forest, **options)
+
+    def _feature_index(self, name: str, what: str) -> int:
+        if name not in self.forest.feature_names:
+            raise InvalidInstanceError(
+                f"{what} names the unknown feature {name!r}; features: {list(self.forest.feature_names)}"
+            )
+        return self.forest.feature_names.index(name)
+
+    def _resolve_bounds(
+        self, bounds: Mapping[str, tuple[float, float]] | str, data: Any
+    ) -> dict[int, tuple[float, float]]:
+        numeric = [f for f in range(self.forest.n_features) if not self.forest.space.category_labels(f)]
+        if isinstance(bounds, str):
+            if bounds != "data" or data is None:
+                raise InvalidInstanceError('bounds must be a dict {feature: (low, high)} or "data" with data=X')
+            X = self.pipeline.encode(data) if self.pipeline is not None else as_matrix(data, self.forest.feature_names)
+            return {f: (float(np.min(X[:, f])), float(np.max(X[:, f]))) for f in numeric}
+        out = {}
+        for name, pair in bounds.items():
+            f = self._feature_index(name, "bounds")
+            if f not in numeric:
+                raise InvalidInstanceError(f"bounds apply to numeric features; {name!r} is categorical")
+            low, high = pair
+            out[f] = (float(low), float(high))
+        return out
 
     def explain(self, x: Any) -> Decision:
         """The decision on one instance (array, list or pandas row; for a pipeline, a row of
@@ -100,7 +146,12 @@ class Explainer:
                     SoftVoteWarning,
                     stacklevel=2,
                 )
-        return Decision(self, instance, sklearn_prediction)
+        decision = Decision(self, instance, sklearn_prediction)
+        if self.immutable:
+            fixed = restrict(self.forest, fixed={f: instance.states[f] for f in self.immutable})
+            held = _Held(fixed, engine_class(self.engine_name)(fixed, **self.options), self.engine_name)
+            decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), sklearn_prediction)
+        return decision
 
     def sklearn_predict(self, values: np.ndarray) -> np.ndarray:
         """The scikit-learn model's own ``predict`` on rows of the forest's values (original
@@ -180,6 +231,10 @@ class Explainer:
         >>> [len(r.result) for r in records if r.ok]
         [1, 1, 1]
         """
+        if self.immutable and query_named(query).changes:
+            raise UnsupportedQueryError(
+                f"explain_many does not honour immutable= yet: ask {query} of explain(x) for each instance"
+            )
         records = explain_many(
             self,
             self.pipeline.encode(X) if self.pipeline is not None else X,
@@ -217,3 +272,18 @@ class Explainer:
 
     def __repr__(self) -> str:
         return f"Explainer({self.forest!r}, engine={self.engine_name!r})"
+
+
+@dataclass
+class _Held:
+    """The forest with the immutable features held at one instance's states, and its engine."""
+
+    forest: Forest
+    engine: Engine
+    engine_name: str
+
+
+def _names(names: Sequence[str], what: str) -> list[str]:
+    if isinstance(names, str):
+        raise InvalidInstanceError(f"{what} must be a list of feature names, not the string {names!r}")
+    return [str(n) for n in names]

@@ -281,3 +281,22 @@ def test_cli_batch_takes_the_pipeline_and_a_csv_of_original_columns(tmp_path: Pa
     expected = np.asarray(model.forest.classes)[model.hard_vote(frame.iloc[:6])].tolist()
     assert [d["prediction"] for d in docs] == expected
     assert all("name" in lit for d in docs for r in d["result"] for lit in r["literals"])
+
+
+def test_pipeline_with_bounds_and_immutable_columns() -> None:
+    pipe, frame = make_case(4, "onehot-drop-first", "standard", 4, 3)
+    explainer = rx.Explainer(pipe, engine="sat", bounds={"age": (18, 80)}, immutable=["color"])
+    model = explainer.pipeline
+    assert model is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rx.SoftVoteWarning)
+        for k in range(8):
+            decision = explainer.explain(frame.iloc[k])
+            for reason in decision.necessary_reasons():
+                assert "color" not in [reason.space.feature_names[f] for f in reason.features]
+                for witness in reason.witnesses:
+                    row = explainer.original_rows(witness.values)
+                    assert row["color"].iloc[0] == frame["color"].iloc[k]
+                    assert 18 <= row["age"].iloc[0] <= 80
+                    assert int(model.hard_vote(row)[0]) == witness.prediction != decision.prediction_index
+            assert "given age in [18, 80]" in str(decision.sufficient_reason())

@@ -153,6 +153,17 @@ class FeatureSpace:
     thresholds: tuple[tuple[float, ...], ...]
     classes: tuple[Any, ...]
     categories: tuple[tuple[str, ...] | None, ...] = ()
+    bounds: tuple[tuple[float, float] | None, ...] = ()
+
+    def domain_note(self) -> str:
+        """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``)."""
+        parts = [
+            f"{name} in [{lo:g}, {hi:g}]"
+            for name, b in zip(self.feature_names, self.bounds)
+            if b is not None
+            for lo, hi in [b]
+        ]
+        return ", ".join(parts)
 
     def category_labels(self, feature: int) -> tuple[str, ...] | None:
         """The state labels of a categorical feature, ``None`` for a numeric one."""
@@ -191,6 +202,10 @@ class Forest:
     categories : sequence, optional
         One entry per feature: ``None`` for a numeric feature, or the labels of a categorical
         feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``).
+    bounds : sequence, optional
+        One entry per feature: ``None``, or the inclusive range ``(low, high)`` of the values the
+        feature may take (a domain constraint, see :mod:`rfexplain.core.domain`): instances
+        outside it are refused and state representatives (witness values) are taken inside it.
     """
 
     def __init__(
@@ -202,7 +217,11 @@ class Forest:
         feature_names: Sequence[str] | None = None,
         source: str = "",
         categories: Sequence[Sequence[str] | None] | None = None,
+        bounds: Sequence[tuple[float, float] | None] | None = None,
     ) -> None:
+        self.bounds: tuple[tuple[float, float] | None, ...] = (
+            tuple(None if b is None else (float(b[0]), float(b[1])) for b in bounds) if bounds else ()
+        )
         self.categories: tuple[tuple[str, ...] | None, ...] = (
             tuple(None if c is None else tuple(str(v) for v in c) for c in categories) if categories else ()
         )
@@ -215,7 +234,7 @@ class Forest:
         self.feature_names: tuple[str, ...] = tuple(str(name) for name in feature_names)
         self.source = source
         self._validate()
-        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes, self.categories)
+        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes, self.categories, self.bounds)
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
         self._node_arrays = [
             tuple(np.asarray(a, dtype=np.int64) for a in (t.feature, t.split, t.left, t.right, t.label))
@@ -246,6 +265,8 @@ class Forest:
             raise InvalidForestError(
                 f"categories has {len(self.categories)} entries for {len(self.thresholds)} features"
             )
+        if self.bounds and len(self.bounds) != len(self.thresholds):
+            raise InvalidForestError(f"bounds has {len(self.bounds)} entries for {len(self.thresholds)} features")
         for f, labels in enumerate(self.categories):
             if labels is not None and self.thresholds[f] != tuple(k + 0.5 for k in range(len(labels) - 1)):
                 raise InvalidForestError(
@@ -418,7 +439,17 @@ class Forest:
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
                 "missing values are not supported"
             )
-        return arr.astype(np.float32)
+        arr32 = arr.astype(np.float32)
+        for f, bound in enumerate(self.bounds):
+            if bound is not None:
+                outside = (arr32[:, f] < bound[0]) | (arr32[:, f] > bound[1])
+                if outside.any():
+                    row = int(np.flatnonzero(outside)[0])
+                    raise InvalidInstanceError(
+                        f"instance {row} has {self.feature_names[f]} = {float(arr32[row, f])!r}, outside its "
+                        f"bounds [{bound[0]!r}, {bound[1]!r}]"
+                    )
+        return arr32
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]``."""
@@ -496,6 +527,10 @@ class Forest:
         """A float32 raw value whose state is ``state`` (a round number inside the interval when
         one is at hand, else the interval's upper threshold or the next float32 above the last)."""
         low, high = self.state_interval(feature, state)
+        bound = self.bounds[feature] if self.bounds else None
+        if bound is not None:  # the part of the state inside the bounds (never empty)
+            low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))
+            high = min(high, bound[1])
         if math.isinf(low) and math.isinf(high):
             candidates = [0.0]
         elif math.isinf(low):
@@ -530,6 +565,7 @@ class Forest:
             "feature_names": list(self.feature_names),
             "thresholds": [list(ts) for ts in self.thresholds],
             **({"categories": [None if c is None else list(c) for c in self.categories]} if self.categories else {}),
+            **({"bounds": [None if b is None else list(b) for b in self.bounds]} if self.bounds else {}),
             "trees": [
                 {
                     "feature": list(t.feature),
@@ -570,6 +606,7 @@ class Forest:
                 feature_names=doc["feature_names"],
                 source=str(doc.get("source", "")),
                 categories=doc.get("categories"),
+                bounds=doc.get("bounds"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ForestFormatError(f"corrupt forest document: {exc}") from None
@@ -593,10 +630,11 @@ class Forest:
             and self.classes == other.classes
             and self.feature_names == other.feature_names
             and self.categories == other.categories
+            and self.bounds == other.bounds
         )
 
     def __hash__(self) -> int:
-        return hash((self.thresholds, self.trees, self.classes, self.feature_names, self.categories))
+        return hash((self.thresholds, self.trees, self.classes, self.feature_names, self.categories, self.bounds))
 
     def __repr__(self) -> str:
         return (

@@ -167,13 +167,15 @@ class Reason:
         return str(render("reason_html", self))
 
     def __str__(self) -> str:
+        note = self.space.domain_note() if self.space is not None else ""
+        suffix = f"  [given {note}]" if note else ""
         if not self.conditions:
-            return "true" if self.is_conjunction else "false"
+            return ("true" if self.is_conjunction else "false") + suffix
         joiner = " and " if self.is_conjunction else " or "
         parts = [lit.describe(self.space) for lit in self.conditions]
         if len(parts) > 1:
             parts = [f"({p})" if " or " in p else p for p in parts]
-        return joiner.join(parts)
+        return joiner.join(parts) + suffix
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (names, conditions, intervals, witnesses)."""
@@ -185,6 +187,10 @@ class Reason:
         }
         if self.space is not None:
             out["feature_names"] = [self.space.feature_names[f] for f in sorted(self.features)]
+            if self.space.domain_note():  # the reason holds for inputs within these bounds
+                out["domain"] = {
+                    name: list(b) for name, b in zip(self.space.feature_names, self.space.bounds) if b is not None
+                }
         if self.target is not None:
             out["target_index"] = self.target
             if self.space is not None:
