@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="explain a few iris decisions with every available engine")
     demo.add_argument("--instances", type=int, default=3, help="number of test instances (default 3)")
     demo.add_argument("--engine", action="append", help="engine(s) to show (default: all available)")
+    demo.add_argument(
+        "--pipeline", action="store_true", help="explain a scikit-learn pipeline on the built-in loans table instead"
+    )
 
     info = sub.add_parser("info", help="statistics of a saved forest (JSON) or model (joblib/pickle)")
     info.add_argument("model", help="forest JSON, or a joblib/pickle file of a fitted model (trusted files only)")
@@ -490,6 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch, "report": cmd_report}
     try:
         if args.command == "demo":
+            if args.pipeline:
+                from rfexplain.pipeline_demo import run_pipeline_demo
+
+                return run_pipeline_demo(n_instances=args.instances)
             from rfexplain.demo import run_demo
 
             return run_demo(n_instances=args.instances, engines=args.engine)

@@ -44,6 +44,7 @@ __all__ = [
     "available",
     "find_data_dir",
     "read_csv",
+    "loans",
     "read_instances",
     "train_forest",
     "BUILTIN",
@@ -300,3 +301,17 @@ def train_forest(
     model.fit(dataset.X[train], dataset.y[train])
     forest = Forest.from_sklearn(model, feature_names=list(dataset.feature_names))
     return TrainedForest(dataset, model, forest, train, test)
+
+
+def loans() -> tuple[Any, Any]:
+    """The built-in mixed-type example: ``(X, y)``, a DataFrame of 600 synthetic loan
+    applications (four numeric and four categorical columns) and the Series ``approved``
+    (``"yes"``/``"no"``). Shipped with the package (``rfexplain/data/loans.csv``, written by
+    ``python -m experiments.make_loans_csv`` with a fixed seed); needs pandas."""
+    from importlib.resources import files
+
+    from rfexplain.core.instances import pandas
+
+    with files("rfexplain").joinpath("data/loans.csv").open() as handle:
+        frame = pandas().read_csv(handle)
+    return frame.drop(columns=["approved"]), frame["approved"]

@@ -300,3 +300,16 @@ def test_pipeline_with_bounds_and_immutable_columns() -> None:
                     assert 18 <= row["age"].iloc[0] <= 80
                     assert int(model.hard_vote(row)[0]) == witness.prediction != decision.prediction_index
             assert "given age in [18, 80]" in str(decision.sufficient_reason())
+
+
+def test_demo_pipeline_on_the_shipped_loans_table() -> None:
+    from rfexplain.datasets import loans
+    from rfexplain.pipeline_demo import run_pipeline_demo
+
+    X, y = loans()
+    assert X.shape == (600, 8) and set(y) == {"yes", "no"}
+    assert {"employment", "housing", "purpose", "credit_history"} <= set(X.select_dtypes(exclude="number").columns)
+    lines: list[str] = []
+    assert run_pipeline_demo(n_instances=2, write=lines.append) == 0
+    text = "\n".join(lines)
+    assert "sufficient reason:" in text and "checked by the pipeline" in text and "FAILED" not in text
