@@ -149,7 +149,8 @@ class Preprocessing:
                     f"the preprocessing of {name!r} gives NaN on some numbers (e.g. a logarithm of negative "
                     "values): only transforms defined on every number can be explained (np.arcsinh, not np.log1p)"
                 )
-            return enc.astype(np.float32).astype(np.float64) <= ts[: len(values)]
+            with np.errstate(over="ignore"):  # beyond float32: +-inf, as the forest's own cast gives
+                return enc.astype(np.float32).astype(np.float64) <= ts[: len(values)]
 
         bottom = passes([-_F32_MAX] * len(ts))
         top = passes([_F32_MAX] * len(ts))
