@@ -320,3 +320,35 @@ def test_demo_pipeline_on_the_shipped_loans_table() -> None:
     assert run_pipeline_demo(n_instances=2, write=lines.append) == 0
     text = "\n".join(lines)
     assert "sufficient reason:" in text and "checked by the pipeline" in text and "FAILED" not in text
+
+
+@pytest.mark.parametrize("strategy", ["most_frequent", "constant"])
+def test_imputed_columns_missing_is_an_explicit_state(strategy: str) -> None:
+    from sklearn.impute import SimpleImputer
+
+    from rfexplain.pipelines import MISSING
+
+    rng = np.random.default_rng(11)
+    n = 80
+    frame = pd.DataFrame(
+        {
+            "age": np.where(rng.random(n) < 0.2, np.nan, rng.integers(18, 80, n).astype(float)),
+            "color": np.where(rng.random(n) < 0.2, None, rng.choice(["red", "green", "blue"], n)).astype(object),
+        }
+    )
+    y = ((frame.color == "red") | (frame.age.fillna(0) > 50) | frame.color.isna()).astype(int)
+    cat = make_pipeline(SimpleImputer(strategy=strategy, fill_value="n/a"), OneHotEncoder(handle_unknown="ignore"))
+    num = make_pipeline(SimpleImputer(strategy="median"), StandardScaler())
+    prep = ColumnTransformer([("cat", cat, ["color"]), ("num", num, ["age"])])
+    pipe = make_pipeline(prep, RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0)).fit(frame, y)
+    model = PipelineModel(pipe)
+    assert model.forest.feature_names == ("age", "color") and model.forest.categories[1][-1] == MISSING
+    grid, rows = state_rows(model)
+    assert model.forest.predict_states(grid).tolist() == model.hard_vote(rows).tolist()
+    # rows with missing values, read through encode(), decide as the pipeline itself
+    assert model.forest.predict_index(model.encode(frame)).tolist() == model.hard_vote(frame).tolist()
+    missing_color = int(np.flatnonzero(frame.color.isna())[0])
+    assert model.encode(frame.iloc[[missing_color]])[0, 1] == len(model.forest.categories[1]) - 1
+    reason = rx.Explainer(pipe, engine="sat").explain(frame.iloc[missing_color]).sufficient_reason()
+    for lit in reason.to_dict()["literals"]:  # the instance satisfies its sufficient reason
+        assert lit["name"] != "color" or MISSING in lit["categories"]

@@ -31,15 +31,17 @@ import numpy as np
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.instances import pandas
 
-__all__ = ["Column", "Preprocessing", "read_preprocessing", "OTHER", "SUPPORTED_STEPS"]
+__all__ = ["Column", "Preprocessing", "read_preprocessing", "OTHER", "MISSING", "SUPPORTED_STEPS"]
 
 #: The label of the state of categories an encoder did not see in training (when it admits them).
 OTHER = "(other)"
+#: The label of the state of missing values of an imputed categorical column.
+MISSING = "(missing)"
 
 _ENCODERS = ("OneHotEncoder", "OrdinalEncoder")
 _NUMERIC = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
 #: Step classes accepted before the forest (``FunctionTransformer`` only when declared monotone).
-SUPPORTED_STEPS = ("ColumnTransformer", "Pipeline", *_ENCODERS, *_NUMERIC, "FunctionTransformer")
+SUPPORTED_STEPS = ("ColumnTransformer", "Pipeline", *_ENCODERS, *_NUMERIC, "SimpleImputer", "FunctionTransformer")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -51,12 +53,22 @@ class Column:
     name: str
     categories: tuple[Any, ...] | None
     admits_other: bool = False
+    #: A ``SimpleImputer`` reads this column: for a categorical column, missing values are one
+    #: more state (:data:`MISSING`, last); for a numeric one, they are the imputed ``fill`` value.
+    imputed: bool = False
+    missing_value: Any = None
+    fill: float | None = None
+
+    @property
+    def admits_missing(self) -> bool:
+        return self.imputed and self.categories is not None
 
     @property
     def labels(self) -> tuple[str, ...] | None:
         if self.categories is None:
             return None
-        return tuple(_label(v) for v in self.categories) + ((OTHER,) if self.admits_other else ())
+        extra = ((OTHER,) if self.admits_other else ()) + ((MISSING,) if self.admits_missing else ())
+        return tuple(_label(v) for v in self.categories) + extra
 
     @property
     def n_states(self) -> int:
@@ -121,6 +133,8 @@ class Preprocessing:
         assert column.categories is not None
         if state < len(column.categories):
             return column.categories[state]
+        if column.admits_missing and state == column.n_states - 1:
+            return column.missing_value
         return _unseen(column.categories)
 
     def _variants(self, c: int) -> list[dict[str, Any]]:
@@ -225,6 +239,8 @@ def _check_step(where: str, step: Any, monotone: frozenset[str]) -> None:
     if kind == "OrdinalEncoder" and getattr(step, "encoded_missing_value", np.nan) is not np.nan:
         if not (isinstance(step.encoded_missing_value, float) and math.isnan(step.encoded_missing_value)):
             raise UnsupportedModelError(f"step {where!r}: OrdinalEncoder's encoded_missing_value is not supported")
+    if kind == "SimpleImputer" and step.add_indicator:
+        raise UnsupportedModelError(f"step {where!r}: SimpleImputer(add_indicator=True) is not supported")
     if kind == "Pipeline":
         for name, inner in step.steps:
             _check_step(f"{where}/{name}", inner, monotone)
@@ -273,17 +289,34 @@ def read_preprocessing(pipeline: Any, monotone: Sequence[str] = ()) -> Preproces
             "explaining a pipeline in its original columns needs it fitted on a pandas DataFrame "
             "(the columns are matched by name)"
         )
-    categories: dict[str, tuple[tuple[Any, ...], bool]] = {}
+    found: dict[str, dict[str, Any]] = {str(n): {} for n in names}
     for _, step in pipeline.steps[:-1]:
         if _name(step) != "ColumnTransformer":
-            if _encoder_of(step) is not None:
-                raise UnsupportedModelError("encoders are supported inside a ColumnTransformer only")
+            if _encoder_of(step) is not None or _imputer_of(step) is not None:
+                raise UnsupportedModelError("encoders and imputers are supported inside a ColumnTransformer only")
             continue
         for _, inner, cols in step.transformers_:
-            encoder = None if isinstance(inner, str) else _encoder_of(inner)
-            if encoder is None:
+            if isinstance(inner, str):
                 continue
+            encoder, imputer = _encoder_of(inner), _imputer_of(inner)
             for k, col in enumerate(_column_names(step, cols)):
-                categories[col] = (tuple(np.asarray(encoder.categories_[k]).tolist()), _admits_other(encoder))
-    columns = [Column(str(n), *categories[str(n)]) if str(n) in categories else Column(str(n), None) for n in names]
+                if encoder is not None:
+                    found[col]["categories"] = tuple(np.asarray(encoder.categories_[k]).tolist())
+                    found[col]["admits_other"] = _admits_other(encoder)
+                if imputer is not None:
+                    found[col]["imputed"] = True
+                    found[col]["missing_value"] = imputer.missing_values
+                    statistic = imputer.statistics_[k]
+                    numeric = isinstance(statistic, (int, float, np.number)) and encoder is None
+                    found[col]["fill"] = float(statistic) if numeric else None
+    columns = [Column(name, info.pop("categories", None), **info) for name, info in found.items()]
     return Preprocessing(pipeline, columns)
+
+
+def _imputer_of(step: Any) -> Any:
+    if _name(step) == "SimpleImputer":
+        return step
+    if _name(step) == "Pipeline":
+        found = [s for _, s in step.steps if _name(s) == "SimpleImputer"]
+        return found[0] if found else None
+    return None

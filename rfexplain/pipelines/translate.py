@@ -201,9 +201,12 @@ class PipelineModel:
             values = X.iloc[:, c].tolist()
             if column.categories is None:
                 try:
-                    out[:, c] = np.asarray(values, dtype=np.float64)
+                    numbers = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
                 except (TypeError, ValueError) as exc:
                     raise InvalidInstanceError(f"column {column.name!r} must be numeric: {exc}") from None
+                if column.fill is not None:  # what the pipeline's imputer does with a missing value
+                    numbers = np.where(np.isnan(numbers), column.fill, numbers)
+                out[:, c] = numbers
                 continue
             for r, v in enumerate(values):
                 out[r, c] = self._state_of(c, v)
@@ -215,6 +218,8 @@ class PipelineModel:
         for s, category in enumerate(column.categories):
             if _same(category, value):
                 return s
+        if column.admits_missing and _is_missing(value, column.missing_value):
+            return column.n_states - 1
         if column.admits_other:
             return len(column.categories)
         raise InvalidInstanceError(
@@ -255,3 +260,9 @@ def _same(a: Any, b: Any) -> bool:
     if a_nan or b_nan:
         return a_nan and b_nan
     return bool(a == b)
+
+
+def _is_missing(value: Any, missing_value: Any) -> bool:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    return not (isinstance(missing_value, float) and math.isnan(missing_value)) and value == missing_value
