@@ -118,22 +118,27 @@ def _witnesses_hold(explainer: rx.Explainer, model: PipelineModel, reason: Any, 
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=cases, row=st.integers(0, 59))
+@given(case=cases, row=st.integers(0, 59), unknown=st.booleans())
 def test_every_engine_agrees_with_the_oracle_in_original_features(
-    case: tuple[int, str, str, int, int], row: int
+    case: tuple[int, str, str, int, int], row: int, unknown: bool
 ) -> None:
     pipe, frame = make_case(*case)
+    x = frame.iloc[row].copy()
+    if unknown and case[1] in ("onehot-ignore", "onehot-infrequent", "ordinal-unknown"):
+        x["color"] = "purple"  # a category the encoder never saw: the "(other)" state
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rx.SoftVoteWarning)
-        oracle = rx.Explainer(pipe, engine="oracle").explain(frame.iloc[row])
-        others = {name: rx.Explainer(pipe, engine=name).explain(frame.iloc[row]) for name in ENGINES}
+        oracle = rx.Explainer(pipe, engine="oracle").explain(x)
+        others = {name: rx.Explainer(pipe, engine=name).explain(x) for name in ENGINES}
     model = oracle.explainer.pipeline
     assert model is not None
     expected = {
         q: set(oracle.ask(q)) for q in ("sufficient_reasons", "necessary_reasons", "shortest_sufficient_reasons")
     }
+    assert oracle.prediction_index == int(model.hard_vote(x.to_frame().T)[0])
     for name, decision in others.items():
         assert decision.prediction == oracle.prediction, name
+        assert decision.robustness() == oracle.robustness(), name
         for q, reasons in expected.items():
             found = list(decision.ask(q))
             assert set(found) == reasons, (name, q)
