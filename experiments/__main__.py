@@ -69,6 +69,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         args=("outcomes",),
     ),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
+    Benchmark(
+        "pipelines", "experiments.pipelines", "pipelines: AXps in original columns vs the bare forest on encoded ones"
+    ),
 )
 
 

@@ -62,6 +62,7 @@ import numpy as np
 from rfexplain.core.budget import Budget, Enumeration
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
 from rfexplain.core.forest import Forest
+from rfexplain.core.instances import in_model_order, model_input
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, Query
 from rfexplain.core.queries import query as query_named
@@ -301,7 +302,8 @@ def _run_chunk(
 
 
 # ---------------------------------------------------------------------- the driver
-def _rows(X: Any) -> list[np.ndarray]:
+def _rows(X: Any, feature_names: Sequence[str]) -> list[np.ndarray]:
+    X = in_model_order(X, feature_names)
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
     arr = np.asarray(X, dtype=object if not isinstance(X, np.ndarray) else None)
@@ -322,14 +324,22 @@ def _sklearn_predictions(explainer: ExplainerLike, rows: list[np.ndarray]) -> li
     """scikit-learn's own (soft-vote) predictions, in one call; row by row if some row is invalid."""
     if explainer.model is None or not rows:
         return [None] * len(rows)
+    model = explainer.model
+
+    def predict(values: np.ndarray) -> np.ndarray:
+        own = getattr(explainer, "sklearn_predict", None)  # an Explainer knows its model's inputs
+        if own is not None:
+            return np.asarray(own(values))
+        return np.asarray(model.predict(model_input(model, np.asarray(values, dtype=np.float32))))
+
     try:
-        return [to_python(v) for v in np.asarray(explainer.model.predict(np.asarray(rows, dtype=np.float32)))]
+        return [to_python(v) for v in predict(np.asarray(rows, dtype=np.float64))]
     except Exception:
         pass
     out: list[Any] = []
     for row in rows:
         try:
-            out.append(to_python(np.asarray(explainer.model.predict(np.asarray([row], dtype=np.float32)))[0]))
+            out.append(to_python(predict(np.asarray([row], dtype=np.float64))[0]))
         except Exception:
             out.append(None)
     return out
@@ -366,7 +376,7 @@ def explain_many(
     _check_query(query, query_args)
     if timeout is not None:
         Budget(timeout=timeout)  # validates
-    rows = _rows(X)
+    rows = _rows(X, explainer.forest.feature_names)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):
         raise InvalidInstanceError(f"indices has {len(ids)} entries for {len(rows)} instances")

@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="explain a few iris decisions with every available engine")
     demo.add_argument("--instances", type=int, default=3, help="number of test instances (default 3)")
     demo.add_argument("--engine", action="append", help="engine(s) to show (default: all available)")
+    demo.add_argument(
+        "--pipeline", action="store_true", help="explain a scikit-learn pipeline on the built-in loans table instead"
+    )
 
     info = sub.add_parser("info", help="statistics of a saved forest (JSON) or model (joblib/pickle)")
     info.add_argument("model", help="forest JSON, or a joblib/pickle file of a fitted model (trusted files only)")
@@ -171,7 +174,27 @@ def load_forest_or_model(path: str) -> tuple[Any, Any]:
         model = joblib.load(file)
     except Exception as exc:  # unpickling reports every kind of corruption differently
         raise UsageError(f"cannot read {path} as forest JSON or joblib/pickle model: {exc}") from None
+    from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
+
+    if is_transforming_pipeline(model):  # explained in its original columns
+        return PipelineModel(model).forest, model
     return Forest.from_sklearn(model), model
+
+
+def read_input(path: str, forest: Any, model: Any) -> Any:
+    """The instances of ``--input``: a numeric array in the forest's column order, or, for a
+    pipeline explained in its original columns, a DataFrame of those columns (matched by name)."""
+    from rfexplain import datasets
+    from rfexplain.pipelines import is_transforming_pipeline
+
+    if model is not None and is_transforming_pipeline(model):
+        from rfexplain.core.instances import pandas
+
+        file = Path(path)
+        if not file.is_file():
+            raise UsageError(f"no such file: {path}")
+        return pandas().read_csv(file, skipinitialspace=True)
+    return datasets.read_instances(path, forest.feature_names)
 
 
 def train_forest(args: argparse.Namespace, test_size: float | None = None) -> Any:
@@ -315,12 +338,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file or --dataset")
     if args.input:
-        pool = datasets.read_csv(args.input, forest.n_features).X
+        pool = read_input(args.input, forest, model)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
-    X = pool[list(chosen)]
+    X = pool.iloc[list(chosen)] if hasattr(pool, "iloc") else pool[list(chosen)]
     ids = [pool_ids[k] for k in chosen]
     spec = query_named(args.query)
     kwargs: dict[str, Any] = {}
@@ -396,10 +419,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file (--model) or --dataset")
     if args.input:
-        pool = datasets.read_csv(args.input, forest.n_features).X
+        pool = read_input(args.input, forest, model)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")
+    if hasattr(pool, "iloc"):
+        raise UsageError("report does not take pipelines yet: use batch, or the API's Explainer(pipeline)")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     source = model if model is not None else forest
     with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names)) as explainer:
@@ -468,6 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch, "report": cmd_report}
     try:
         if args.command == "demo":
+            if args.pipeline:
+                from rfexplain.pipeline_demo import run_pipeline_demo
+
+                return run_pipeline_demo(n_instances=args.instances)
             from rfexplain.demo import run_demo
 
             return run_demo(n_instances=args.instances, engines=args.engine)

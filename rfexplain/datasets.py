@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ import numpy as np
 
 from rfexplain.core.errors import CSVFormatError, DataDirError, TrainingOptionError, UnknownDatasetError
 from rfexplain.core.forest import Forest
+from rfexplain.core.instances import reorder_by_name
 
 __all__ = [
     "Dataset",
@@ -42,6 +44,8 @@ __all__ = [
     "available",
     "find_data_dir",
     "read_csv",
+    "loans",
+    "read_instances",
     "train_forest",
     "BUILTIN",
     "ENV_VAR",
@@ -190,6 +194,21 @@ def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, hea
     )
 
 
+def read_instances(path: str | os.PathLike[str], feature_names: Sequence[str]) -> np.ndarray:
+    """The instances of a CSV file, as a float64 array in the order of ``feature_names``.
+
+    A file with a header is matched **by name** (its columns may come in any order; one extra
+    last column is a label and is ignored); missing, duplicated or unknown names are an
+    :class:`~rfexplain.core.errors.InvalidInstanceError` naming them. A file without a header is
+    read by position.
+    """
+    table = read_csv(path, len(feature_names))
+    if table.header is None:
+        return table.X
+    header = list(table.header[: len(feature_names)])
+    return reorder_by_name(table.X, header, feature_names, what=f"CSV file {os.fspath(path)!r}")
+
+
 def _all_numbers(cells: list[str]) -> bool:
     try:
         [float(cell) for cell in cells]
@@ -282,3 +301,17 @@ def train_forest(
     model.fit(dataset.X[train], dataset.y[train])
     forest = Forest.from_sklearn(model, feature_names=list(dataset.feature_names))
     return TrainedForest(dataset, model, forest, train, test)
+
+
+def loans() -> tuple[Any, Any]:
+    """The built-in mixed-type example: ``(X, y)``, a DataFrame of 600 synthetic loan
+    applications (four numeric and four categorical columns) and the Series ``approved``
+    (``"yes"``/``"no"``). Shipped with the package (``rfexplain/data/loans.csv``, written by
+    ``python -m experiments.make_loans_csv`` with a fixed seed); needs pandas."""
+    from importlib.resources import files
+
+    from rfexplain.core.instances import pandas
+
+    with files("rfexplain").joinpath("data/loans.csv").open() as handle:
+        frame = pandas().read_csv(handle)
+    return frame.drop(columns=["approved"]), frame["approved"]

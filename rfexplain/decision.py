@@ -75,6 +75,9 @@ class Decision:
         self.prediction_index = instance.prediction
         self.prediction = self.forest.classes[instance.prediction]
         self.sklearn_prediction = sklearn_prediction
+        #: With immutable features: the decision on the forest holding them fixed, which answers
+        #: the queries about changes (``Query.changes``).
+        self.fixed: Decision | None = None
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -92,6 +95,8 @@ class Decision:
         and ``timeout`` apply to enumerations only.
         """
         spec = query(name)
+        if spec.changes and self.fixed is not None:
+            return self.fixed.ask(name, target=target, limit=limit, timeout=timeout)
         if spec.takes_target and target is None:
             raise QueryArgumentError(f"{name} needs a target class")
         if not spec.takes_target and target is not None:

@@ -19,17 +19,23 @@ Example
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
+from rfexplain.core.domain import restrict
+from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
+from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
+from rfexplain.core.queries import query as query_named
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
-from rfexplain.engines.base import Instance
+from rfexplain.engines.base import Engine, Instance
 from rfexplain.engines.registry import engine_class
+from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
 
 __all__ = ["Explainer", "Decision", "SoftVoteWarning"]
 
@@ -39,13 +45,32 @@ class Explainer:
 
     Parameters
     ----------
-    model_or_forest : fitted scikit-learn classifier or Forest
-        ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier`` (or a
-        pipeline ending in one with no transforming step), or a :class:`~rfexplain.Forest`.
+    model_or_forest : fitted scikit-learn classifier, Pipeline or Forest
+        ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``, a
+        :class:`~rfexplain.Forest`, or a ``Pipeline`` ending in one of them: a pipeline that
+        transforms its input (``ColumnTransformer``, encoders, scalers; see
+        :mod:`rfexplain.pipelines`) is explained in its *original* columns, categorical ones as
+        one feature each, and instances are rows of original values (DataFrame, Series or dict).
     engine : str
         A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
     feature_names : sequence of str, optional
-        Names used in rendered reasons (defaults to the model's ``feature_names_in_``).
+        Names used in rendered reasons (defaults to the model's ``feature_names_in_``, which they
+        must not contradict). Named pandas instances are matched to these names, not read by
+        position.
+    monotone : sequence of str
+        Names of a pipeline's ``FunctionTransformer`` steps the user declares monotone increasing
+        (the only way such a step is accepted).
+    bounds : dict or "data", optional
+        Value ranges of numeric features, ``{"age": (0, 120)}``, or ``"data"`` for the minimum and
+        maximum of each numeric feature in ``data``. Instances outside are refused, witnesses stay
+        inside, and reasons hold for inputs within the bounds (their text says so); see
+        :mod:`rfexplain.core.domain`.
+    data : array-like or DataFrame, optional
+        The training data, for ``bounds="data"``.
+    immutable : sequence of str
+        Features that may not change: necessary and contrastive reasons, robustness and flips are
+        computed with them fixed at the instance's values ("what would have to change, given
+        these cannot"). Sufficient reasons are not affected.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -56,25 +81,63 @@ class Explainer:
         engine: str = "sat",
         *,
         feature_names: Any = None,
+        monotone: Sequence[str] = (),
+        bounds: Mapping[str, tuple[float, float]] | str | None = None,
+        data: Any = None,
+        immutable: Sequence[str] = (),
         **options: Any,
     ) -> None:
+        self.pipeline: PipelineModel | None = None
         if isinstance(model_or_forest, Forest):
             self.forest = model_or_forest
             self.model = None
+        elif is_transforming_pipeline(model_or_forest):
+            self.pipeline = PipelineModel(model_or_forest, monotone)
+            check_feature_names(feature_names, self.pipeline.forest.feature_names, self.pipeline.forest.n_features)
+            self.forest = self.pipeline.forest
+            self.model = model_or_forest
         else:
             self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
             self.model = model_or_forest
+        if bounds is not None:
+            self.forest = restrict(self.forest, bounds=self._resolve_bounds(bounds, data))
+        self.immutable = tuple(self._feature_index(name, "immutable") for name in _names(immutable, "immutable"))
         self.engine_name = engine
         self.options = dict(options)
         self.engine = engine_class(engine)(self.forest, **options)
 
+    def _feature_index(self, name: str, what: str) -> int:
+        if name not in self.forest.feature_names:
+            raise InvalidInstanceError(
+                f"{what} names the unknown feature {name!r}; features: {list(self.forest.feature_names)}"
+            )
+        return self.forest.feature_names.index(name)
+
+    def _resolve_bounds(
+        self, bounds: Mapping[str, tuple[float, float]] | str, data: Any
+    ) -> dict[int, tuple[float, float]]:
+        numeric = [f for f in range(self.forest.n_features) if not self.forest.space.category_labels(f)]
+        if isinstance(bounds, str):
+            if bounds != "data" or data is None:
+                raise InvalidInstanceError('bounds must be a dict {feature: (low, high)} or "data" with data=X')
+            X = self.pipeline.encode(data) if self.pipeline is not None else as_matrix(data, self.forest.feature_names)
+            return {f: (float(np.min(X[:, f])), float(np.max(X[:, f]))) for f in numeric}
+        out = {}
+        for name, pair in bounds.items():
+            f = self._feature_index(name, "bounds")
+            if f not in numeric:
+                raise InvalidInstanceError(f"bounds apply to numeric features; {name!r} is categorical")
+            low, high = pair
+            out[f] = (float(low), float(high))
+        return out
+
     def explain(self, x: Any) -> Decision:
-        """The decision on one instance (array, list or pandas row), ready to be queried."""
-        instance = Instance.of(self.forest, x)
+        """The decision on one instance (array, list or pandas row; for a pipeline, a row of
+        original values), ready to be queried."""
+        instance = Instance.of(self.forest, self.pipeline.encode(x) if self.pipeline is not None else x)
         sklearn_prediction = None
         if self.model is not None:
-            predicted = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
-            sklearn_prediction = to_python(predicted)
+            sklearn_prediction = to_python(self.sklearn_predict(np.asarray([instance.values]))[0])
             ours = self.forest.classes[instance.prediction]
             if soft_vote_differs(sklearn_prediction, ours):
                 warnings.warn(
@@ -83,7 +146,29 @@ class Explainer:
                     SoftVoteWarning,
                     stacklevel=2,
                 )
-        return Decision(self, instance, sklearn_prediction)
+        decision = Decision(self, instance, sklearn_prediction)
+        if self.immutable:
+            fixed = restrict(self.forest, fixed={f: instance.states[f] for f in self.immutable})
+            held = _Held(fixed, engine_class(self.engine_name)(fixed, **self.options), self.engine_name)
+            decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), sklearn_prediction)
+        return decision
+
+    def sklearn_predict(self, values: np.ndarray) -> np.ndarray:
+        """The scikit-learn model's own ``predict`` on rows of the forest's values (original
+        rows rebuilt from them for a pipeline)."""
+        if self.model is None:
+            raise TypeError("this explainer has no scikit-learn model")
+        if self.pipeline is not None:
+            return np.asarray(self.model.predict(self.pipeline.decode(values)))
+        return np.asarray(self.model.predict(model_input(self.model, np.asarray(values, dtype=np.float32))))
+
+    def original_rows(self, values: Any) -> Any:
+        """Rows of the forest's values (an instance's, a witness's) as a DataFrame of the
+        pipeline's original columns; for a plain model, a DataFrame with the feature names."""
+        if self.pipeline is not None:
+            return self.pipeline.decode(values)
+        pd = pandas()
+        return pd.DataFrame(self.forest.check_instances(values), columns=list(self.forest.feature_names))
 
     def explain_many(
         self,
@@ -146,9 +231,13 @@ class Explainer:
         >>> [len(r.result) for r in records if r.ok]
         [1, 1, 1]
         """
+        if self.immutable and query_named(query).changes:
+            raise UnsupportedQueryError(
+                f"explain_many does not honour immutable= yet: ask {query} of explain(x) for each instance"
+            )
         records = explain_many(
             self,
-            X,
+            self.pipeline.encode(X) if self.pipeline is not None else X,
             query,
             n_jobs=n_jobs,
             timeout=timeout,
@@ -183,3 +272,18 @@ class Explainer:
 
     def __repr__(self) -> str:
         return f"Explainer({self.forest!r}, engine={self.engine_name!r})"
+
+
+@dataclass
+class _Held:
+    """The forest with the immutable features held at one instance's states, and its engine."""
+
+    forest: Forest
+    engine: Engine
+    engine_name: str
+
+
+def _names(names: Sequence[str], what: str) -> list[str]:
+    if isinstance(names, str):
+        raise InvalidInstanceError(f"{what} must be a list of feature names, not the string {names!r}")
+    return [str(n) for n in names]

@@ -9,6 +9,8 @@ The layers (``docs/architecture.md`` draws them):
   are independent;
 - the comparators (``comparators``) may use the circuit engine's compilers, nothing else;
 - the verifier imports only ``core``: it checks engines, so it must not share their code;
+- the pipeline reader (``pipelines``) imports only ``core``: it builds a Forest, engines never
+  see a pipeline;
 - the pictures, report and frames (``viz``) use the core, the verifier, the progress bar and batch
   records but never the facade, which delegates to them (``Decision.plot``, ``Explainer.report``);
   the core reaches its renderers through ``core.display``'s registry, never by importing ``viz``;
@@ -71,6 +73,8 @@ ALLOWED: dict[str, set[str]] = {
     "oracle": {"core", "engines", "oracle"},
     "comparators": {"core", "circuit", "comparators"},
     "verify": {"core"},
+    # pipelines read scikit-learn preprocessing into a Forest: the core only, no engine
+    "pipelines": {"core", "pipelines"},
     # front ends (plots, report, frames): may use the verifier, the progress bar and batch
     # records, never the facade (the facade delegates to them)
     "viz": {"core", "engines", "verify", "progress", "batch", "viz"},

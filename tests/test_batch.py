@@ -217,7 +217,13 @@ def test_cli_batch_dataset_rows_csv(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "6 instances, 6 complete" in capsys.readouterr().err
     # The saved forest, instances from a CSV file (with a header and a label column), JSON lines.
     instances = tmp_path / "rows.csv"
+    # A header is matched by name (issue "Guarantees that hold"): names the forest does not have
+    # are refused instead of being read by position.
     instances.write_text("a,b,c,d,label\n5.1,3.5,1.4,0.2,setosa\n6.3,3.3,6.0,2.5,virginica\n")
+    code = main(["batch", str(forest_path), "--input", str(instances), "--engine", "oracle", "--query", "robustness"])
+    assert code == 2 and "unknown ['a', 'b', 'c', 'd']" in capsys.readouterr().err
+    header = "sepal length (cm),sepal width (cm),petal length (cm),petal width (cm),label"
+    instances.write_text(header + "\n5.1,3.5,1.4,0.2,setosa\n6.3,3.3,6.0,2.5,virginica\n")
     code = main(["batch", str(forest_path), "--input", str(instances), "--engine", "oracle", "--query", "robustness"])
     docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0 and [d["index"] for d in docs] == [0, 1]

@@ -207,3 +207,16 @@ def test_checks_over_pyxai_conditions_and_the_tie_rule() -> None:
     note["conditions_droppable_strict"] = ["f1 <= 1.0"]
     assert peers_pyxai._condition_rows(note, independent=False)[0]["right"] == "rfexplain"
     assert peers_pyxai._condition_rows(note, independent=True)[0]["right"] == "both (different definitions)"
+
+
+def test_pipelines_benchmark_case_counts_indicator_combinations() -> None:
+    from experiments import pipelines
+    from rfexplain.datasets import loans
+    from rfexplain.pipeline_demo import CATEGORICAL
+
+    X, y = loans()
+    row = pipelines.run_case("loans", X, y, list(CATEGORICAL), trees=3, depth=3, rows=5)
+    assert row["rows"] == 5 and row["encoded_columns"] > row["columns"]
+    assert row["axp_size_bare_columns"] <= row["axp_size_bare_literals"]
+    assert 0 <= row["bare_with_indicator_combinations_pct"] <= 100
+    assert pipelines._group("cat__credit_history_good", ["credit_history", "history"]) == "credit_history"

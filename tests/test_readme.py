@@ -35,3 +35,13 @@ def test_see_it_example_draws_the_readme_picture(tmp_path, monkeypatch) -> None:
     fig = namespace["fig"]
     assert [ax.get_ylabel() for ax in fig.axes] == ["petal length (cm)", "petal width (cm)"]  # type: ignore[attr-defined]
     assert (tmp_path / "docs/images/decision.png").stat().st_size > 5000
+
+
+def test_pipeline_example_runs() -> None:
+    text = README.read_text()
+    block = re.search(r"### Pipelines, in your own columns\n.*?```python\n(.*?)```", text, re.DOTALL)
+    assert block, "the README has a pipeline example"
+    namespace: dict[str, object] = {}
+    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    reason = str(namespace["d"].sufficient_reason())  # type: ignore[attr-defined]
+    assert "given" in reason and " in {" in reason

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
+from rfexplain.core.instances import as_matrix, check_feature_names, model_input
 from rfexplain.core.pyvalues import to_python
 
 __all__ = [
@@ -141,11 +142,32 @@ class Tree:
 
 @dataclass(frozen=True)
 class FeatureSpace:
-    """What is needed to turn states back into conditions on raw values: names and thresholds."""
+    """What is needed to turn states back into conditions on raw values: names and thresholds.
+
+    ``categories`` is empty for a forest over numbers only; otherwise it has one entry per
+    feature: ``None`` for a numeric feature, else the labels of a categorical feature's states
+    (state ``s`` is the category ``categories[f][s]``; see :mod:`rfexplain.pipelines`).
+    """
 
     feature_names: tuple[str, ...]
     thresholds: tuple[tuple[float, ...], ...]
     classes: tuple[Any, ...]
+    categories: tuple[tuple[str, ...] | None, ...] = ()
+    bounds: tuple[tuple[float, float] | None, ...] = ()
+
+    def domain_note(self) -> str:
+        """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``)."""
+        parts = [
+            f"{name} in [{lo:g}, {hi:g}]"
+            for name, b in zip(self.feature_names, self.bounds)
+            if b is not None
+            for lo, hi in [b]
+        ]
+        return ", ".join(parts)
+
+    def category_labels(self, feature: int) -> tuple[str, ...] | None:
+        """The state labels of a categorical feature, ``None`` for a numeric one."""
+        return self.categories[feature] if self.categories else None
 
     def n_states(self, feature: int) -> int:
         return len(self.thresholds[feature]) + 1
@@ -177,6 +199,13 @@ class Forest:
         Defaults to ``x0, x1, ...``.
     source : str, optional
         A free-form description of where the forest came from.
+    categories : sequence, optional
+        One entry per feature: ``None`` for a numeric feature, or the labels of a categorical
+        feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``).
+    bounds : sequence, optional
+        One entry per feature: ``None``, or the inclusive range ``(low, high)`` of the values the
+        feature may take (a domain constraint, see :mod:`rfexplain.core.domain`): instances
+        outside it are refused and state representatives (witness values) are taken inside it.
     """
 
     def __init__(
@@ -187,7 +216,15 @@ class Forest:
         classes: Sequence[Any],
         feature_names: Sequence[str] | None = None,
         source: str = "",
+        categories: Sequence[Sequence[str] | None] | None = None,
+        bounds: Sequence[tuple[float, float] | None] | None = None,
     ) -> None:
+        self.bounds: tuple[tuple[float, float] | None, ...] = (
+            tuple(None if b is None else (float(b[0]), float(b[1])) for b in bounds) if bounds else ()
+        )
+        self.categories: tuple[tuple[str, ...] | None, ...] = (
+            tuple(None if c is None else tuple(str(v) for v in c) for c in categories) if categories else ()
+        )
         self.thresholds: tuple[tuple[float, ...], ...] = tuple(tuple(float(t) for t in ts) for ts in thresholds)
         self.trees: tuple[Tree, ...] = tuple(trees)
         self.classes: tuple[Any, ...] = tuple(classes)
@@ -197,7 +234,7 @@ class Forest:
         self.feature_names: tuple[str, ...] = tuple(str(name) for name in feature_names)
         self.source = source
         self._validate()
-        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes)
+        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes, self.categories, self.bounds)
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
         self._node_arrays = [
             tuple(np.asarray(a, dtype=np.int64) for a in (t.feature, t.split, t.left, t.right, t.label))
@@ -223,6 +260,17 @@ class Forest:
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be float32 numbers (use Forest.from_raw_trees, "
                     "which makes them canonical)"
+                )
+        if self.categories and len(self.categories) != len(self.thresholds):
+            raise InvalidForestError(
+                f"categories has {len(self.categories)} entries for {len(self.thresholds)} features"
+            )
+        if self.bounds and len(self.bounds) != len(self.thresholds):
+            raise InvalidForestError(f"bounds has {len(self.bounds)} entries for {len(self.thresholds)} features")
+        for f, labels in enumerate(self.categories):
+            if labels is not None and self.thresholds[f] != tuple(k + 0.5 for k in range(len(labels) - 1)):
+                raise InvalidForestError(
+                    f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state)"
                 )
         for k, tree in enumerate(self.trees):
             sizes = {len(a) for a in (tree.feature, tree.split, tree.left, tree.right, tree.label)}
@@ -290,7 +338,9 @@ class Forest:
 
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``
         and a fitted ``Pipeline`` whose only real step is one of them. Feature names come from
-        ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``.
+        ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``; ``feature_names``
+        must be a sequence (not a string) and agree with ``feature_names_in_`` when the model has
+        them (:class:`InvalidInstanceError` otherwise).
 
         Raises
         ------
@@ -302,11 +352,8 @@ class Forest:
         from rfexplain.core.sklearn_import import raw_trees_of
 
         imported = raw_trees_of(model)
-        names = feature_names if feature_names is not None else imported.feature_names
-        if names is not None and len(names) != imported.n_features:
-            raise InvalidInstanceError(
-                f"feature_names has {len(names)} names but the model has {imported.n_features} features"
-            )
+        given = check_feature_names(feature_names, imported.feature_names, imported.n_features)
+        names = given if given is not None else imported.feature_names
         return cls.from_raw_trees(
             imported.trees,
             n_features=imported.n_features,
@@ -374,18 +421,13 @@ class Forest:
     def check_instances(self, X: Any) -> np.ndarray:
         """Validate raw instances and cast them to float32 exactly as scikit-learn does.
 
-        Accepts one instance (1-D) or many (2-D): arrays, lists, pandas rows or frames. Returns a
-        2-D float32 array. Raises :class:`InvalidInstanceError` for a wrong number of features,
-        non-numeric values or NaN (naming the feature).
+        Accepts one instance (1-D) or many (2-D): arrays, lists, pandas rows or frames; pandas
+        input with string labels is matched by name to :attr:`feature_names`
+        (:func:`rfexplain.core.instances.as_matrix`). Returns a 2-D float32 array. Raises
+        :class:`InvalidInstanceError` for a wrong number of features, missing, duplicated or
+        unknown names, non-numeric values or NaN (naming the feature).
         """
-        if hasattr(X, "to_numpy"):
-            X = X.to_numpy()
-        try:
-            arr = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
-        if arr.ndim == 1:
-            arr = arr[None, :]
+        arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
             raise InvalidInstanceError(f"expected a 1-D instance or a 2-D array, got {arr.ndim} dimensions")
         if arr.shape[1] != self.n_features:
@@ -397,7 +439,17 @@ class Forest:
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
                 "missing values are not supported"
             )
-        return arr.astype(np.float32)
+        arr32 = arr.astype(np.float32)
+        for f, bound in enumerate(self.bounds):
+            if bound is not None:
+                outside = (arr32[:, f] < bound[0]) | (arr32[:, f] > bound[1])
+                if outside.any():
+                    row = int(np.flatnonzero(outside)[0])
+                    raise InvalidInstanceError(
+                        f"instance {row} has {self.feature_names[f]} = {float(arr32[row, f])!r}, outside its "
+                        f"bounds [{bound[0]!r}, {bound[1]!r}]"
+                    )
+        return arr32
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]``."""
@@ -458,7 +510,7 @@ class Forest:
     def agreement(self, X: Any, model: Any) -> Agreement:
         """Fraction of rows of ``X`` where the hard vote equals ``model.predict`` (soft vote)."""
         ours = self.predict(X)
-        theirs = np.asarray(model.predict(self.check_instances(X)))
+        theirs = np.asarray(model.predict(model_input(model, self.check_instances(X))))
         same = np.array([a == b for a, b in zip(ours.tolist(), theirs.tolist())], dtype=bool)
         fraction = float(same.mean()) if len(same) else 1.0
         return Agreement(fraction, np.flatnonzero(~same))
@@ -475,6 +527,10 @@ class Forest:
         """A float32 raw value whose state is ``state`` (a round number inside the interval when
         one is at hand, else the interval's upper threshold or the next float32 above the last)."""
         low, high = self.state_interval(feature, state)
+        bound = self.bounds[feature] if self.bounds else None
+        if bound is not None:  # the part of the state inside the bounds (never empty)
+            low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))
+            high = min(high, bound[1])
         if math.isinf(low) and math.isinf(high):
             candidates = [0.0]
         elif math.isinf(low):
@@ -508,6 +564,8 @@ class Forest:
             "classes": [to_python(c) for c in self.classes],
             "feature_names": list(self.feature_names),
             "thresholds": [list(ts) for ts in self.thresholds],
+            **({"categories": [None if c is None else list(c) for c in self.categories]} if self.categories else {}),
+            **({"bounds": [None if b is None else list(b) for b in self.bounds]} if self.bounds else {}),
             "trees": [
                 {
                     "feature": list(t.feature),
@@ -547,6 +605,8 @@ class Forest:
                 classes=doc["classes"],
                 feature_names=doc["feature_names"],
                 source=str(doc.get("source", "")),
+                categories=doc.get("categories"),
+                bounds=doc.get("bounds"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ForestFormatError(f"corrupt forest document: {exc}") from None
@@ -569,10 +629,12 @@ class Forest:
             and self.trees == other.trees
             and self.classes == other.classes
             and self.feature_names == other.feature_names
+            and self.categories == other.categories
+            and self.bounds == other.bounds
         )
 
     def __hash__(self) -> int:
-        return hash((self.thresholds, self.trees, self.classes, self.feature_names))
+        return hash((self.thresholds, self.trees, self.classes, self.feature_names, self.categories, self.bounds))
 
     def __repr__(self) -> str:
         return (

@@ -52,12 +52,16 @@ class Query:
         Whether it takes a target class (the engines receive its index before the budget).
     all_of : str or None
         For a single-reason query, the enumeration of every reason of the same kind.
+    changes : bool
+        Whether the answer is about changing the instance (necessary and contrastive reasons,
+        robustness, flips): features declared immutable stay fixed in it.
     """
 
     name: str
     kind: Kind
     takes_target: bool = False
     all_of: str | None = None
+    changes: bool = False
 
     @property
     def enumerates(self) -> bool:
@@ -67,18 +71,18 @@ class Query:
 
 _TABLE = (
     Query("sufficient_reason", Kind.REASON, all_of="sufficient_reasons"),
-    Query("necessary_reason", Kind.REASON, all_of="necessary_reasons"),
+    Query("necessary_reason", Kind.REASON, all_of="necessary_reasons", changes=True),
     Query("sufficient_reasons", Kind.ENUMERATION),
-    Query("necessary_reasons", Kind.ENUMERATION),
+    Query("necessary_reasons", Kind.ENUMERATION, changes=True),
     Query("shortest_sufficient_reasons", Kind.ENUMERATION),
-    Query("shortest_necessary_reasons", Kind.ENUMERATION),
-    Query("contrastive_reasons", Kind.ENUMERATION, takes_target=True),
-    Query("robustness", Kind.NUMBER),
+    Query("shortest_necessary_reasons", Kind.ENUMERATION, changes=True),
+    Query("contrastive_reasons", Kind.ENUMERATION, takes_target=True, changes=True),
+    Query("robustness", Kind.NUMBER, changes=True),
     Query("complete_reason", Kind.FORMULA),
     Query("general_reason", Kind.FORMULA),
     Query("general_sufficient_reasons", Kind.ENUMERATION),
-    Query("general_necessary_reasons", Kind.ENUMERATION),
-    Query("shortest_flips", Kind.ENUMERATION),
+    Query("general_necessary_reasons", Kind.ENUMERATION, changes=True),
+    Query("shortest_flips", Kind.ENUMERATION, changes=True),
 )
 
 #: Every query by name, in the order of the Decision API.

@@ -50,6 +50,9 @@ class Literal:
         """The condition on raw values, with the feature's name (``2.45 < petal length <= 4.75``)."""
         if space is None:
             return f"x{self.feature} in {{{', '.join(map(str, sorted(self.states)))}}}"
+        labels = space.category_labels(self.feature)
+        if labels is not None:
+            return f"{space.feature_names[self.feature]} in {{{', '.join(labels[s] for s in sorted(self.states))}}}"
         return describe_states(space.feature_names[self.feature], self.states, space.thresholds[self.feature])
 
     def to_dict(self, space: FeatureSpace | None = None) -> dict[str, Any]:
@@ -57,6 +60,10 @@ class Literal:
         if space is not None:
             out["name"] = space.feature_names[self.feature]
             out["condition"] = self.describe(space)
+            labels = space.category_labels(self.feature)
+            if labels is not None:
+                out["categories"] = [labels[s] for s in sorted(self.states)]
+                return out
             out["intervals"] = [
                 [_json_float(lo), _json_float(hi)] for lo, hi in _intervals(self.states, space.thresholds[self.feature])
             ]
@@ -160,13 +167,15 @@ class Reason:
         return str(render("reason_html", self))
 
     def __str__(self) -> str:
+        note = self.space.domain_note() if self.space is not None else ""
+        suffix = f"  [given {note}]" if note else ""
         if not self.conditions:
-            return "true" if self.is_conjunction else "false"
+            return ("true" if self.is_conjunction else "false") + suffix
         joiner = " and " if self.is_conjunction else " or "
         parts = [lit.describe(self.space) for lit in self.conditions]
         if len(parts) > 1:
             parts = [f"({p})" if " or " in p else p for p in parts]
-        return joiner.join(parts)
+        return joiner.join(parts) + suffix
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (names, conditions, intervals, witnesses)."""
@@ -178,6 +187,10 @@ class Reason:
         }
         if self.space is not None:
             out["feature_names"] = [self.space.feature_names[f] for f in sorted(self.features)]
+            if self.space.domain_note():  # the reason holds for inputs within these bounds
+                out["domain"] = {
+                    name: list(b) for name, b in zip(self.space.feature_names, self.space.bounds) if b is not None
+                }
         if self.target is not None:
             out["target_index"] = self.target
             if self.space is not None:

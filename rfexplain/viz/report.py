@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.instances import as_matrix
 from rfexplain.progress import Progress
 from rfexplain.verify import verify
 from rfexplain.viz.extras import MissingExtraError
@@ -244,9 +243,7 @@ def write_report(
         raise ValueError(f"queries must be among {sorted(_KNOWN)}. Got {unknown} instead.")
     if max_sections < 0:
         raise ValueError(f"max_sections must be >= 0, got {max_sections}")
-    rows = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
-    if rows.ndim == 1:
-        rows = rows[None, :]
+    rows = as_matrix(X, explainer.forest.feature_names)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):
         raise ValueError(f"indices has {len(ids)} entries for {len(rows)} instances")

@@ -1,0 +1,145 @@
+"""Instances matched by name: the one place where user rows become the forest's column order.
+
+Every instance enters rfexplain through :func:`as_matrix` (the API, the batch runner, the
+command line's CSV files and :meth:`~rfexplain.core.forest.Forest.agreement`), and every call
+back into a scikit-learn model goes through :func:`model_input`.
+
+The rule is scikit-learn's own: a pandas ``DataFrame`` (or ``Series``) whose column (index)
+labels are all strings is matched **by name** to the expected feature names, whatever its column
+order; a missing, duplicated or unknown name is an
+:class:`~rfexplain.core.errors.InvalidInstanceError` naming it. Anything without string labels
+(arrays, lists, frames with a default ``RangeIndex``) is read by position. Reading a named frame
+by position would silently permute the features, which is what this module prevents.
+
+Example
+-------
+>>> import pandas as pd
+>>> as_matrix(pd.Series({"b": 2.0, "a": 1.0}), ("a", "b")).tolist()
+[[1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rfexplain.core.errors import InvalidInstanceError
+
+__all__ = [
+    "as_matrix",
+    "in_model_order",
+    "named_labels",
+    "reorder_by_name",
+    "model_input",
+    "check_feature_names",
+    "pandas",
+]
+
+
+def named_labels(X: Any) -> list[str] | None:
+    """The string column labels of a DataFrame (index labels of a Series), else ``None``."""
+    if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+        labels = list(X.columns)
+    elif hasattr(X, "index") and hasattr(X, "to_numpy") and getattr(X, "ndim", 0) == 1:
+        labels = list(X.index)
+    else:
+        return None
+    if labels and all(isinstance(label, str) for label in labels):
+        return labels
+    return None
+
+
+def reorder_by_name(
+    rows: np.ndarray, header: Sequence[str], expected: Sequence[str], *, what: str = "instance"
+) -> np.ndarray:
+    """Columns of ``rows`` (2-D, labelled by ``header``) put in the order of ``expected``.
+
+    Raises :class:`InvalidInstanceError` naming duplicated, missing and unknown names.
+    """
+    header = [str(h) for h in header]
+    expected = [str(e) for e in expected]
+    duplicated = sorted(name for name, n in Counter(header).items() if n > 1)
+    missing = [name for name in expected if name not in header]
+    unknown = [name for name in header if name not in set(expected)]
+    problems = []
+    if duplicated:
+        problems.append(f"duplicated {duplicated}")
+    if missing:
+        problems.append(f"missing {missing}")
+    if unknown:
+        problems.append(f"unknown {unknown}")
+    if problems:
+        raise InvalidInstanceError(
+            f"the {what}'s feature names do not match the model's ({'; '.join(problems)}); "
+            f"expected {expected}. Pass a plain array to use the columns by position."
+        )
+    position = {name: k for k, name in enumerate(header)}
+    return rows[:, [position[name] for name in expected]]
+
+
+def in_model_order(X: Any, feature_names: Sequence[str]) -> Any:
+    """A named DataFrame with its columns put in the order of ``feature_names`` (checked as in
+    :func:`reorder_by_name`); any other input unchanged. Values are not converted, so one bad
+    row stays one bad row."""
+    labels = named_labels(X)
+    if labels is None or getattr(X, "ndim", 2) != 2:
+        return X
+    order = reorder_by_name(np.arange(len(labels))[None, :], labels, feature_names, what="frame")[0]
+    return X.iloc[:, [int(k) for k in order]]
+
+
+def as_matrix(X: Any, feature_names: Sequence[str]) -> np.ndarray:
+    """One instance (1-D) or many (2-D) as a 2-D float64 array in the order of ``feature_names``.
+
+    Named pandas input is matched by name (see the module docstring); other input is taken by
+    position. Values are not validated here beyond being numeric.
+    """
+    labels = named_labels(X)
+    one = labels is not None and getattr(X, "ndim", 2) == 1
+    try:
+        arr = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if labels is not None and arr.ndim == 2:
+        arr = reorder_by_name(arr, labels, feature_names, what="instance" if one else "frame")
+    return arr
+
+
+def check_feature_names(given: Any, model_names: Sequence[str] | None, n_features: int) -> list[str] | None:
+    """Validate ``feature_names=`` given with a model: a sequence of ``n_features`` strings that
+    agrees with the model's ``feature_names_in_`` when it has them."""
+    if given is None:
+        return None
+    if isinstance(given, (str, bytes)):
+        raise InvalidInstanceError(f"feature_names must be a sequence of names, not the string {given!r}")
+    names = [str(n) for n in given]
+    if len(names) != n_features:
+        raise InvalidInstanceError(f"feature_names has {len(names)} names but the model has {n_features} features")
+    if model_names is not None and list(model_names) != names:
+        raise InvalidInstanceError(
+            f"feature_names {names} contradict the model's feature_names_in_ {list(model_names)}: "
+            "the model was fitted on named columns, whose names are used"
+        )
+    return names
+
+
+def pandas() -> Any:
+    """The pandas module (imported on demand: rfexplain does not need it for arrays)."""
+    return importlib.import_module("pandas")
+
+
+def model_input(model: Any, X32: np.ndarray) -> Any:
+    """``X32`` (rows in the model's column order) as the model wants it: a DataFrame with its
+    ``feature_names_in_`` when it was fitted on one (no "valid feature names" warning), else the
+    array itself."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return X32
+    pd = pandas()  # fitted on a DataFrame, so pandas is installed
+    return pd.DataFrame(np.asarray(X32), columns=list(names))

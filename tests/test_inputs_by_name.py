@@ -1,0 +1,116 @@
+"""Inputs matched by name (issue "Guarantees that hold", defect 1): a named row, frame or CSV
+whose columns come in another order than the model's is read by name, never by position."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+
+import rfexplain as rx
+from rfexplain.cli import main
+from rfexplain.core.errors import InvalidInstanceError
+
+DATA = load_iris(as_frame=True)
+MODEL = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(DATA.data, DATA.target)
+NAMES = list(DATA.data.columns)
+
+
+def test_reversed_series_is_matched_by_name() -> None:
+    # the reproduction of the issue: read by position, this row was predicted 2 with a "reason"
+    row = DATA.data.iloc[60]
+    assert MODEL.predict(DATA.data.iloc[[60]])[0] == 1
+    decision = rx.Explainer(MODEL, engine="oracle").explain(row[row.index[::-1]])
+    assert decision.prediction == 1
+    assert decision.values == rx.Explainer(MODEL, engine="oracle").explain(row).values
+
+
+def test_reversed_csv_header_is_matched_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import joblib
+
+    model_path = tmp_path / "model.joblib"
+    joblib.dump(MODEL, model_path)
+    csv = tmp_path / "rows.csv"
+    DATA.data.iloc[[60]][NAMES[::-1]].to_csv(csv, index=False)
+    code = main(["batch", str(model_path), "--input", str(csv), "--engine", "oracle"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert json.loads(out.splitlines()[0])["prediction"] == 1
+
+
+@pytest.mark.parametrize(
+    "columns, words",
+    [
+        (NAMES[:3], ["missing", "petal width (cm)"]),
+        (NAMES + ["colour"], ["unknown", "colour"]),
+        (NAMES[:3] + [NAMES[0]], ["duplicated", "sepal length (cm)"]),
+    ],
+)
+def test_bad_names_are_refused_by_name(columns: list[str], words: list[str]) -> None:
+    frame = pd.DataFrame(np.ones((2, len(columns))), columns=columns)
+    explainer = rx.Explainer(MODEL, engine="oracle")
+    with pytest.raises(InvalidInstanceError) as info:
+        explainer.explain(frame.iloc[0])
+    assert all(word in str(info.value) for word in words)
+    with pytest.raises(InvalidInstanceError):
+        explainer.explain_many(frame, n_jobs=1)
+
+
+def test_feature_names_contradicting_the_model_or_a_string_are_refused() -> None:
+    with pytest.raises(InvalidInstanceError, match="contradict"):
+        rx.Explainer(MODEL, feature_names=["a", "b", "c", "d"])
+    with pytest.raises(InvalidInstanceError, match="string"):
+        rx.Explainer(MODEL, feature_names="abcd")
+    assert rx.Explainer(MODEL, engine="oracle", feature_names=NAMES).forest.feature_names == tuple(NAMES)
+
+
+def test_json_forest_matches_frames_by_its_feature_names() -> None:
+    forest = rx.Forest.from_json(rx.Forest.from_sklearn(MODEL).to_json())
+    shuffled = DATA.data[[NAMES[2], NAMES[0], NAMES[3], NAMES[1]]]
+    assert forest.predict(shuffled).tolist() == forest.predict(DATA.data.to_numpy()).tolist()
+    assert forest.agreement(shuffled, MODEL).fraction == forest.agreement(DATA.data, MODEL).fraction
+
+
+def test_no_feature_name_warning_from_internal_model_calls() -> None:
+    explainer = rx.Explainer(MODEL, engine="oracle")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explainer.explain(DATA.data.to_numpy()[0])
+        explainer.explain_many(DATA.data.to_numpy()[:3], n_jobs=1)
+        rx.Forest.from_sklearn(MODEL).agreement(DATA.data, MODEL)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.integers(0, 149), min_size=1, max_size=6, unique=True), perm=st.permutations(range(4)))
+def test_arrays_shuffled_frames_and_csv_agree_with_sklearn(
+    rows: list[int], perm: list[int], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    import joblib
+
+    expected = MODEL.predict(DATA.data.iloc[rows]).tolist()
+    shuffled = DATA.data.iloc[rows][[NAMES[k] for k in perm]]
+    explainer = rx.Explainer(MODEL, engine="oracle")
+    # API: arrays, shuffled rows, shuffled frames
+    assert [explainer.explain(DATA.data.to_numpy()[r]).prediction for r in rows] == expected
+    assert [explainer.explain(shuffled.iloc[k]).prediction for k in range(len(rows))] == expected
+    # batch
+    records = explainer.explain_many(shuffled, n_jobs=1)
+    assert [r.prediction for r in records] == expected
+    assert [r.sklearn_prediction for r in records] == expected
+    # CLI with a shuffled header
+    folder = tmp_path_factory.mktemp("csv")
+    model_path = folder / "model.joblib"
+    joblib.dump(MODEL, model_path)
+    csv = folder / "rows.csv"
+    shuffled.to_csv(csv, index=False)
+    out = folder / "out.jsonl"
+    assert main(["batch", str(model_path), "--input", str(csv), "--engine", "oracle", "-o", str(out)]) == 0
+    assert [json.loads(line)["prediction"] for line in out.read_text().splitlines()] == expected
