@@ -106,8 +106,9 @@ def side_by_side(
 ) -> list[dict[str, Any]]:
     """One row per instance and side (``rfexplain``, ``rfxpl``) for one pickled forest.
 
-    A side that is killed at ``limit`` on ``give_up_after`` instances in a row stops there on this
-    forest (its remaining instances are reported ``skipped``), so that a full run stays bounded.
+    A side that is killed at ``limit`` (or dies) on ``give_up_after`` instances in a row, or cannot
+    load the forest at all, stops there on this forest (its remaining instances are reported
+    ``skipped``), so that a full run stays bounded.
     """
     bundle = workdir / "model.pkl"
     bundle.write_bytes(pickle.dumps(model))
@@ -149,11 +150,11 @@ def _run_side(
     give_up_after: int,
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    killed_in_row = 0
+    lost_in_row = 0  # instances killed at the limit or lost with a dead child, in a row
     load: dict[str, Any] = {}
     for x, index in zip(X, ids):
         row: dict[str, Any] = {**base, "solver": solver, "instance": index}
-        if killed_in_row >= give_up_after:
+        if lost_in_row >= give_up_after:
             rows.append({**row, "status": "skipped"})
             continue
         try:
@@ -162,7 +163,9 @@ def _run_side(
         except WorkerFailed as exc:
             log.warning("%s %s: %s", solver, base, exc)
             answer = {"ok": False, "status": "failed", "error": str(exc)}
-        killed_in_row = killed_in_row + 1 if answer["status"] == "killed" else 0
+            lost_in_row = give_up_after  # it cannot load this forest: no retry per instance
+        else:
+            lost_in_row = lost_in_row + 1 if answer["status"] in ("killed", "died") else 0
         if solver == "rfxpl" and answer.get("ok"):
             answer["cpu"] = answer["encode_cpu"] + answer["explain_cpu"]
             answer["wall"] = answer["encode_wall"] + answer["explain_wall"]

@@ -174,3 +174,17 @@ def test_against_rfxpl_itself(tmp_path: Path) -> None:
     peer = [r for r in rows if r["solver"] == "rfxpl"]
     assert [r["status"] for r in peer] == ["ok"] * 3
     assert all(r["same_decision"] and r["checked_sufficient"] and r["checked_minimal"] for r in peer)
+
+
+def test_a_peer_that_cannot_load_the_forest_is_not_retried_per_instance(tmp_path: Path) -> None:
+    model, X = _forest()
+    broken = peers_rfxpl.Rfxpl(Path(sys.executable), tmp_path / "broken-src")
+    (broken.source / "xrf").mkdir(parents=True)
+    (broken.source / "xrf" / "__init__.py").write_text("raise ImportError('no anytree')\n")
+    rows = peers_rfxpl.side_by_side(
+        model, X[:3], [0, 1, 2], {"dataset": "toy"}, rfxpl=broken, limit=5.0, workdir=tmp_path
+    )
+    peer = [r for r in rows if r["solver"] == "rfxpl"]
+    assert [r["status"] for r in peer] == ["failed", "skipped", "skipped"]
+    assert "no anytree" in peer[0]["error"]
+    assert [r["status"] for r in rows if r["solver"] == "rfexplain"] == ["ok"] * 3
