@@ -77,8 +77,8 @@ class JsonWorker:
         return self.proc.stdout.readline() or None
 
     def ask(self, request: dict[str, Any], limit: float) -> dict[str, Any]:
-        """The child's answer, or ``{"ok": False, "status": "killed", "wall": limit}`` past ``limit``
-        wall seconds (the child is killed), or ``{"ok": False, "status": "died"}``."""
+        """The child's answer, or ``{"ok": False, "status": "killed", "wall": s, "cpu_at_kill": s}``
+        past ``limit`` wall seconds (the child is killed), or ``{"ok": False, "status": "died"}``."""
         self.start()
         assert self.proc is not None and self.proc.stdin is not None
         started = time.perf_counter()
@@ -93,11 +93,22 @@ class JsonWorker:
         if line is None:
             status = "killed" if self.proc.poll() is None else "died"
             self.kills += status == "killed"
+            cpu = self.cpu_seconds()
             self.close()
-            return {"ok": False, "status": status, "wall": wall}
+            return {"ok": False, "status": status, "wall": wall, "cpu_at_kill": cpu}
         answer: dict[str, Any] = json.loads(line)
         answer.setdefault("status", "ok" if answer.get("ok") else "error")
         return answer
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the running child has used so far (Linux ``/proc``; None elsewhere)."""
+        if self.proc is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
     def close(self) -> None:
         """Kill the child (and anything it started) if it is running."""

@@ -182,6 +182,7 @@ def _run_side(
                 "size": None if features is None else len(features),
                 "features": features,
                 "prediction": _cell(answer, "prediction"),
+                "cpu_at_kill": answer.get("cpu_at_kill"),
                 "load_cpu": load.get("load_cpu"),
                 "load_wall": load.get("load_wall"),
                 "error": answer.get("error"),

@@ -91,6 +91,7 @@ def test_json_worker_kills_a_child_past_its_limit_and_starts_another(tmp_path: P
         assert first["status"] == "ok"
         hung = worker.ask({"sleep": True}, limit=0.3)
         assert hung["status"] == "killed" and worker.kills == 1 and 0.3 <= hung["wall"] < 5
+        assert hung["cpu_at_kill"] is not None and hung["cpu_at_kill"] < hung["wall"]  # it slept
         with pytest.raises(ProcessLookupError):
             os.kill(first["pid"], 0)
         again = worker.ask({"sleep": False}, limit=30)
