@@ -33,6 +33,7 @@ import pickle
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,12 +104,14 @@ def side_by_side(
     workdir: Path,
     card: str | None = None,
     give_up_after: int = 3,
+    budget: float | None = None,
 ) -> list[dict[str, Any]]:
     """One row per instance and side (``rfexplain``, ``rfxpl``) for one pickled forest.
 
-    A side that is killed at ``limit`` (or dies) on ``give_up_after`` instances in a row, or cannot
-    load the forest at all, stops there on this forest (its remaining instances are reported
-    ``skipped``), so that a full run stays bounded.
+    A side that is killed at ``limit`` (or dies) on ``give_up_after`` instances in a row, cannot
+    load the forest at all, or has spent ``budget`` wall seconds on this forest, stops there (its
+    remaining instances are reported ``skipped``; the checks of RFxpl's AXps have a ``budget`` of
+    their own), so that a full run stays bounded.
     """
     bundle = workdir / "model.pkl"
     bundle.write_bytes(pickle.dumps(model))
@@ -118,7 +121,7 @@ def side_by_side(
         [sys.executable, str(OURS_WORKER), str(bundle)] + ([card] if card else []), log=workdir / "rfexplain.log"
     )
     with ours:
-        ours_rows = _run_side(ours, "rfexplain", X, ids, base, limit, give_up_after)
+        ours_rows = _run_side(ours, "rfexplain", X, ids, base, limit, give_up_after, budget)
         rows += ours_rows
         if rfxpl is not None:
             peer = JsonWorker(
@@ -127,14 +130,20 @@ def side_by_side(
                 cwd=workdir,
             )
             with peer:
-                peer_rows = _run_side(peer, "rfxpl", X, ids, base, limit, give_up_after)
+                peer_rows = _run_side(peer, "rfxpl", X, ids, base, limit, give_up_after, budget)
             rows += peer_rows
+            started = time.monotonic()
             for row, ours_row, x in zip(peer_rows, ours_rows, X):
                 if row["status"] != "ok":
                     continue
                 if ours_row["prediction"] is not None:
                     row["same_decision"] = row["prediction"] == ours_row["prediction"]
-                verdict = ours.ask({"x": [float(v) for v in x], "check": row["features"]}, limit)
+                if budget is not None and time.monotonic() - started > budget:
+                    continue  # unchecked: left empty
+                try:
+                    verdict = ours.ask({"x": [float(v) for v in x], "check": row["features"]}, limit)
+                except WorkerFailed as exc:
+                    verdict = {"ok": False, "error": str(exc)}
                 row["checked_sufficient"] = _cell(verdict, "sufficient")
                 row["checked_minimal"] = None if not verdict.get("ok") else not verdict["redundant"]
     return rows
@@ -148,13 +157,15 @@ def _run_side(
     base: dict[str, Any],
     limit: float,
     give_up_after: int,
+    budget: float | None,
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     lost_in_row = 0  # instances killed at the limit or lost with a dead child, in a row
     load: dict[str, Any] = {}
+    started = time.monotonic()
     for x, index in zip(X, ids):
         row: dict[str, Any] = {**base, "solver": solver, "instance": index}
-        if lost_in_row >= give_up_after:
+        if lost_in_row >= give_up_after or (budget is not None and time.monotonic() - started > budget):
             rows.append({**row, "status": "skipped"})
             continue
         try:
@@ -305,6 +316,7 @@ def run_forests(
     limit: float,
     card: str | None,
     write: Callable[[list[dict[str, Any]]], None],
+    budget: float | None = None,
 ) -> list[dict[str, Any]]:
     """Every forest side by side (``forests``: its key columns and a function training it and
     choosing its instances); ``write`` gets the rows so far after each forest."""
@@ -312,7 +324,9 @@ def run_forests(
     for base, make in forests:
         model, X, ids = make()
         with tempfile.TemporaryDirectory(prefix="rfxpl-bench-") as tmp:
-            rows += side_by_side(model, X, ids, base, rfxpl=rfxpl, limit=limit, workdir=Path(tmp), card=card)
+            rows += side_by_side(
+                model, X, ids, base, rfxpl=rfxpl, limit=limit, workdir=Path(tmp), card=card, budget=budget
+            )
         write(rows)
     return rows
 

@@ -189,3 +189,20 @@ def test_a_peer_that_cannot_load_the_forest_is_not_retried_per_instance(tmp_path
     assert [r["status"] for r in peer] == ["failed", "skipped", "skipped"]
     assert "no anytree" in peer[0]["error"]
     assert [r["status"] for r in rows if r["solver"] == "rfexplain"] == ["ok"] * 3
+
+
+def test_a_side_past_its_budget_on_a_forest_skips_the_rest(tmp_path: Path) -> None:
+    model, X = _forest()
+    chosen = X[:3].copy()
+    chosen[0, 0] = -1000.0  # the stand-in hangs: killed at the 1 s limit, past the 0.5 s budget
+    rows = peers_rfxpl.side_by_side(
+        model,
+        chosen,
+        [0, 1, 2],
+        {"dataset": "toy"},
+        rfxpl=_fake_rfxpl(tmp_path),
+        limit=1.0,
+        workdir=tmp_path,
+        budget=0.5,
+    )
+    assert [r["status"] for r in rows if r["solver"] == "rfxpl"] == ["killed", "skipped", "skipped"]
