@@ -206,3 +206,15 @@ def test_a_side_past_its_budget_on_a_forest_skips_the_rest(tmp_path: Path) -> No
         budget=0.5,
     )
     assert [r["status"] for r in rows if r["solver"] == "rfxpl"] == ["killed", "skipped", "skipped"]
+
+
+def test_the_issue_targets_are_counted_met_and_missed() -> None:
+    summary = [
+        {"dataset": "a", "ratio_rest": 0.1, "ratio_all": 0.3, "rfxpl_mean_cpu": 0.1, "ours_mean_cpu": 0.01},
+        {"dataset": "b", "ratio_rest": None, "ratio_all": 0.2, "rfxpl_mean_cpu": 0.1, "ours_mean_cpu": 0.05},
+        {"dataset": "c", "ratio_rest": 0.5, "ratio_all": 0.5, "rfxpl_mean_cpu": 9.0, "ours_mean_cpu": 4.5},
+    ]
+    lines = peers_rfxpl.targets(summary).splitlines()
+    assert lines[0].endswith("1/2 (missed: c 0.50)")
+    assert lines[1].endswith("1/3 (missed: a 0.30, c 0.50)")
+    assert lines[2].endswith("1/2")
