@@ -133,21 +133,28 @@ def _columns(*, with_rfxpl: bool) -> tuple[list[str], list[str]]:
 
 
 def _targets(summary: Sequence[dict[str, Any]]) -> str:
-    """The issue's targets, met or missed, over the forests measured."""
-    at100 = [s for s in summary if s["trees"] == 100 and s["ours_mean_cpu"] is not None]
-    at500 = [s for s in summary if s["trees"] == 500 and s["ours_mean_cpu"] is not None]
+    """The issue's targets, met or missed, over the forests measured (a forest with an instance we
+    did not solve within the limit misses the time targets)."""
+
+    def met(s: dict[str, Any], mean: float, most: float | None) -> bool:
+        if s["ours_solved"] < s["instances"] or s["ours_mean_cpu"] is None:
+            return False
+        return bool(s["ours_mean_cpu"] <= mean and (most is None or s["ours_max_cpu"] <= most))
+
+    at100 = [s for s in summary if s["trees"] == 100]
+    at500 = [s for s in summary if s["trees"] == 500]
     peer = [s for s in summary if s.get("ratio_all") is not None]
     faster = sum(1 for s in peer if s["ratio_all"] <= 0.2)
     lines = [
-        f"- 100 trees, mean AXp <= 1 s and max <= 5 s (CPU): "
-        f"{sum(1 for s in at100 if s['ours_mean_cpu'] <= 1 and s['ours_max_cpu'] <= 5)}/{len(at100)} forests",
-        f"- 500 trees, mean AXp <= 5 s (CPU): {sum(1 for s in at500 if s['ours_mean_cpu'] <= 5)}/{len(at500)} forests",
-        f"- >= 5x faster than RFxpl (ratio <= 0.2): {faster}/{len(peer)} forests",
+        f"- 100 trees, mean AXp <= 1 s and max <= 5 s (CPU): {sum(met(s, 1, 5) for s in at100)}/{len(at100)} forests",
+        f"- 500 trees, mean AXp <= 5 s (CPU): {sum(met(s, 5, None) for s in at500)}/{len(at500)} forests",
+        f"- >= 5x faster than RFxpl (ratio <= 0.2, over the instances both solved): {faster}/{len(peer)} forests",
     ]
     unsolved = [s for s in summary if s["ours_solved"] < s["instances"]]
     if unsolved:
         lines.append(
-            "- ours unsolved within the limit: " + ", ".join(f"{s['dataset']} {s['trees']} trees" for s in unsolved)
+            "- ours unsolved within the limit: "
+            + ", ".join(f"{s['dataset']} {s['trees']} trees ({s['instances'] - s['ours_solved']})" for s in unsolved)
         )
     return "\n".join(lines)
 

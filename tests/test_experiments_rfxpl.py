@@ -7,6 +7,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -218,3 +219,27 @@ def test_the_issue_targets_are_counted_met_and_missed() -> None:
     assert lines[0].endswith("1/2 (missed: c 0.50)")
     assert lines[1].endswith("1/3 (missed: a 0.30, c 0.50)")
     assert lines[2].endswith("1/2")
+
+
+def test_practical_targets_count_a_forest_with_unsolved_instances_as_missed() -> None:
+    def forest(name: str, trees: int, solved: int, mean: float, most: float) -> dict[str, Any]:
+        return {
+            "dataset": name,
+            "trees": trees,
+            "instances": 3,
+            "ours_solved": solved,
+            "ours_mean_cpu": mean,
+            "ours_max_cpu": most,
+            "ratio_all": 0.1,
+        }
+
+    lines = practical_forests._targets(
+        [
+            forest("a", 100, 3, 0.5, 2.0),
+            forest("b", 100, 1, 0.5, 0.5),
+            forest("c", 100, 3, 0.5, 6.0),
+            forest("a", 500, 3, 4.0, 40.0),
+        ]
+    ).splitlines()
+    assert lines[0].endswith("1/3 forests") and lines[1].endswith("1/1 forests") and lines[2].endswith("4/4 forests")
+    assert lines[3] == "- ours unsolved within the limit: b 100 trees (2)"
