@@ -69,6 +69,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         args=("outcomes",),
     ),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
+    Benchmark("peers_rfxpl", "experiments.peers_rfxpl", "SAT engine against RFxpl: one AXp per instance"),
+    Benchmark(
+        "practical_forests",
+        "experiments.practical_forests",
+        "one AXp on scikit-learn's default forests (100 and 500 trees), ours and RFxpl's",
+    ),
     Benchmark(
         "pipelines", "experiments.pipelines", "pipelines: AXps in original columns vs the bare forest on encoded ones"
     ),

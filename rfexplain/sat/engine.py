@@ -73,8 +73,8 @@ class SatEngine(EngineBase):
         A python-sat solver alias with assumptions and cores (default ``"g3"``; e.g. ``"cd195"``,
         ``"g4"``, ``"mgh"``). Kissat is refused (no assumptions).
     card : str
-        Cardinality encoding of the vote: ``"cardnetwrk"`` (default), ``"seqcounter"``,
-        ``"sortnetwrk"``, ``"totalizer"``, ``"mtotalizer"`` or ``"kmtotalizer"``.
+        Cardinality encoding of the vote: ``"mtotalizer"`` (default, the fastest measured), ``"cardnetwrk"``
+        (the papers'), ``"seqcounter"``, ``"sortnetwrk"``, ``"totalizer"`` or ``"kmtotalizer"``.
     multiclass : str
         With three classes or more, how "some class beats c" is built: ``"selectors"`` (default,
         the paper's two-constraint construction) or ``"challengers"`` (one guarded constraint per
@@ -97,7 +97,7 @@ class SatEngine(EngineBase):
     )
 
     def __init__(
-        self, forest: Forest, *, solver: str = DEFAULT_SOLVER, card: str = "cardnetwrk", multiclass: str = "selectors"
+        self, forest: Forest, *, solver: str = DEFAULT_SOLVER, card: str = "mtotalizer", multiclass: str = "selectors"
     ) -> None:
         super().__init__(forest)
         aliases = _solver_aliases()

@@ -11,7 +11,8 @@ Eqs. (5)-(6) [IM21]::
 
 (trees that always vote one class contribute constants). Every cardinality constraint goes
 through python-sat's :class:`~pysat.card.CardEnc` with the encoding chosen by ``card``
-(cardinality networks by default, as in the paper's footnote 9; Asín et al., 2011 [Asi11]).
+(the engine's default is the modulo totalizer of Ogawa et al., 2013, the fastest measured; the paper's
+footnote 9 uses cardinality networks, Asín et al., 2011 [Asi11]).
 
 Three formulas are built on this:
 

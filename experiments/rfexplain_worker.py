@@ -1,0 +1,88 @@
+"""rfexplain's side of the RFxpl benchmarks: the SAT engine in a child process.
+
+Started by ``peers_rfxpl.py`` and ``practical_forests.py`` (through
+:class:`experiments._workers.JsonWorker`) as ``python experiments/rfexplain_worker.py MODEL.pkl
+[CARD]``: it reads the pickled scikit-learn forest, converts it (``load_*`` in its ready line) and
+answers JSON lines. ``{"x": [...]}``: one AXp (``sufficient_reason``) of the SAT engine; the first
+request builds the engine (the path clauses) and the first instance of each predicted class
+builds that class's formula, both inside the request's time (``first: true`` says so, with the
+building part in ``encode_*``). ``{"x": [...], "check": [...]}``: whether that feature set is
+sufficient for the instance's decision and which of its features could be dropped (a content
+check of another explainer's AXp).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+import time
+from typing import Any
+
+
+def main() -> int:
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    import sklearn.ensemble  # noqa: F401  (imported before the clock starts, as on RFxpl's side)
+
+    from rfexplain import Forest
+    from rfexplain.engines.base import Instance
+    from rfexplain.sat.engine import SatEngine
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    with open(sys.argv[1], "rb") as handle:
+        forest = Forest.from_sklearn(pickle.load(handle))
+    options = {"card": sys.argv[2]} if len(sys.argv) > 2 else {}
+    proto.write(
+        json.dumps({"ready": True, "load_cpu": time.process_time() - cpu, "load_wall": time.perf_counter() - wall})
+        + "\n"
+    )
+    engine: SatEngine | None = None
+    for line in sys.stdin:
+        request = json.loads(line)
+        answer: dict[str, Any]
+        try:
+            cpu, wall = time.process_time(), time.perf_counter()
+            first = engine is None
+            if engine is None:
+                engine = SatEngine(forest, **options)
+            instance = Instance.of(forest, request["x"])
+            first = first or ("not", instance.prediction) not in engine._oracles
+            engine.oracle("not", instance.prediction)
+            encode_cpu, encode_wall = time.process_time() - cpu, time.perf_counter() - wall
+            if "check" in request:
+                answer = _check(engine, instance, set(request["check"]))
+            else:
+                reason = engine.sufficient_reason(instance)
+                answer = {"ok": True, "features": sorted(int(f) for f in reason.features)}
+            answer.update(
+                prediction=instance.prediction,
+                first=first,
+                encode_cpu=encode_cpu,
+                encode_wall=encode_wall,
+                cpu=time.process_time() - cpu,
+                wall=time.perf_counter() - wall,
+            )
+        except Exception as exc:  # reported to the driver, which records it
+            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        proto.write(json.dumps(answer) + "\n")
+    return 0
+
+
+def _check(engine: Any, instance: Any, features: set[int]) -> dict[str, Any]:
+    """Is ``features`` sufficient for the decision, and which of its features are redundant?"""
+    search = engine._search(instance)
+    tested = set(engine.forest.tested_features)
+
+    def sufficient(fixed: set[int]) -> bool:
+        return not search.has_counterexample(sorted(fixed & tested))
+
+    if not sufficient(features):
+        return {"ok": True, "sufficient": False, "redundant": []}
+    return {"ok": True, "sufficient": True, "redundant": [f for f in sorted(features) if sufficient(features - {f})]}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
