@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
-from rfexplain.core.forest import Forest
+from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.pyvalues import to_python
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
 from rfexplain.engines.base import Instance
@@ -46,6 +46,12 @@ class Explainer:
         A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
     feature_names : sequence of str, optional
         Names used in rendered reasons (defaults to the model's ``feature_names_in_``).
+    vote : {"auto", "soft", "hard"}
+        The decision explained. ``"auto"`` (default) is what the model's own ``predict`` does
+        (soft vote for random forests and extra trees; a :class:`~rfexplain.Forest`'s own mode);
+        ``"hard"`` explains the majority vote of the papers (a :class:`SoftVoteWarning` then
+        flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
+        explains the hard vote only and refuses a soft-vote forest with impure leaves.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -56,13 +62,17 @@ class Explainer:
         engine: str = "sat",
         *,
         feature_names: Any = None,
+        vote: str = "auto",
         **options: Any,
     ) -> None:
         if isinstance(model_or_forest, Forest):
-            self.forest = model_or_forest
+            if vote not in VOTE_MODES:
+                raise ValueError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
+            forest = model_or_forest
+            self.forest = forest if vote in ("auto", forest.vote) else forest.with_vote(vote)
             self.model = None
         else:
-            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
+            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names, vote=vote)
             self.model = model_or_forest
         self.engine_name = engine
         self.options = dict(options)
@@ -76,7 +86,7 @@ class Explainer:
             predicted = np.asarray(self.model.predict(np.asarray([instance.values], dtype=np.float32)))[0]
             sklearn_prediction = to_python(predicted)
             ours = self.forest.classes[instance.prediction]
-            if soft_vote_differs(sklearn_prediction, ours):
+            if self.forest.vote == "hard" and soft_vote_differs(sklearn_prediction, ours):
                 warnings.warn(
                     f"scikit-learn's predict (soft vote) gives {sklearn_prediction!r} on this instance but the "
                     f"hard majority vote explained here gives {ours!r}",
@@ -182,4 +192,4 @@ class Explainer:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Explainer({self.forest!r}, engine={self.engine_name!r})"
+        return f"Explainer({self.forest!r}, engine={self.engine_name!r}, vote={self.forest.vote!r})"

@@ -214,6 +214,8 @@ class FeatureSpace:
     feature_names: tuple[str, ...]
     thresholds: tuple[tuple[float, ...], ...]
     classes: tuple[Any, ...]
+    #: The vote mode of the forest the space belongs to (reasons remember the decision they explain).
+    vote: str = "hard"
 
     def n_states(self, feature: int) -> int:
         return len(self.thresholds[feature]) + 1
@@ -272,7 +274,7 @@ class Forest:
             raise InvalidForestError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
         self.vote = vote
         self._validate()
-        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes)
+        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes, self.vote)
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
         self._node_arrays = [
             tuple(np.asarray(a, dtype=np.int64) for a in (t.feature, t.split, t.left, t.right, t.label))

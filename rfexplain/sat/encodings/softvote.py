@@ -39,10 +39,14 @@ from dataclasses import dataclass
 from rfexplain.core.forest import Tree
 from rfexplain.sat.encodings.domains import range_literals
 from rfexplain.sat.encodings.pool import Var, VarPool
+from rfexplain.sat.encodings.votes import at_least
 
 __all__ = ["TreeValues", "tree_value_clauses", "beats_clauses", "soft_not_class", "soft_predicts_class"]
 
 Clause = list[int]
+
+#: Resolution of the redundant coarse constraint: each tree's rounded-up weight is at most this.
+COARSE_STEPS = 32
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,9 @@ def beats_clauses(pool: VarPool, trees: Sequence[TreeValues], winner: int, loser
     terms = [(tree, [y // g for y in ys]) for tree, ys in terms]
     if sum(max(ys) for _, ys in terms) < bound:
         return None
-    clauses: list[Clause] = []
+    clauses = _coarse_implied(pool, terms, bound)
+    if clauses is None:
+        return None
     columns: dict[int, list[int]] = {}
     for tree, ys in terms:
         for i in range(max(ys).bit_length()):
@@ -160,6 +166,32 @@ def beats_clauses(pool: VarPool, trees: Sequence[TreeValues], winner: int, loser
             return None
         clauses.append(clause)
     return clauses
+
+
+def _coarse_implied(pool: VarPool, terms: Sequence[tuple[TreeValues, list[int]]], bound: int) -> list[Clause] | None:
+    """A redundant cardinality constraint implied by ``sum_t y_t >= bound``, for propagation.
+
+    With ``s = 2**L`` such that every ``y_t / s <= COARSE_STEPS``, the rounded-up weights
+    ``u_t = ceil(y_t / s)`` satisfy ``sum_t u_t >= ceil(bound / s)`` whenever the exact constraint
+    holds. Each ``u_t`` is written in unary (literal ``j`` implies a value with ``u_t >= j``) and
+    the sum goes through a cardinality network (:func:`.votes.at_least`), whose unit propagation
+    refutes the comparison as soon as the fixed features leave it out of reach, which the adders
+    alone propagate poorly. ``None`` when even the rounded-up weights cannot reach the bound.
+    """
+    top = max(max(ys) for _, ys in terms)
+    shift = max(0, top.bit_length() - COARSE_STEPS.bit_length() + 1)
+    step = 1 << shift
+    need = -(-bound // step)
+    clauses: list[Clause] = []
+    unary: list[int] = []
+    for tree, ys in terms:
+        us = [-(-y // step) for y in ys]
+        for j in range(1, max(us) + 1):
+            lit = pool.fresh("coarse", pool.top + 1)
+            clauses.append([-lit] + [v for v, u in zip(tree.literals, us) if u >= j])
+            unary.append(lit)
+    card = at_least(pool, unary, need, "cardnetwrk")
+    return None if card is None else clauses + card
 
 
 def _false(pool: VarPool) -> list[Clause]:
