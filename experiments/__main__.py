@@ -69,6 +69,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         args=("outcomes",),
     ),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
+    Benchmark(
+        "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
+    ),
 )
 
 
