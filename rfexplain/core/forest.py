@@ -357,14 +357,19 @@ class Forest:
     @property
     def votes_agree(self) -> bool:
         """Whether soft and hard vote are the same function for this forest, whatever the input:
-        true for a hard-vote forest, for a single tree, and when every leaf vector is one-hot (pure
-        leaves: summed vectors are then the vote counts)."""
-        if self.vote == "hard" or self.n_trees == 1:
+        true for a hard-vote forest, and for a soft-vote forest whose every leaf votes for the
+        argmax of its vector (ties to the lowest index) when it has a single tree, or whose every
+        leaf vector is one-hot (pure leaves: summed vectors are then the vote counts)."""
+        if self.vote == "hard":
             return True
         for tree in self.trees:
             assert tree.proba is not None
-            for vector in tree.proba:
-                if vector is not None and sorted(vector) != [0.0] * (len(vector) - 1) + [1.0]:
+            for leaf, vector in enumerate(tree.proba):
+                if vector is None:
+                    continue
+                if winning_class(vector) != tree.label[leaf]:  # type: ignore[arg-type]
+                    return False
+                if self.n_trees > 1 and sorted(vector) != [0.0] * (len(vector) - 1) + [1.0]:
                     return False
         return True
 
@@ -621,7 +626,10 @@ class Forest:
         """Class index decided under the forest's vote mode (ties to the lowest index) for each
         state row: hard majority, or the exact soft vote (:func:`soft_vote`)."""
         if self.vote == "soft":
-            return soft_vote(self.tree_probas(S))
+            S = np.asarray(S, dtype=np.int64).reshape(-1, self.n_features)
+            step = 10_000  # bounds the (trees, rows, classes) array of vectors
+            parts = [soft_vote(self.tree_probas(S[i : i + step])) for i in range(0, len(S), step)]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         return winning_classes(self.vote_counts(S))
 
     def decide(self, states: Sequence[int]) -> int:
