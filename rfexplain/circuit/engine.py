@@ -34,7 +34,7 @@ Example
 >>> from rfexplain import Explainer
 >>> X, y = load_iris(return_X_y=True)
 >>> model = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
->>> d = Explainer(model, engine="circuit").explain(X[0])
+>>> d = Explainer(model, engine="circuit", vote="hard").explain(X[0])  # the majority vote
 >>> d.robustness() >= 1
 True
 """

@@ -23,7 +23,8 @@ of ``K``). Its size is linear in the number of input bits: about ``trees * log2(
 adders per comparison. Adders propagate poorly (a partial assignment rarely fixes a sum bit), so
 a redundant rounded-up cardinality constraint (:func:`_coarse_implied`) is added: on a forest of
 20 trees of depth 2 (breast cancer, 30 features) it took the enumeration of AXps from 13 to 105
-in 10 s (32 steps per tree; with 8 steps: no gain), against 703 AXps in 1.2 s under the hard
+in 10 s (32 steps per tree; with 8 steps: no gain; the number of steps now adapts to the number of
+trees, :data:`COARSE_LITERALS`), against 703 AXps in 1.2 s under the hard
 vote (a loaded machine).
 
 Alternatives measured. python-sat's ``pysat.pb`` (through pindakaas 0.6.1, which installs here)
@@ -53,8 +54,11 @@ __all__ = ["TreeValues", "tree_value_clauses", "beats_clauses", "soft_not_class"
 
 Clause = list[int]
 
-#: Resolution of the redundant coarse constraint: each tree's rounded-up weight is at most this.
-COARSE_STEPS = 32
+#: Size of the redundant coarse constraint: about this many unary literals per comparison, each
+#: tree's rounded-up weight between 2 and 32 steps (iris, 100 trees of depth 6: one AXp took
+#: 0.36 s without it, 0.15 s with 4 steps per tree, 0.22 s with 8, 1.1 s with 32; a cardinality
+#: network over thousands of literals costs more than it propagates).
+COARSE_LITERALS = 512
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,8 @@ def beats_clauses(pool: VarPool, trees: Sequence[TreeValues], winner: int, loser
 def _coarse_implied(pool: VarPool, terms: Sequence[tuple[TreeValues, list[int]]], bound: int) -> list[Clause] | None:
     """A redundant cardinality constraint implied by ``sum_t y_t >= bound``, for propagation.
 
-    With ``s = 2**L`` such that every ``y_t / s <= COARSE_STEPS``, the rounded-up weights
+    With ``s = 2**L`` such that every ``y_t / s`` is at most a few steps (:data:`COARSE_LITERALS`),
+    the rounded-up weights
     ``u_t = ceil(y_t / s)`` satisfy ``sum_t u_t >= ceil(bound / s)`` whenever the exact constraint
     holds. Each ``u_t`` is written in unary (literal ``j`` implies a value with ``u_t >= j``) and
     the sum goes through a cardinality network (:func:`.votes.at_least`), whose unit propagation
@@ -187,7 +192,8 @@ def _coarse_implied(pool: VarPool, terms: Sequence[tuple[TreeValues, list[int]]]
     alone propagate poorly. ``None`` when even the rounded-up weights cannot reach the bound.
     """
     top = max(max(ys) for _, ys in terms)
-    shift = max(0, top.bit_length() - COARSE_STEPS.bit_length() + 1)
+    steps = max(2, min(32, COARSE_LITERALS // len(terms)))
+    shift = max(0, top.bit_length() - steps.bit_length() + 1)
     step = 1 << shift
     need = -(-bound // step)
     clauses: list[Clause] = []
