@@ -207,3 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     name = "soft_vote_agreement" if args.agreement_only else "soft_vote"
     write_report(f"{name}_quick" if args.quick else name, rows, markdown, directory=args.results_dir)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
