@@ -78,6 +78,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "pipelines", "experiments.pipelines", "pipelines: AXps in original columns vs the bare forest on encoded ones"
     ),
+    Benchmark(
+        "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
+    ),
 )
 
 

@@ -79,7 +79,8 @@ def _train(data: Any, folder: Path, trees: int, **options: Any) -> Any:
     :func:`rfexplain.datasets.train_forest`)."""
     from rfexplain import datasets
 
-    return datasets.train_forest(data, trees=trees, seed=0, data_dir=folder, **options)
+    # vote="hard": the papers' semantics, so the reproduced tables stay comparable
+    return datasets.train_forest(data, trees=trees, seed=0, data_dir=folder, vote="hard", **options)
 
 
 def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:

@@ -328,7 +328,13 @@ def _train(config: Config) -> tuple[Any, Any, np.ndarray, list[int], Any]:
 
     folder = None if config.dataset in datasets.BUILTIN else data_dir(config.data)
     trained = datasets.train_forest(
-        config.dataset, trees=config.trees, depth=config.depth, seed=config.seed, test_size=0.2, data_dir=folder
+        config.dataset,
+        trees=config.trees,
+        depth=config.depth,
+        seed=config.seed,
+        test_size=0.2,
+        data_dir=folder,
+        vote="hard",  # PyXAI votes by majority: compare like with like
     )
     test = np.sort(trained.test_rows)[: config.instances]
     return trained.model, trained.forest, trained.data.X[test], [int(i) for i in test], trained.data

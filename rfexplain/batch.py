@@ -481,6 +481,8 @@ def _run_parallel(
 
 
 def _warn_soft_vote(explainer: ExplainerLike, records: list[BatchRecord]) -> None:
+    if explainer.forest.vote != "hard":  # SoftVoteWarning is about explaining the hard vote only
+        return
     differ = [r.index for r in records if soft_vote_differs(r.sklearn_prediction, r.prediction)]
     if differ:
         warnings.warn(

@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
     explain.add_argument("--target", help="class label for contrastive_reasons")
     explain.add_argument("--engine", default="sat", help="engine name (default sat)")
+    explain.add_argument(
+        "--vote",
+        choices=("auto", "soft", "hard"),
+        default="auto",
+        help="decision explained: auto (the model's own predict: soft for forests), soft, hard (majority vote)",
+    )
     explain.add_argument("--limit", type=_count, help="at most this many reasons")
     explain.add_argument("--timeout", type=_seconds, help="stop enumerating after this many seconds")
     explain.add_argument("--json", action="store_true", help="machine-readable output")
@@ -93,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
     batch.add_argument("--target", help="class label for contrastive_reasons")
     batch.add_argument("--engine", default="sat", help="engine name (default sat)")
+    batch.add_argument(
+        "--vote",
+        choices=("auto", "soft", "hard"),
+        default="auto",
+        help="decision explained: auto (the model's own predict: soft for forests), soft, hard (majority vote)",
+    )
     batch.add_argument("--limit", type=_count, help="at most this many reasons per instance (enumerations)")
     batch.add_argument("--timeout", type=_seconds, help="per-instance time budget in seconds")
     batch.add_argument("--jobs", type=int, default=1, help="parallel worker processes (-1: every core; default 1)")
@@ -121,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     report_rows.add_argument("--rows", help="a range START:STOP of the instance pool (default: all of it)")
     report_rows.add_argument("--input", help="CSV of instances (optional header; an extra last column is the label)")
     report.add_argument("--engine", default="sat", help="engine name (default sat)")
+    report.add_argument(
+        "--vote",
+        choices=("auto", "soft", "hard"),
+        default="auto",
+        help="decision explained: auto (the model's own predict: soft for forests), soft, hard (majority vote)",
+    )
     report.add_argument("--compare-engine", help="a second engine run on every row, to show whether they agree")
     report.add_argument("--max-sections", type=int, default=100, help="rows with a detailed section (default 100)")
     report.add_argument("--out", required=True, help="the HTML file to write")
@@ -260,7 +278,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         forest, model, data = trained.forest, trained.model, trained.data
     else:
         raise UsageError("give a model file or --dataset")
-    explainer = Explainer(model if model is not None else forest, engine=args.engine)
+    explainer = Explainer(model if model is not None else forest, engine=args.engine, vote=args.vote)
     decision = explainer.explain(_instance(args, forest, data))
     spec = query_named(args.query)
     if args.all and spec.all_of is not None:
@@ -363,9 +381,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if fmt == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     if model is not None:
-        explainer = Explainer(model, engine=args.engine, feature_names=list(forest.feature_names))
+        explainer = Explainer(model, engine=args.engine, feature_names=list(forest.feature_names), vote=args.vote)
     else:
-        explainer = Explainer(forest, engine=args.engine)
+        explainer = Explainer(forest, engine=args.engine, vote=args.vote)
     started = time.perf_counter()
     try:
         with _dask_backend(args.dask, args.jobs):
@@ -427,7 +445,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("report does not take pipelines yet: use batch, or the API's Explainer(pipeline)")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     source = model if model is not None else forest
-    with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names)) as explainer:
+    with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names), vote=args.vote) as explainer:
         rows = write_report(
             explainer,
             pool[list(chosen)],

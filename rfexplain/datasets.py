@@ -272,6 +272,7 @@ def train_forest(
     test_size: float | None = None,
     stratify: bool = False,
     data_dir: str | os.PathLike[str] | None = None,
+    vote: str = "auto",
     **model_options: Any,
 ) -> TrainedForest:
     """Load (by name, or take) a dataset, hold out a test split, fit a random forest, convert it.
@@ -280,7 +281,8 @@ def train_forest(
     **model_options)`` is fitted on the training rows; the split is
     ``train_test_split(test_size=test_size, random_state=seed)`` (stratified by label with
     ``stratify=True``), and no split at all when ``test_size`` is ``None``. Raises
-    :class:`~rfexplain.core.errors.TrainingOptionError` on a non-positive size.
+    :class:`~rfexplain.core.errors.TrainingOptionError` on a non-positive size. ``vote`` is the
+    Forest's vote mode (:meth:`~rfexplain.Forest.from_sklearn`; the papers' tables use ``"hard"``).
     """
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import train_test_split
@@ -299,7 +301,7 @@ def train_forest(
         )
     model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed, **model_options)
     model.fit(dataset.X[train], dataset.y[train])
-    forest = Forest.from_sklearn(model, feature_names=list(dataset.feature_names))
+    forest = Forest.from_sklearn(model, feature_names=list(dataset.feature_names), vote=vote)
     return TrainedForest(dataset, model, forest, train, test)
 
 

@@ -36,11 +36,11 @@ __all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
 
 class SoftVoteWarning(UserWarning):
     """scikit-learn's ``predict`` (soft vote) decides the explained instance differently from the
-    hard majority vote that rfexplain explains."""
+    hard majority vote explained with ``vote="hard"``."""
 
 
 def soft_vote_differs(sklearn_prediction: Any, prediction: Any) -> bool:
-    """Whether scikit-learn's own prediction is known and differs from the hard majority vote's."""
+    """Whether scikit-learn's own prediction is known and differs from the explained one."""
     if sklearn_prediction is None or prediction is None:
         return False
     return bool(to_python(sklearn_prediction) != to_python(prediction))
@@ -60,11 +60,12 @@ class Decision:
     Attributes
     ----------
     prediction : label
-        The class (as in ``classes_``) decided by hard majority, ties to the lowest index.
+        The class (as in ``classes_``) decided under the forest's vote mode (soft or hard), ties
+        to the lowest index.
     prediction_index : int
         Its index in ``classes_``.
     sklearn_prediction : label or None
-        What the scikit-learn model's own ``predict`` says (soft vote), when a model was given.
+        What the scikit-learn model's own ``predict`` says, when a model was given.
     """
 
     def __init__(self, explainer: Explaining, instance: Instance, sklearn_prediction: Any = None) -> None:

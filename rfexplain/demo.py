@@ -39,7 +39,9 @@ def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: 
     from rfexplain.engines.registry import available_engines
     from rfexplain.explainer import Explainer
 
-    trained = datasets.train_forest("iris", trees=8, depth=3, seed=0, test_size=0.2, stratify=True)
+    # the hard majority vote, so that every engine (the circuit engine included) answers and the
+    # answers can be compared
+    trained = datasets.train_forest("iris", trees=8, depth=3, seed=0, test_size=0.2, stratify=True, vote="hard")
     data, model, forest, X_test = trained.data, trained.model, trained.forest, trained.X_test
     stats = forest.statistics()
     write("rfexplain demo: iris, RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0)")
@@ -52,7 +54,7 @@ def run_demo(n_instances: int = 3, engines: Sequence[str] | None = None, write: 
     explainers = {}
     for name in names:
         try:
-            explainers[name] = Explainer(model, engine=name, feature_names=list(data.feature_names))
+            explainers[name] = Explainer(model, engine=name, feature_names=list(data.feature_names), vote="hard")
         except OracleTooLargeError as exc:
             write(f"engine {name}: skipped ({exc})")
     write(f"engines: {', '.join(explainers)}")

@@ -28,7 +28,7 @@ import numpy as np
 from rfexplain.batch import BatchRecord, explain_many
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
-from rfexplain.core.forest import Forest
+from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import query as query_named
@@ -57,6 +57,12 @@ class Explainer:
         Names used in rendered reasons (defaults to the model's ``feature_names_in_``, which they
         must not contradict). Named pandas instances are matched to these names, not read by
         position.
+    vote : {"auto", "soft", "hard"}
+        The decision explained. ``"auto"`` (default) is what the model's own ``predict`` does
+        (soft vote for random forests and extra trees; a :class:`~rfexplain.Forest`'s own mode);
+        ``"hard"`` explains the majority vote of the papers (a :class:`SoftVoteWarning` then
+        flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
+        explains the hard vote only and refuses a soft-vote forest with impure leaves.
     monotone : sequence of str
         Names of a pipeline's ``FunctionTransformer`` steps the user declares monotone increasing
         (the only way such a step is accepted).
@@ -81,6 +87,7 @@ class Explainer:
         engine: str = "sat",
         *,
         feature_names: Any = None,
+        vote: str = "auto",
         monotone: Sequence[str] = (),
         bounds: Mapping[str, tuple[float, float]] | str | None = None,
         data: Any = None,
@@ -89,7 +96,10 @@ class Explainer:
     ) -> None:
         self.pipeline: PipelineModel | None = None
         if isinstance(model_or_forest, Forest):
-            self.forest = model_or_forest
+            if vote not in VOTE_MODES:
+                raise ValueError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
+            forest = model_or_forest
+            self.forest = forest if vote in ("auto", forest.vote) else forest.with_vote(vote)
             self.model = None
         elif is_transforming_pipeline(model_or_forest):
             self.pipeline = PipelineModel(model_or_forest, monotone)
@@ -97,7 +107,7 @@ class Explainer:
             self.forest = self.pipeline.forest
             self.model = model_or_forest
         else:
-            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names)
+            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names, vote=vote)
             self.model = model_or_forest
         if bounds is not None:
             self.forest = restrict(self.forest, bounds=self._resolve_bounds(bounds, data))
@@ -139,7 +149,7 @@ class Explainer:
         if self.model is not None:
             sklearn_prediction = to_python(self.sklearn_predict(np.asarray([instance.values]))[0])
             ours = self.forest.classes[instance.prediction]
-            if soft_vote_differs(sklearn_prediction, ours):
+            if self.forest.vote == "hard" and soft_vote_differs(sklearn_prediction, ours):
                 warnings.warn(
                     f"scikit-learn's predict (soft vote) gives {sklearn_prediction!r} on this instance but the "
                     f"hard majority vote explained here gives {ours!r}",
@@ -271,7 +281,7 @@ class Explainer:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Explainer({self.forest!r}, engine={self.engine_name!r})"
+        return f"Explainer({self.forest!r}, engine={self.engine_name!r}, vote={self.forest.vote!r})"
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """Checking a reason's witnesses with nothing but the model's own trees.
 
 ``verify(reason, model)`` re-classifies the explained instance and every witness the reason carries
-with the scikit-learn trees' own ``predict`` (hard majority, ties to the lowest class index), so a
-user who trusts nothing but scikit-learn can check an explanation:
+with the scikit-learn trees themselves, under the vote the reason explains: the soft vote (the
+model's own ``predict``: the trees' ``predict_proba`` summed exactly, ties to the lowest class
+index, :func:`rfexplain.core.forest.soft_vote`) or the hard majority of the trees' ``predict``, so
+a user who trusts nothing but scikit-learn can check an explanation:
 
 - the explained instance is decided as the reason says;
 - a necessary, contrastive or general necessary reason has a witness that differs from the
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.forest import Forest
+from rfexplain.core.forest import Forest, soft_vote
 from rfexplain.core.reasons import Reason
 from rfexplain.core.sklearn_import import final_estimator
 
@@ -41,13 +43,18 @@ class Verification:
         return self.ok
 
 
-def model_vote(model: Any, X: np.ndarray) -> np.ndarray:
-    """Class indices by hard majority of the model's own trees (ties to the lowest index)."""
+def model_vote(model: Any, X: np.ndarray, vote: str = "auto") -> np.ndarray:
+    """Class indices decided by the model's own trees under ``vote``: ``"auto"`` is the model's
+    own ``predict`` (soft for forests; a Forest's own mode), ``"soft"`` the exact sum of the
+    trees' ``predict_proba``, ``"hard"`` their majority (ties to the lowest index)."""
     X32 = np.asarray(X, dtype=np.float32)
     if isinstance(model, Forest):
-        return model.predict_index(X32)
+        return (model if vote in ("auto", model.vote) else model.with_vote(vote)).predict_index(X32)
     estimator = final_estimator(model)
     classes = list(np.asarray(estimator.classes_).tolist())
+    trees = getattr(estimator, "estimators_", None)
+    if vote == "soft" or (vote == "auto" and trees is not None):
+        return soft_vote([np.asarray(t.predict_proba(X32), dtype=np.float64) for t in (trees or [estimator])])
     if hasattr(estimator, "estimators_"):
         votes = np.stack([np.asarray(t.predict(X32)).astype(np.int64) for t in estimator.estimators_], axis=1)
     else:
@@ -67,14 +74,15 @@ def _states(reason: Reason, values: tuple[float, ...]) -> list[int]:
     ]
 
 
-def verify(reason: Reason, model: Any) -> Verification:
-    """Check every witness of ``reason`` against ``model`` (a scikit-learn model or a Forest)."""
+def verify(reason: Reason, model: Any, vote: str | None = None) -> Verification:
+    """Check every witness of ``reason`` against ``model`` (a scikit-learn model or a Forest)
+    under ``vote`` (default: the vote mode of the forest the reason was computed on)."""
     problems: list[str] = []
     if reason.instance is None or reason.decision is None or reason.space is None:
         return Verification(False, ("the reason carries no instance, decision or feature space",), 0)
     instance = reason.instance
     rows = [instance] + [w.values for w in reason.witnesses]
-    predictions = model_vote(model, np.asarray(rows, dtype=np.float64))
+    predictions = model_vote(model, np.asarray(rows, dtype=np.float64), vote or reason.space.vote)
     if predictions[0] != reason.decision:
         problems.append(f"the model decides the instance as class {predictions[0]}, not {reason.decision}")
     inst32 = np.asarray(instance, dtype=np.float32)

@@ -39,6 +39,8 @@ class EngineContract:
     engine: ClassVar[str]
     options: ClassVar[dict[str, Any]] = {}
     max_examples: ClassVar[int] = 60
+    #: The vote mode of the random forests (``"soft"`` gives every leaf an impure vector).
+    vote: ClassVar[str] = "hard"
 
     # ------------------------------------------------------------------ helpers
     def make(self, forest: Any) -> Any:
@@ -62,7 +64,7 @@ class EngineContract:
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )
-        @given(forests_and_instances())
+        @given(forests_and_instances(vote=self.vote))
         def property_test(case: Any) -> None:
             forest, instance = case
             engine = self.make(forest)
@@ -206,7 +208,7 @@ class EngineContract:
         from rfexplain import Explainer
 
         @settings(max_examples=20, deadline=None)
-        @given(forests(min_trees=3), st.integers(0, 2))
+        @given(forests(min_trees=3, vote=self.vote), st.integers(0, 2))
         def property_test(forest: Any, limit: int) -> None:
             decision = Explainer(forest, engine=self.engine, **self.options).explain(
                 [forest.state_value(f, 0) for f in range(forest.n_features)]
@@ -225,7 +227,7 @@ class EngineContract:
         from rfexplain import Explainer
 
         @settings(max_examples=10, deadline=None)
-        @given(forests(min_trees=2))
+        @given(forests(min_trees=2, vote=self.vote))
         def property_test(forest: Any) -> None:
             decision = Explainer(forest, engine=self.engine, **self.options).explain(
                 [forest.state_value(f, 0) for f in range(forest.n_features)]
@@ -246,7 +248,7 @@ class EngineContract:
             pytest.skip("engine answers every query")
 
         @settings(max_examples=3, deadline=None)
-        @given(forests_and_instances())
+        @given(forests_and_instances(vote=self.vote))
         def property_test(case: Any) -> None:
             forest, instance = case
             engine = self.make(forest)

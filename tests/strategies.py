@@ -4,6 +4,10 @@
 feature has at most three distinct thresholds (so at most four states), which keeps every query
 within the oracle's reach. Trees may re-test a feature, including in ways that make a branch
 unreachable, and ties between classes are reachable (even tree counts, many classes).
+
+``forests(vote="soft")`` gives every leaf an impure class-probability vector (few samples per
+leaf: counts out of 1-6, sometimes the non-dyadic 0.1/0.2/0.3/0.4 of weighted leaves) whose argmax is the
+leaf's label, so the soft vote meets exact ties and float64 near-ties.
 """
 
 from __future__ import annotations
@@ -47,6 +51,30 @@ def _tree(draw: Any, n_features: int, pools: list[list[float]], n_classes: int, 
     return {"feature": feature, "threshold": threshold, "left": left, "right": right, "label": label}
 
 
+#: Leaf vectors of weighted leaves: tenths, whose float64 sums round (0.1 + 0.2 != 0.3).
+TENTHS = ((0.1, 0.2, 0.3, 0.4), (0.4, 0.3, 0.2, 0.1), (0.3, 0.3, 0.2, 0.2), (0.6, 0.1, 0.2, 0.1))
+
+
+@st.composite
+def _leaf_vector(draw: Any, n_classes: int) -> tuple[float, ...]:
+    """An impure class-probability vector: sample counts over a small leaf, or tenths."""
+    if draw(st.integers(0, 3)) == 0:
+        base = draw(st.sampled_from(TENTHS))
+        vector = [base[c % len(base)] for c in range(n_classes)]
+        total = sum(vector)
+        return tuple(v / total for v in vector)
+    counts = draw(st.lists(st.integers(0, 3), min_size=n_classes, max_size=n_classes).filter(any))
+    return tuple(k / sum(counts) for k in counts)
+
+
+def _with_vectors(draw: Any, tree: dict, n_classes: int) -> dict:
+    proba: list[tuple[float, ...] | None] = []
+    for f, _ in zip(tree["feature"], tree["label"]):
+        proba.append(draw(_leaf_vector(n_classes)) if f < 0 else None)
+    label = [max(range(n_classes), key=lambda c: (v[c], -c)) if v is not None else -1 for v in proba]
+    return {**tree, "label": label, "proba": proba}
+
+
 @st.composite
 def forests(
     draw: Any,
@@ -57,6 +85,7 @@ def forests(
     max_features: int = 4,
     min_classes: int = 2,
     max_classes: int = 4,
+    vote: str = "hard",
 ) -> Forest:
     """A random small forest (see the module docstring)."""
     n_features = draw(st.integers(1, max_features))
@@ -66,8 +95,10 @@ def forests(
         pools[0] = [THRESHOLD_POOL[1]]
     n_trees = draw(st.integers(min_trees, max_trees))
     trees = [draw(_tree(n_features, pools, n_classes, max_depth)) for _ in range(n_trees)]
+    if vote == "soft":
+        trees = [_with_vectors(draw, tree, n_classes) for tree in trees]
     classes = draw(st.sampled_from([list(range(n_classes)), [f"c{i}" for i in range(n_classes)]]))
-    return Forest.from_raw_trees(trees, n_features=n_features, classes=classes)
+    return Forest.from_raw_trees(trees, n_features=n_features, classes=classes, vote=vote)
 
 
 @st.composite

@@ -14,6 +14,7 @@ from rfexplain import Forest, datasets
 from rfexplain.comparators.add import ADDManager, ADDTooLargeError, PredicateOrder, aggregate, majority_index
 from rfexplain.comparators.add_explain import CompiledADD, forest_steps, outcome_explanation, to_dot
 from rfexplain.core.budget import Budget, BudgetExpired
+from rfexplain.core.errors import UnsupportedQueryError
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from tests.benchmark_data import benchmark_dir
@@ -55,6 +56,27 @@ def test_add_decides_like_the_forest_on_every_state_vector(
     counts = forest.vote_counts(oracle.grid)
     got = np.array([agg.manager.evaluate(agg.class_vector, z) for z in oracle.grid])
     assert (got == counts).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(forests(max_trees=8, vote="soft"), st.booleans(), st.sampled_from(["balanced", "sequential"]))
+def test_soft_vote_add_aggregates_exact_class_vectors(forest: Forest, reduce: bool, strategy: str) -> None:
+    """Under the soft vote the class-vector ADD holds the exact summed leaf weights and the
+    decision ADD their argmax: it decides like the forest (the oracle) on every state vector."""
+    oracle = Oracle(forest)
+    agg = aggregate(forest, reduce=reduce, strategy=strategy)
+    walked = np.array([agg.predict_states_one(z) for z in oracle.grid])
+    assert (walked == oracle.labels).all()
+    _, weights = forest.soft_weights()
+    leaves = forest.tree_leaves(oracle.grid)
+    for z, row in zip(oracle.grid, leaves):
+        expected = tuple(sum(weights[k][leaf][c] for k, leaf in enumerate(row)) for c in range(forest.n_classes))
+        assert agg.manager.evaluate(agg.class_vector, z) == expected
+    hard = aggregate(forest, vote="hard")
+    assert all(
+        hard.predict_states_one(z) == y
+        for z, y in zip(oracle.grid, forest.with_vote("hard").predict_states(oracle.grid))
+    )
 
 
 @settings(max_examples=120, deadline=None)
@@ -189,8 +211,10 @@ def test_add_counts_agree_with_sdd_counts_on_a_real_forest() -> None:
     from rfexplain.comparators.sdd import SDDForest
 
     forest, _ = _sklearn_forest("iris", 15, 3)
-    agg = aggregate(forest)
-    assert agg.counts() == SDDForest(forest).counts()
+    hard = forest.with_vote("hard")  # the SDD comparator compiles the hard vote only
+    assert aggregate(hard).counts() == SDDForest(hard).counts()
+    with pytest.raises(UnsupportedQueryError):
+        SDDForest(forest)
 
 
 def test_dot_export_draws_every_node() -> None:

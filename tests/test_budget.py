@@ -28,7 +28,7 @@ from rfexplain.sat.search import Search
 def iris() -> tuple[Forest, np.ndarray]:
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=0).fit(X, y)
-    return Forest.from_sklearn(model), X
+    return Forest.from_sklearn(model, vote="hard"), X  # every engine and comparator answers it
 
 
 def test_budget_expired_is_the_one_timeout_error() -> None:

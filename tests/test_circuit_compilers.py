@@ -230,7 +230,7 @@ def test_class_formulas_on_sklearn_forests(loader: str, trees: int, depth: int) 
 
     X, y = getattr(datasets, loader)(return_X_y=True)
     model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0).fit(X, y)
-    forest = Forest.from_sklearn(model)
+    forest = Forest.from_sklearn(model, vote="hard")  # the class formulas count votes
     S = forest.states(X)
     labels = forest.predict_states(S)
     _same_graphs_both_ways(forest)

@@ -206,7 +206,7 @@ def test_an_enumeration_timeout_also_bounds_compilation() -> None:
 
     X, y = load_wine(return_X_y=True)
     model = RandomForestClassifier(n_estimators=40, max_depth=5, random_state=0).fit(X, y)
-    decision = Explainer(model, engine="circuit").explain(X[0])
+    decision = Explainer(model, engine="circuit", vote="hard").explain(X[0])
     start = time.perf_counter()
     reasons = decision.sufficient_reasons(timeout=0.5)
     assert list(reasons) == []

@@ -101,10 +101,10 @@ def test_soft_vote_disagreement_warns() -> None:
     X = rng.normal(size=(300, 3))
     y = (X.sum(axis=1) + rng.normal(size=300) > 0).astype(int)
     model = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
-    forest = rx.Forest.from_sklearn(model)
+    forest = rx.Forest.from_sklearn(model, vote="hard")
     differ = forest.agreement(X, model).disagreeing_rows
     assert len(differ), "this seed is chosen so that hard and soft votes differ on some rows"
-    explainer = rx.Explainer(model, engine="oracle")
+    explainer = rx.Explainer(model, engine="oracle", vote="hard")
     with pytest.warns(rx.SoftVoteWarning, match="soft vote"):
         decision = explainer.explain(X[differ[0]])
     assert decision.sklearn_prediction != decision.prediction

@@ -1,11 +1,14 @@
-"""Fidelity: Forest.predict is exactly the hard majority vote of scikit-learn's own trees.
+"""Fidelity: Forest.predict is exactly the hard majority vote of scikit-learn's own trees
+(``vote="hard"``) and exactly the model's own ``predict`` (``vote="auto"``, the soft vote for
+forests).
 
-The reference vote is computed here from each fitted tree's own ``predict`` (ties to the lowest
-class index), independently of rfexplain's discretisation.
+The reference hard vote is computed here from each fitted tree's own ``predict`` (ties to the
+lowest class index), independently of rfexplain's discretisation.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -18,6 +21,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 
 from rfexplain import Forest
+from rfexplain.core.errors import InvalidForestError
 
 
 def sklearn_hard_vote(model: Any, X: np.ndarray) -> np.ndarray:
@@ -47,12 +51,31 @@ def probe_points(forest: Forest, X: np.ndarray, rng: np.random.Generator) -> np.
     return np.asarray(rows) if rows else X[:0]
 
 
+def float_rounding_explains(model: Any, row: np.ndarray, ours: Any, theirs: Any) -> bool:
+    """Whether scikit-learn's float64 summation explains a soft-vote difference on ``row``: the
+    exact sums of the two classes differ by no more than the rounding error of adding the trees'
+    vectors one by one (``trees**2 * 2**-52`` bounds it, the vectors' entries being in [0, 1])."""
+    classes = list(model.classes_)
+    trees = getattr(model, "estimators_", [model])
+    vectors = [t.predict_proba(np.asarray([row], dtype=np.float32))[0] for t in trees]
+    exact = [sum(Fraction(float(v[c])) for v in vectors) for c in range(len(classes))]
+    gap = abs(exact[classes.index(ours)] - exact[classes.index(theirs)])
+    return bool(gap <= Fraction(len(trees) ** 2, 2**52))
+
+
 def check_fidelity(model: Any, X: np.ndarray, seed: int = 0) -> None:
-    forest = Forest.from_sklearn(model)
+    """The hard vote equals the trees' majority; the model's own vote (``"auto"``) equals
+    ``model.predict`` except where float64 summation decides a near-tie differently from exact
+    arithmetic (each such row is checked to be one)."""
+    forest = Forest.from_sklearn(model, vote="hard")
+    own = Forest.from_sklearn(model)
     rng = np.random.default_rng(seed)
     for data in (X, probe_points(forest, X, rng)):
         if len(data):
             assert np.array_equal(forest.predict(data), sklearn_hard_vote(model, data))
+            ours, theirs = own.predict(data), model.predict(np.asarray(data, dtype=np.float32))
+            for row in np.flatnonzero(ours != theirs):
+                assert float_rounding_explains(model, data[row], ours[row], theirs[row])
 
 
 DATASETS = {"iris": load_iris, "wine": load_wine, "breast_cancer": load_breast_cancer}
@@ -78,7 +101,8 @@ def test_string_labels_and_pipeline() -> None:
     model = RandomForestClassifier(n_estimators=6, max_depth=3, random_state=1).fit(X, labels)
     check_fidelity(model, X)
     pipe = Pipeline([("model", RandomForestClassifier(n_estimators=3, random_state=0))]).fit(X, labels)
-    assert np.array_equal(Forest.from_sklearn(pipe).predict(X), sklearn_hard_vote(pipe[-1], X))
+    assert np.array_equal(Forest.from_sklearn(pipe, vote="hard").predict(X), sklearn_hard_vote(pipe[-1], X))
+    assert np.array_equal(Forest.from_sklearn(pipe).predict(X), pipe.predict(X))
 
 
 def test_single_leaf_trees_and_constant_features() -> None:
@@ -115,7 +139,7 @@ def test_ties_go_to_lowest_class_index() -> None:
     X = np.asarray([[0.0], [1.0], [0.0], [1.0]])
     y = np.asarray([0, 1, 0, 1])
     model = RandomForestClassifier(n_estimators=2, bootstrap=False, max_depth=1, random_state=0).fit(X, y)
-    forest = Forest.from_sklearn(model)
+    forest = Forest.from_sklearn(model, vote="hard")
     # Rewire: one tree always votes 1, the other always votes 0 -> tie -> class 0
     trees = [
         {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [1]},
@@ -129,11 +153,45 @@ def test_ties_go_to_lowest_class_index() -> None:
 def test_agreement_reports_soft_vote_differences() -> None:
     X, y = load_wine(return_X_y=True)
     model = RandomForestClassifier(n_estimators=4, max_depth=2, random_state=5).fit(X, y)
-    forest = Forest.from_sklearn(model)
+    forest = Forest.from_sklearn(model, vote="hard")
     agreement = forest.agreement(X, model)
     differ = np.flatnonzero(forest.predict(X) != model.predict(X.astype(np.float32)))
+    assert len(differ) > 0, "expected rows where the hard and soft votes differ"
     assert np.array_equal(agreement.disagreeing_rows, differ)
     assert agreement.fraction == pytest.approx(1 - len(differ) / len(X))
+    assert Forest.from_sklearn(model).agreement(X, model).fraction == 1.0
+
+
+def test_soft_vote_ties_and_near_ties_are_decided_exactly() -> None:
+    """Exact rational sums, ties to the lowest index: 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 are
+    equal exactly although their float64 sums differ."""
+    from rfexplain.core.forest import exact_soft_winner, soft_vote
+
+    vectors = [(0.1, 0.3), (0.2, 0.2), (0.3, 0.1)]
+    assert (0.1 + 0.2) + 0.3 != (0.3 + 0.2) + 0.1
+    assert exact_soft_winner(vectors) == 0
+    assert exact_soft_winner([(0.1, 0.3), (0.2, 0.2), (0.3, 0.1 + 2**-55)]) == 1
+    probas = np.asarray([[v] for v in vectors], dtype=np.float64)
+    assert soft_vote(probas).tolist() == [0]
+    raw = [
+        {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0], "proba": [v]} for v in vectors
+    ]
+    forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
+    assert forest.predict([[0.0]]).tolist() == ["a"]
+    E, weights = forest.soft_weights()
+    sums = [sum(w[0][c] for w in weights) for c in range(2)]
+    assert sums[0] == sums[1] and all(isinstance(x, int) for x in sums)
+
+
+def test_decision_tree_auto_is_hard_and_soft_needs_vectors() -> None:
+    X, y = load_iris(return_X_y=True)
+    assert Forest.from_sklearn(DecisionTreeClassifier(max_depth=2).fit(X, y)).vote == "hard"
+    assert Forest.from_sklearn(RandomForestClassifier(n_estimators=2, max_depth=2).fit(X, y)).vote == "soft"
+    raw = [{"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0]}]
+    with pytest.raises(InvalidForestError):
+        Forest.from_raw_trees(raw, n_features=1, classes=[0, 1], vote="soft")
+    with pytest.raises(ValueError):
+        Forest.from_sklearn(DecisionTreeClassifier(max_depth=2).fit(X, y), vote="majority")
 
 
 def test_thresholds_in_one_float32_gap_become_one_test() -> None:

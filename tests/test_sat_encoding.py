@@ -43,6 +43,13 @@ def test_formulas_decide_like_the_forest(forest: Any, card: str, multiclass: str
     _check_formulas(forest, card, multiclass)
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=9, max_classes=5, vote="soft"))
+def test_soft_vote_formulas_decide_like_the_forest(forest: Any) -> None:
+    """The adder-network comparisons of the soft vote, exact ties and near-ties included."""
+    _check_formulas(forest, "cardnetwrk", "selectors")
+
+
 @pytest.mark.parametrize("card", CARD_ENCODINGS)
 def test_running_example_every_card(card: str) -> None:
     _check_formulas(rfxpl_running_example(), card, "challengers")

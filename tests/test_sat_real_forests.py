@@ -37,7 +37,9 @@ def _model(name: str) -> tuple[Any, np.ndarray, Forest]:
     X, y = loader(return_X_y=True)
     model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0).fit(X, y)
     rows = np.random.default_rng(1).choice(len(X), N_INSTANCES, replace=False)
-    return model, X[rows], Forest.from_sklearn(model)
+    # the hard vote: these complete enumerations are sized for it (the soft vote's real-forest
+    # checks are in test_soft_vote.py)
+    return model, X[rows], Forest.from_sklearn(model, vote="hard")
 
 
 def _minimal_hitting_set(candidate: frozenset[int], family: list[frozenset[int]]) -> bool:

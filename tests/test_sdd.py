@@ -23,7 +23,7 @@ def _sklearn_forest(name: str, n_trees: int, depth: int, seed: int = 0) -> Fores
 
     data = datasets.load(name)
     model = RandomForestClassifier(n_estimators=n_trees, max_depth=depth, random_state=seed).fit(data.X, data.y)
-    return Forest.from_sklearn(model)
+    return Forest.from_sklearn(model, vote="hard")  # the SDD comparator compiles the hard vote
 
 
 @settings(max_examples=120, deadline=None)

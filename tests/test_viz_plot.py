@@ -40,7 +40,7 @@ def test_reason_plot_spans_and_marker_at_the_data_coordinates() -> None:
 
 
 def test_decision_plot_layers_of_the_circuit_engine() -> None:
-    decision = rx.Explainer(MODEL, engine="circuit", feature_names=NAMES).explain(X[60])
+    decision = rx.Explainer(MODEL, engine="circuit", feature_names=NAMES, vote="hard").explain(X[60])
     sufficient = decision.sufficient_reason()
     general = next(iter(decision.general_sufficient_reasons(limit=1)))
     flip = next(iter(decision.shortest_flips(limit=1)))

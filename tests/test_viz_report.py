@@ -24,7 +24,7 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     path = tmp_path_factory.mktemp("report") / "report.html"
-    with rx.Explainer(MODEL, engine="circuit", feature_names=NAMES) as explainer:
+    with rx.Explainer(MODEL, engine="circuit", feature_names=NAMES, vote="hard") as explainer:
         rows = explainer.report(ROWS, path, compare_engine="sat", indices=[10 * k for k in range(len(ROWS))])
     return path, rows
 

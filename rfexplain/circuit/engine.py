@@ -34,7 +34,7 @@ Example
 >>> from rfexplain import Explainer
 >>> X, y = load_iris(return_X_y=True)
 >>> model = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
->>> d = Explainer(model, engine="circuit").explain(X[0])
+>>> d = Explainer(model, engine="circuit", vote="hard").explain(X[0])  # the majority vote
 >>> d.robustness() >= 1
 True
 """
@@ -68,6 +68,7 @@ from rfexplain.circuit.logic.implicants import (
 )
 from rfexplain.core.bits import bits_of, lowest_bit, mask_of
 from rfexplain.core.budget import Budget
+from rfexplain.core.errors import UnsupportedQueryError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import QUERIES, EngineBase, Instance
@@ -125,6 +126,14 @@ class CircuitEngine(EngineBase):
         (:class:`~rfexplain.circuit.compilers.classformula.ClassFormulas`).
     order : {"depth", "trees", "frequency", "index"}
         The variable order of the decision graphs.
+
+    Raises
+    ------
+    UnsupportedQueryError
+        For a forest deciding by soft vote (unless its soft and hard votes are the same function:
+        :attr:`~rfexplain.core.forest.Forest.votes_agree`): the class formulas count votes, and
+        explaining the hard vote of a soft-vote model would explain another classifier. The
+        message names the engines that answer (``sat``, ``oracle``).
     """
 
     name = "circuit"
@@ -132,6 +141,12 @@ class CircuitEngine(EngineBase):
 
     def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "depth") -> None:
         super().__init__(forest)
+        if not forest.votes_agree:
+            raise UnsupportedQueryError(
+                "engine 'circuit' explains the hard majority vote only, and this forest decides by soft "
+                "vote (its leaves are impure): engines that answer it: ['oracle', 'sat'] (or build the "
+                "forest with vote='hard' to explain the majority vote instead)"
+            )
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler

@@ -7,6 +7,12 @@ vectors are added into the **class-vector ADD** ``d_V`` (Sect. 5, Def. 18 and 20
 **majority-vote ADD** ``d_C`` is its image under the majority vote of docs/design.md, section 1 (hard
 majority, ties to the lowest class index; Def. 12 and 22).
 
+Under the soft vote (a forest with ``vote="soft"``) the trees' terminals are their leaves'
+class-probability vectors instead of one-hot votes -- the class-vector aggregation the paper
+describes for probability vectors -- kept exact as the forest's integer weights
+(:meth:`~rfexplain.core.forest.Forest.soft_weights`, probabilities times a common ``2**E``), so
+``d_V`` holds exact summed weights and ``d_C`` their argmax, ties to the lowest class index.
+
 Predicates and their order
 --------------------------
 The predicates are the forest's threshold tests ``x[f] <= t_j``, that is ``state[f] <= j`` on the
@@ -446,12 +452,13 @@ class ADDManager:
 
 
 # ---------------------------------------------------------------------- trees as ADDs
-def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashable]) -> int:
+def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashable], *, by_leaf: bool = False) -> int:
     """The ADD of one tree, ``Δ_~ ∘ Δ_≺`` of [GS21] (Def. 8 and Theorem 3).
 
     The tree's root-to-leaf paths, as sets of predicate literals, are split on the predicates in
     the manager's order (Def. 8's partial evaluation ``t_{p->1}``, ``t_{p->0}``); ``leaf_value``
-    maps a leaf's class index to its terminal value. Paths whose literals contradict each other
+    maps a leaf's class index (its node index with ``by_leaf``) to its terminal value. Paths
+    whose literals contradict each other
     are dropped; with ``reduce`` the vacuous tests are removed by :meth:`ADDManager.mk`.
     """
     index = manager.order.index()
@@ -461,7 +468,7 @@ def tree_add(manager: ADDManager, tree: Tree, leaf_value: Callable[[int], Hashab
         node, lits = stack.pop()
         f = tree.feature[node]
         if f < 0:
-            paths.append((lits, leaf_value(tree.label[node])))
+            paths.append((lits, leaf_value(node if by_leaf else tree.label[node])))
             continue
         v = index[(f, tree.split[node])]
         for child, val in ((tree.left[node], True), (tree.right[node], False)):
@@ -574,6 +581,7 @@ def aggregate(
     keep_class_vector: bool = True,
     max_nodes: int = 20_000_000,
     timeout: float | Budget | None = None,
+    vote: str | None = None,
 ) -> AggregatedForest:
     """Aggregate a forest into its class-vector and majority-vote ADDs ([GS21], Sect. 6, Def. 24).
 
@@ -596,6 +604,9 @@ def aggregate(
         Seconds, or a :class:`~rfexplain.core.budget.Budget`;
         :class:`~rfexplain.core.budget.BudgetExpired` (a :class:`TimeoutError`) when aggregation
         takes longer (checked inside and between Applies).
+    vote : {"hard", "soft"}, optional
+        Aggregate one-hot votes or the leaves' exact class-probability weights (default: the
+        forest's own vote mode; see the module docstring).
 
     Examples
     --------
@@ -617,10 +628,15 @@ def aggregate(
     order = PredicateOrder.for_forest(forest, feature_order)
     m = ADDManager(order, reduce=reduce, max_nodes=max_nodes)
     k = forest.n_classes
-    one_hot = [tuple(int(c == i) for i in range(k)) for c in range(k)]
     roots = []
-    for tree in forest.trees:
-        roots.append(tree_add(m, tree, lambda c: one_hot[c]))
+    if (vote or forest.vote) == "soft":
+        _, weights = forest.soft_weights()
+        for tree, leaf_weights in zip(forest.trees, weights):
+            roots.append(tree_add(m, tree, leaf_weights.__getitem__, by_leaf=True))
+    else:
+        one_hot = [tuple(int(c == i) for i in range(k)) for c in range(k)]
+        for tree in forest.trees:
+            roots.append(tree_add(m, tree, lambda c: one_hot[c]))
     m.clear_cache()
     t_trees = time.perf_counter()
     log.debug("built %d tree ADDs (%d nodes) in %.3f s", len(roots), len(m), t_trees - start)

@@ -69,6 +69,7 @@ from pysdd.sdd import SddManager, SddNode, Vtree  # type: ignore[import-untyped]
 
 from rfexplain.core.bits import bits_of
 from rfexplain.core.budget import Budget
+from rfexplain.core.errors import UnsupportedQueryError
 from rfexplain.core.forest import Forest
 
 __all__ = ["SDDForest", "equivalent", "ENCODINGS", "VTREES", "count_models"]
@@ -134,6 +135,11 @@ class SDDForest:
             raise ValueError(f"encoding must be one of {list(ENCODINGS)}. Got {encoding!r} instead.")
         if vtree not in VTREES:
             raise ValueError(f"vtree must be one of {list(VTREES)}. Got {vtree!r} instead.")
+        if not forest.votes_agree:
+            raise UnsupportedQueryError(
+                "the SDD comparator compiles the hard majority vote only, and this forest decides by soft "
+                "vote (impure leaves): use forest.with_vote('hard'), or the ADD comparator"
+            )
         self.forest = forest
         self.encoding = encoding
         self.vtree_kind = vtree

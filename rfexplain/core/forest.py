@@ -14,8 +14,25 @@ float32 number between them (possible with ExtraTrees' random thresholds) thereb
 every state contains a float32 value (its upper threshold, or the next float32 above the last
 threshold) and no explanation ever mentions a state no input can reach.
 
-Each tree votes for the class of the leaf it reaches (the largest entry of ``tree_.value``, ties
-to the lowest class index); the forest decides by hard majority, ties to the lowest class index.
+The forest decides under one of two vote modes (:data:`VOTE_MODES`, ``Forest.vote``):
+
+- ``"hard"``: each tree votes for the class of the leaf it reaches (the largest entry of
+  ``tree_.value``, ties to the lowest class index) and the majority wins, ties to the lowest class
+  index -- the semantics of the papers (Izza and Marques-Silva, 2021; Audemard et al., 2022).
+- ``"soft"``: what ``RandomForestClassifier.predict`` and ``ExtraTreesClassifier.predict`` do:
+  the argmax of the sum of the trees' leaf class-probability vectors, ties to the lowest class
+  index. Each leaf keeps its vector exactly as the tree's ``predict_proba`` returns it (float64
+  numbers ``value / value.sum()``, computed with the same numpy operations), and the decision is
+  taken in *exact* arithmetic: a float64 number is a dyadic rational ``m * 2**-e``, so with the
+  forest's common denominator ``2**E`` (``E`` the largest ``e`` over all leaf entries) every
+  entry is an integer weight (:meth:`Forest.soft_weights`) and sums of weights are exact.
+  scikit-learn adds the vectors in float64, one tree after the other, then divides by the number
+  of trees; rounding can break or create a tie that exact arithmetic would not, so at a near-tie
+  (top two float sums within ``1e-9``) the two may differ. :func:`soft_vote` sums in float64 and
+  recomputes exactly every row whose top two sums are that close; ``experiments/soft_vote.py``
+  measures how often the exact decision and ``model.predict`` differ: on the SAT paper's forests
+  for iris, wine-recog, ecoli, new-thyroid and glass2, never on a test row, and on 5 of 10^5
+  random points for new-thyroid (none elsewhere), each a float64 near-tie.
 
 Example
 -------
@@ -34,6 +51,7 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -51,9 +69,19 @@ __all__ = [
     "largest_float32_at_most",
     "winning_class",
     "winning_classes",
+    "soft_vote",
+    "exact_soft_winner",
+    "VOTE_MODES",
 ]
 
-FOREST_FORMAT_VERSION = 1
+#: Version 2 adds the leaves' class-probability vectors and the vote mode; version 1 documents
+#: (no vectors) load as hard-vote forests.
+FOREST_FORMAT_VERSION = 2
+#: The vote modes of :meth:`Forest.from_sklearn` (``"auto"`` resolves to one of the other two).
+VOTE_MODES: tuple[str, ...] = ("auto", "soft", "hard")
+#: Float sums of class probabilities closer than this are re-decided exactly (float64 summation of
+#: at most a few thousand vectors of entries in [0, 1] errs by far less).
+_NEAR_TIE = 1e-9
 _FORMAT_NAME = "rfexplain-forest"
 
 
@@ -78,6 +106,39 @@ def winning_classes(votes: np.ndarray) -> np.ndarray:
     return np.argmax(votes, axis=1)
 
 
+def exact_soft_winner(vectors: Sequence[Sequence[float]]) -> int:
+    """The soft-vote decision on one row, in exact arithmetic: the class whose summed probability
+    (over the trees' vectors, each a sequence of float64 numbers) is largest, ties to the lowest
+    class index.
+
+    >>> exact_soft_winner([(0.1, 0.9), (0.8, 0.2)]), exact_soft_winner([(0.5, 0.5), (0.5, 0.5)])
+    (1, 0)
+    """
+    sums = [Fraction(0)] * len(vectors[0])
+    for vector in vectors:
+        for c, p in enumerate(vector):
+            sums[c] += Fraction(float(p))
+    return winning_class(sums)  # type: ignore[arg-type]
+
+
+def soft_vote(probas: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """The exact soft-vote decision (class index) of every row, from the trees' class-probability
+    arrays (one ``(rows, classes)`` float64 array per tree, as each tree's ``predict_proba``).
+
+    The package's one soft-vote rule (the vectorised form of :func:`exact_soft_winner`): rows whose
+    top two float64 sums are within ``1e-9`` are decided again with exact rationals.
+    """
+    stacked = np.asarray(probas, dtype=np.float64)
+    totals = stacked.sum(axis=0)
+    winners = np.argmax(totals, axis=1)
+    if totals.shape[1] < 2:
+        return winners
+    top_two = np.sort(totals, axis=1)[:, -2:]
+    for row in np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= _NEAR_TIE):
+        winners[row] = exact_soft_winner(stacked[:, row, :].tolist())
+    return winners
+
+
 @dataclass(frozen=True)
 class Tree:
     """One decision tree over discretised features, as parallel node arrays.
@@ -85,7 +146,9 @@ class Tree:
     Node 0 is the root. At an internal node, ``feature[i] >= 0`` is the tested feature and
     ``split[i]`` the index ``j`` of the threshold in the forest's sorted thresholds of that
     feature: states ``<= j`` go to ``left[i]``, the others to ``right[i]``. At a leaf,
-    ``feature[i] == -1`` and ``label[i]`` is the class index the tree votes for.
+    ``feature[i] == -1`` and ``label[i]`` is the class index the tree votes for. ``proba``, when
+    known, holds at each leaf its class-probability vector (float64 numbers, as the tree's
+    ``predict_proba`` gives them) and ``None`` at internal nodes; the soft vote needs it.
     """
 
     feature: tuple[int, ...]
@@ -93,6 +156,7 @@ class Tree:
     left: tuple[int, ...]
     right: tuple[int, ...]
     label: tuple[int, ...]
+    proba: tuple[tuple[float, ...] | None, ...] | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -125,12 +189,17 @@ class Tree:
         that follow the path; a path whose range becomes empty on some feature can be reached by
         no input and is not yielded.
         """
+        for box, leaf in self.leaf_paths(n_states):
+            yield box, self.label[leaf]
+
+    def leaf_paths(self, n_states: Sequence[int]) -> Iterator[tuple[dict[int, tuple[int, int]], int]]:
+        """Like :meth:`paths`, yielding ``(box, leaf node)``."""
         stack: list[tuple[int, dict[int, tuple[int, int]]]] = [(0, {})]
         while stack:
             node, box = stack.pop()
             f = self.feature[node]
             if f < 0:
-                yield box, self.label[node]
+                yield box, node
                 continue
             lo, hi = box.get(f, (0, n_states[f] - 1))
             j = self.split[node]
@@ -154,6 +223,8 @@ class FeatureSpace:
     classes: tuple[Any, ...]
     categories: tuple[tuple[str, ...] | None, ...] = ()
     bounds: tuple[tuple[float, float] | None, ...] = ()
+    #: The vote mode of the forest the space belongs to (reasons remember the decision they explain).
+    vote: str = "hard"
 
     def domain_note(self) -> str:
         """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``)."""
@@ -206,6 +277,9 @@ class Forest:
         One entry per feature: ``None``, or the inclusive range ``(low, high)`` of the values the
         feature may take (a domain constraint, see :mod:`rfexplain.core.domain`): instances
         outside it are refused and state representatives (witness values) are taken inside it.
+    vote : str
+        ``"hard"`` (default) or ``"soft"`` (needs every tree's leaf vectors); see the module
+        docstring.
     """
 
     def __init__(
@@ -218,6 +292,7 @@ class Forest:
         source: str = "",
         categories: Sequence[Sequence[str] | None] | None = None,
         bounds: Sequence[tuple[float, float] | None] | None = None,
+        vote: str = "hard",
     ) -> None:
         self.bounds: tuple[tuple[float, float] | None, ...] = (
             tuple(None if b is None else (float(b[0]), float(b[1])) for b in bounds) if bounds else ()
@@ -233,13 +308,20 @@ class Forest:
             feature_names = [f"x{i}" for i in range(n)]
         self.feature_names: tuple[str, ...] = tuple(str(name) for name in feature_names)
         self.source = source
+        if vote not in ("soft", "hard"):
+            raise InvalidForestError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
+        self.vote = vote
         self._validate()
-        self.space = FeatureSpace(self.feature_names, self.thresholds, self.classes, self.categories, self.bounds)
+        self.space = FeatureSpace(
+            self.feature_names, self.thresholds, self.classes, self.categories, self.bounds, self.vote
+        )
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
         self._node_arrays = [
             tuple(np.asarray(a, dtype=np.int64) for a in (t.feature, t.split, t.left, t.right, t.label))
             for t in self.trees
         ]
+        self._proba_arrays = [_proba_array(t, self.n_classes) for t in self.trees] if self.has_proba else []
+        self._weights: list[dict[int, tuple[int, ...]]] | None = None
 
     # ------------------------------------------------------------------ construction
     def _validate(self) -> None:
@@ -288,6 +370,87 @@ class Forest:
                     raise InvalidForestError(f"tree {k}, node {i}: threshold index {tree.split[i]} out of range")
                 if not (i < tree.left[i] < tree.n_nodes and i < tree.right[i] < tree.n_nodes):
                     raise InvalidForestError(f"tree {k}, node {i}: children must follow their parent")
+            if tree.proba is not None:
+                self._validate_proba(k, tree)
+        if self.vote == "soft" and not self.has_proba:
+            raise InvalidForestError("a soft-vote forest needs the class-probability vector of every leaf")
+
+    def _validate_proba(self, k: int, tree: Tree) -> None:
+        assert tree.proba is not None
+        if len(tree.proba) != tree.n_nodes:
+            raise InvalidForestError(f"tree {k}: proba must have one entry per node")
+        for i, vector in enumerate(tree.proba):
+            if tree.feature[i] >= 0:
+                continue
+            if vector is None or len(vector) != len(self.classes):
+                raise InvalidForestError(
+                    f"tree {k}, leaf {i}: needs a probability for each of the {len(self.classes)} classes"
+                )
+            if any(not (math.isfinite(p) and p >= 0) for p in vector):
+                raise InvalidForestError(f"tree {k}, leaf {i}: probabilities must be finite and non-negative")
+
+    @property
+    def has_proba(self) -> bool:
+        """Whether every tree keeps its leaves' class-probability vectors (needed by the soft vote)."""
+        return all(t.proba is not None for t in self.trees)
+
+    def with_vote(self, vote: str) -> Forest:
+        """The same forest deciding under ``vote`` (``"soft"`` or ``"hard"``)."""
+        return Forest(
+            thresholds=self.thresholds,
+            trees=self.trees,
+            classes=self.classes,
+            feature_names=self.feature_names,
+            source=self.source,
+            vote=vote,
+        )
+
+    @property
+    def votes_agree(self) -> bool:
+        """Whether soft and hard vote are the same function for this forest, whatever the input:
+        true for a hard-vote forest, and for a soft-vote forest whose every leaf votes for the
+        argmax of its vector (ties to the lowest index) when it has a single tree, or whose every
+        leaf vector is one-hot (pure leaves: summed vectors are then the vote counts)."""
+        if self.vote == "hard":
+            return True
+        for tree in self.trees:
+            assert tree.proba is not None
+            for leaf, vector in enumerate(tree.proba):
+                if vector is None:
+                    continue
+                if winning_class(vector) != tree.label[leaf]:  # type: ignore[arg-type]
+                    return False
+                if self.n_trees > 1 and sorted(vector) != [0.0] * (len(vector) - 1) + [1.0]:
+                    return False
+        return True
+
+    def soft_weights(self) -> tuple[int, list[dict[int, tuple[int, ...]]]]:
+        """The leaves' class probabilities as exact integers over the forest's common denominator.
+
+        Returns ``(E, weights)``: ``weights[k][leaf]`` is the vector ``p * 2**E`` of the leaf of
+        tree ``k`` (exact integers, since every float64 ``p`` is a multiple of ``2**-E`` for ``E``
+        the largest binary exponent among the entries), so that class ``c`` wins the soft vote iff
+        its integer sum is largest (ties to the lowest index).
+        """
+        if not self.has_proba:
+            raise InvalidForestError("this forest has no class-probability vectors (a hard-vote forest)")
+        exponent = 0
+        for tree in self.trees:
+            assert tree.proba is not None
+            for vector in tree.proba:
+                for p in vector or ():
+                    exponent = max(exponent, Fraction(p).denominator.bit_length() - 1)
+        weights: list[dict[int, tuple[int, ...]]] = []
+        for tree in self.trees:
+            assert tree.proba is not None
+            weights.append(
+                {
+                    i: tuple(int(Fraction(p) * (1 << exponent)) for p in vector)
+                    for i, vector in enumerate(tree.proba)
+                    if vector is not None and tree.feature[i] < 0
+                }
+            )
+        return exponent, weights
 
     @classmethod
     def from_raw_trees(
@@ -298,13 +461,16 @@ class Forest:
         classes: Sequence[Any],
         feature_names: Sequence[str] | None = None,
         source: str = "",
+        vote: str = "hard",
     ) -> Forest:
         """Build a forest from trees with raw thresholds.
 
         Each raw tree is a mapping with equal-length sequences ``feature`` (``-1`` or any negative
         number at leaves), ``threshold`` (float, ignored at leaves), ``left``, ``right`` and
-        ``label`` (class index, used at leaves). Nodes go left iff ``float32(x[feature]) <=
-        threshold``; thresholds are made canonical (see the module docstring).
+        ``label`` (class index, used at leaves), and optionally ``proba`` (each leaf's
+        class-probability vector, anything at internal nodes; required by ``vote="soft"``). Nodes
+        go left iff ``float32(x[feature]) <= threshold``; thresholds are made canonical (see the
+        module docstring).
         """
         per_feature: list[set[float]] = [set() for _ in range(n_features)]
         for raw in raw_trees:
@@ -328,19 +494,25 @@ class Forest:
                     left=tuple(int(c) if f >= 0 else -1 for f, c in zip(feature, raw["left"])),
                     right=tuple(int(c) if f >= 0 else -1 for f, c in zip(feature, raw["right"])),
                     label=tuple(int(c) if f < 0 else -1 for f, c in zip(feature, raw["label"])),
+                    proba=_leaf_vectors(feature, raw["proba"]) if raw.get("proba") is not None else None,
                 )
             )
-        return cls(thresholds=thresholds, trees=trees, classes=classes, feature_names=feature_names, source=source)
+        return cls(
+            thresholds=thresholds, trees=trees, classes=classes, feature_names=feature_names, source=source, vote=vote
+        )
 
     @classmethod
-    def from_sklearn(cls, model: Any, feature_names: Sequence[str] | None = None) -> Forest:
+    def from_sklearn(cls, model: Any, feature_names: Sequence[str] | None = None, vote: str = "auto") -> Forest:
         """Discretise a fitted scikit-learn tree classifier.
 
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``
         and a fitted ``Pipeline`` whose only real step is one of them. Feature names come from
         ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``; ``feature_names``
         must be a sequence (not a string) and agree with ``feature_names_in_`` when the model has
-        them (:class:`InvalidInstanceError` otherwise).
+        them (:class:`InvalidInstanceError` otherwise). ``vote`` is
+        ``"auto"`` (what the model's own ``predict`` does: soft for random forests and extra
+        trees, hard -- the argmax of ``tree_.value`` -- for a single decision tree), ``"soft"`` or
+        ``"hard"``; the leaves' class-probability vectors are kept whatever the mode.
 
         Raises
         ------
@@ -351,6 +523,8 @@ class Forest:
         """
         from rfexplain.core.sklearn_import import raw_trees_of
 
+        if vote not in VOTE_MODES:
+            raise ValueError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
         imported = raw_trees_of(model)
         given = check_feature_names(feature_names, imported.feature_names, imported.n_features)
         names = given if given is not None else imported.feature_names
@@ -360,6 +534,7 @@ class Forest:
             classes=imported.classes,
             feature_names=names,
             source=imported.source,
+            vote=imported.own_vote if vote == "auto" else vote,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -459,14 +634,14 @@ class Forest:
             out[:, f] = np.searchsorted(ts, x64[:, f], side="left")
         return out
 
-    def tree_votes(self, S: np.ndarray) -> np.ndarray:
-        """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""
+    def tree_leaves(self, S: np.ndarray) -> np.ndarray:
+        """The leaf each tree reaches, for every row of a state matrix: shape (rows, trees)."""
         S = np.asarray(S, dtype=np.int64)
         if S.ndim == 1:
             S = S[None, :]
         rows = np.arange(S.shape[0])
-        votes = np.empty((S.shape[0], self.n_trees), dtype=np.int64)
-        for k, (feature, split, left, right, label) in enumerate(self._node_arrays):
+        leaves = np.empty((S.shape[0], self.n_trees), dtype=np.int64)
+        for k, (feature, split, left, right, _) in enumerate(self._node_arrays):
             node = np.zeros(S.shape[0], dtype=np.int64)
             while True:
                 f = feature[node]
@@ -475,7 +650,15 @@ class Forest:
                     break
                 go_left = S[rows, np.where(internal, f, 0)] <= split[node]
                 node = np.where(internal, np.where(go_left, left[node], right[node]), node)
-            votes[:, k] = label[node]
+            leaves[:, k] = node
+        return leaves
+
+    def tree_votes(self, S: np.ndarray) -> np.ndarray:
+        """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""
+        leaves = self.tree_leaves(S)
+        votes = np.empty_like(leaves)
+        for k, arrays in enumerate(self._node_arrays):
+            votes[:, k] = arrays[4][leaves[:, k]]
         return votes
 
     def vote_counts(self, S: np.ndarray) -> np.ndarray:
@@ -486,16 +669,54 @@ class Forest:
             counts[:, c] = (votes == c).sum(axis=1)
         return counts
 
+    def tree_probas(self, S: np.ndarray) -> np.ndarray:
+        """Each tree's class-probability vector, for every row of a state matrix: shape
+        (trees, rows, classes)."""
+        if not self.has_proba:
+            raise InvalidForestError("this forest has no class-probability vectors (a hard-vote forest)")
+        leaves = self.tree_leaves(S)
+        return np.stack([proba[leaves[:, k]] for k, proba in enumerate(self._proba_arrays)])
+
     def predict_states(self, S: np.ndarray) -> np.ndarray:
-        """Class index decided by hard majority (ties to the lowest index) for each state row."""
+        """Class index decided under the forest's vote mode (ties to the lowest index) for each
+        state row: hard majority, or the exact soft vote (:func:`soft_vote`)."""
+        if self.vote == "soft":
+            S = np.asarray(S, dtype=np.int64).reshape(-1, self.n_features)
+            step = 10_000  # bounds the (trees, rows, classes) array of vectors
+            parts = [soft_vote(self.tree_probas(S[i : i + step])) for i in range(0, len(S), step)]
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         return winning_classes(self.vote_counts(S))
 
+    def decide(self, states: Sequence[int]) -> int:
+        """The class index decided on one state vector under the forest's vote mode: a plain walk
+        down each tree (cheaper than :meth:`predict_states` for one row); the soft vote adds the
+        leaves' exact integer weights (:meth:`soft_weights`)."""
+        leaves = []
+        for tree in self.trees:
+            node = 0
+            feature, split, left, right = tree.feature, tree.split, tree.left, tree.right
+            while feature[node] >= 0:
+                node = left[node] if states[feature[node]] <= split[node] else right[node]
+            leaves.append(node)
+        if self.vote == "hard":
+            counts = [0] * self.n_classes
+            for tree, leaf in zip(self.trees, leaves):
+                counts[tree.label[leaf]] += 1
+            return winning_class(counts)
+        if self._weights is None:
+            self._weights = self.soft_weights()[1]
+        sums = [0] * self.n_classes
+        for weights, leaf in zip(self._weights, leaves):
+            for c, w in enumerate(weights[leaf]):
+                sums[c] += w
+        return winning_class(sums)
+
     def predict_index(self, X: Any) -> np.ndarray:
-        """Class index of the hard-vote decision for raw instances."""
+        """Class index of the decision for raw instances."""
         return self.predict_states(self.states(X))
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels of the hard-vote decision for raw instances (docs/design.md, section 1)."""
+        """Class labels of the decision for raw instances, under the forest's vote mode."""
         return np.asarray(self.classes, dtype=object)[self.predict_index(X)].astype(np.asarray(self.classes).dtype)
 
     def class_index(self, label: Any) -> int:
@@ -508,7 +729,7 @@ class Forest:
         raise UnknownClassError(f"class must be one of {list(self.classes)}. Got {label!r} instead.")
 
     def agreement(self, X: Any, model: Any) -> Agreement:
-        """Fraction of rows of ``X`` where the hard vote equals ``model.predict`` (soft vote)."""
+        """Fraction of rows of ``X`` where the forest's decision equals ``model.predict``."""
         ours = self.predict(X)
         theirs = np.asarray(model.predict(model_input(model, self.check_instances(X))))
         same = np.array([a == b for a, b in zip(ours.tolist(), theirs.tolist())], dtype=bool)
@@ -561,6 +782,7 @@ class Forest:
             "format": _FORMAT_NAME,
             "version": FOREST_FORMAT_VERSION,
             "source": self.source,
+            "vote": self.vote,
             "classes": [to_python(c) for c in self.classes],
             "feature_names": list(self.feature_names),
             "thresholds": [list(ts) for ts in self.thresholds],
@@ -573,6 +795,7 @@ class Forest:
                     "left": list(t.left),
                     "right": list(t.right),
                     "label": list(t.label),
+                    **({"proba": [list(v) if v is not None else None for v in t.proba]} if t.proba is not None else {}),
                 }
                 for t in self.trees
             ],
@@ -596,7 +819,10 @@ class Forest:
             )
         try:
             trees = [
-                Tree(**{key: tuple(int(v) for v in t[key]) for key in ("feature", "split", "left", "right", "label")})
+                Tree(
+                    **{key: tuple(int(v) for v in t[key]) for key in ("feature", "split", "left", "right", "label")},
+                    proba=_leaf_vectors(t["feature"], t["proba"]) if t.get("proba") is not None else None,
+                )
                 for t in doc["trees"]
             ]
             return cls(
@@ -607,6 +833,7 @@ class Forest:
                 source=str(doc.get("source", "")),
                 categories=doc.get("categories"),
                 bounds=doc.get("bounds"),
+                vote=str(doc.get("vote", "hard")) if version >= 2 else "hard",
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ForestFormatError(f"corrupt forest document: {exc}") from None
@@ -631,16 +858,34 @@ class Forest:
             and self.feature_names == other.feature_names
             and self.categories == other.categories
             and self.bounds == other.bounds
+            and self.vote == other.vote
         )
 
     def __hash__(self) -> int:
-        return hash((self.thresholds, self.trees, self.classes, self.feature_names, self.categories, self.bounds))
+        return hash(
+            (self.thresholds, self.trees, self.classes, self.feature_names, self.categories, self.bounds, self.vote)
+        )
 
     def __repr__(self) -> str:
         return (
             f"Forest(trees={self.n_trees}, features={self.n_features}, classes={list(self.classes)}, "
-            f"thresholds={sum(len(ts) for ts in self.thresholds)})"
+            f"thresholds={sum(len(ts) for ts in self.thresholds)}, vote={self.vote!r})"
         )
+
+
+def _leaf_vectors(feature: Sequence[int], proba: Sequence[Any]) -> tuple[tuple[float, ...] | None, ...]:
+    """Per node: the leaf's probability vector as floats, ``None`` at internal nodes."""
+    return tuple(tuple(float(p) for p in v) if int(f) < 0 else None for f, v in zip(feature, proba))
+
+
+def _proba_array(tree: Tree, n_classes: int) -> np.ndarray:
+    """The leaf vectors of a tree as a ``(nodes, classes)`` array (zeros at internal nodes)."""
+    out = np.zeros((tree.n_nodes, n_classes), dtype=np.float64)
+    assert tree.proba is not None
+    for i, vector in enumerate(tree.proba):
+        if vector is not None:
+            out[i] = vector
+    return out
 
 
 def largest_float32_at_most(t: float) -> float:

@@ -25,6 +25,8 @@ class ImportedModel:
     classes: list[Any]
     feature_names: list[str] | None
     source: str
+    #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree.
+    own_vote: str
 
 
 def final_estimator(model: Any) -> Any:
@@ -76,6 +78,7 @@ def raw_trees_of(model: Any) -> ImportedModel:
         classes=classes,
         feature_names=[str(n) for n in names] if names is not None else None,
         source=f"{kind}(n_trees={len(trees)})",
+        own_vote="hard" if kind == "DecisionTreeClassifier" else "soft",
     )
 
 
@@ -87,17 +90,35 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
     """Node arrays of one fitted ``sklearn.tree._tree.Tree``.
 
     A leaf votes for ``argmax(tree.value[leaf, 0, :])`` (lowest index on ties), which is what the
-    tree's own ``predict`` returns.
+    tree's own ``predict`` returns; its class-probability vector (``proba``) is what
+    ``DecisionTreeClassifier.predict_proba`` returns there, bit for bit: ``tree_.value`` itself
+    from scikit-learn 1.4 on (it stores fractions), ``value / value.sum()`` computed with the same
+    numpy operations before.
     """
     if tree.value.shape[2] != n_classes:
         raise UnsupportedModelError(
             f"a tree has {tree.value.shape[2]} class columns but the model has {n_classes} classes"
         )
     feature = np.asarray(tree.children_left) >= 0
+    proba = np.array(tree.value[:, 0, :n_classes], dtype=np.float64)
+    if _normalises_proba():
+        normalizer = proba.sum(axis=1)[:, np.newaxis]
+        normalizer[normalizer == 0.0] = 1.0
+        proba /= normalizer
     return {
         "feature": np.where(feature, tree.feature, -1).tolist(),
         "threshold": np.where(feature, tree.threshold, 0.0).tolist(),
         "left": tree.children_left.tolist(),
         "right": tree.children_right.tolist(),
         "label": np.argmax(tree.value[:, 0, :], axis=1).tolist(),
+        "proba": proba.tolist(),
     }
+
+
+def _normalises_proba() -> bool:
+    """Whether this scikit-learn's ``predict_proba`` divides ``tree_.value`` by its row sums
+    (before 1.4, when ``tree_.value`` held weighted counts)."""
+    import sklearn
+
+    major, minor = (int(part) for part in sklearn.__version__.split(".")[:2])
+    return (major, minor) < (1, 4)

@@ -39,7 +39,7 @@ import numpy as np
 from pysat.solvers import SolverNames
 
 from rfexplain.core.budget import Budget
-from rfexplain.core.forest import Forest, winning_class
+from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
 from rfexplain.sat.encodings import ForestEncoding
@@ -131,16 +131,8 @@ class SatEngine(EngineBase):
         return Search(self.oracle("predicts", target), instance.states)
 
     def _classify(self, z: tuple[int, ...]) -> int:
-        """The forest's hard-vote decision on a state vector (a plain walk down each tree: much
-        cheaper than the vectorised :meth:`Forest.predict_states` for one row)."""
-        counts = [0] * self.forest.n_classes
-        for tree in self.forest.trees:
-            node = 0
-            feature, split, left, right = tree.feature, tree.split, tree.left, tree.right
-            while feature[node] >= 0:
-                node = left[node] if z[feature[node]] <= split[node] else right[node]
-            counts[tree.label[node]] += 1
-        return winning_class(counts)
+        """The forest's decision on a state vector under its vote mode (:meth:`Forest.decide`)."""
+        return self.forest.decide(z)
 
     def _witness(self, instance: Instance, z: tuple[int, ...], dropped: int | None, target: int | None) -> Witness:
         if self._cache_instance != instance:

@@ -9,6 +9,11 @@ explanation algorithms query:
 - ``predicts(t)`` -- the forest predicts ``t`` (:func:`.votes.predicts_class`): the targeted
   variant used for contrastive reasons toward ``t``.
 
+Under the soft vote the trees' leaves carry their integer weight vectors instead of votes and both
+formulas are exact pseudo-Boolean comparisons (:mod:`.softvote`); a soft-vote forest whose soft
+and hard votes are the same function (pure leaves, or one tree:
+:attr:`~rfexplain.core.forest.Forest.votes_agree`) keeps the smaller hard-vote encoding.
+
 Every state must contain a float32 value (the forest model guarantees it by merging thresholds
 with no float32 number between them); as a safety net, a state that contains none would be
 excluded from the domain (``~state(f, s)``, with a warning), so that every counterexample the
@@ -38,6 +43,7 @@ from dataclasses import dataclass
 from rfexplain.core.forest import Forest
 from rfexplain.sat.encodings.domains import decode_state, domain_clauses, state_literal
 from rfexplain.sat.encodings.pool import Var, VarPool
+from rfexplain.sat.encodings.softvote import TreeValues, soft_not_class, soft_predicts_class, tree_value_clauses
 from rfexplain.sat.encodings.trees import TreeVotes, tree_clauses
 from rfexplain.sat.encodings.votes import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, not_class, predicts_class
 
@@ -113,11 +119,21 @@ class ForestEncoding:
                 sum(map(len, self.empty_states.values())),
                 self.empty_states,
             )
+        #: Whether the vote is encoded as the soft vote's weighted comparisons.
+        self.soft = not forest.votes_agree
         self.trees: list[TreeVotes] = []
-        for k, tree in enumerate(forest.trees):
-            clauses, votes = tree_clauses(self.pool, k, tree, self.n_states)
-            base.extend(clauses)
-            self.trees.append(votes)
+        self.values: list[TreeValues] = []
+        if self.soft:
+            _, weights = forest.soft_weights()
+            for k, tree in enumerate(forest.trees):
+                clauses, values = tree_value_clauses(self.pool, k, tree, self.n_states, weights[k])
+                base.extend(clauses)
+                self.values.append(values)
+        else:
+            for k, tree in enumerate(forest.trees):
+                clauses, votes = tree_clauses(self.pool, k, tree, self.n_states)
+                base.extend(clauses)
+                self.trees.append(votes)
         self.base: tuple[tuple[int, ...], ...] = tuple(tuple(cl) for cl in base)
         self._formulas: dict[tuple[str, int], Formula] = {}
         self._order_vars: list[list[int]] | None = None
@@ -129,9 +145,12 @@ class ForestEncoding:
         """The forest does not predict class ``c``."""
         key = ("not", c)
         if key not in self._formulas:
-            extra = not_class(
-                self.pool, self.trees, self.forest.n_classes, c, card=self.card, construction=self.multiclass
-            )
+            if self.soft:
+                extra = soft_not_class(self.pool, self.values, self.forest.n_classes, c)
+            else:
+                extra = not_class(
+                    self.pool, self.trees, self.forest.n_classes, c, card=self.card, construction=self.multiclass
+                )
             self._formulas[key] = self._formula("not", c, extra)
         return self._formulas[key]
 
@@ -139,7 +158,10 @@ class ForestEncoding:
         """The forest predicts class ``t``."""
         key = ("is", t)
         if key not in self._formulas:
-            extra = predicts_class(self.pool, self.trees, self.forest.n_classes, t, card=self.card)
+            if self.soft:
+                extra = soft_predicts_class(self.pool, self.values, self.forest.n_classes, t)
+            else:
+                extra = predicts_class(self.pool, self.trees, self.forest.n_classes, t, card=self.card)
             self._formulas[key] = self._formula("predicts", t, extra)
         return self._formulas[key]
 

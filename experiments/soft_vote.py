@@ -1,0 +1,213 @@
+"""The soft vote against the hard vote on the SAT paper's forests (Izza and Marques-Silva (2021),
+Table 1 settings: 100 trees, the paper's depth per dataset, ``criterion="entropy"``, 80/20 split).
+
+Per dataset:
+
+- how often the hard majority vote and ``model.predict`` (the soft vote) differ on the test rows;
+- agreement of rfexplain's exact soft vote (``Forest.predict`` with ``vote="soft"``) with
+  ``model.predict`` on every test row and on ``--points`` random points drawn uniformly in the
+  box of the data (10^5 by default), each disagreement checked to be a float64-summation near-tie
+  (the exact sums of the two classes differ by at most ``trees**2 * 2**-52``);
+- the SAT engine's "not the predicted class" CNF under each vote (variables, clauses);
+- CPU seconds per AXp, per CXp and per enumeration of all AXps and CXps (capped) under each vote,
+  and the ratio of the mean AXp times (target: soft at most twice hard).
+
+Run: ``python -m experiments soft_vote [--quick] [--datasets ...] [--instances N]``. Writes
+``soft_vote.{csv,md}`` (``soft_vote_quick.*`` with ``--quick``) in the results folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments._common import Skip, data_dir, markdown_table, write_report
+from experiments.sat_table1 import DEPTHS, SEED, TREES, _cpu_budget
+
+log = logging.getLogger("experiments.soft_vote")
+
+QUICK_DATASETS = ("iris", "wine-recog", "new-thyroid")
+COLUMNS = (
+    "dataset",
+    "classes",
+    "depth",
+    "test_rows",
+    "hard_differs_pct",
+    "soft_agree_test",
+    "points",
+    "soft_agree_points",
+    "near_tie_explained",
+    "hard_vars",
+    "hard_clauses",
+    "soft_vars",
+    "soft_clauses",
+    "hard_axp",
+    "soft_axp",
+    "axp_ratio",
+    "hard_cxp",
+    "soft_cxp",
+    "hard_enum",
+    "soft_enum",
+    "soft_enum_complete",
+)
+
+
+def _near_tie(model: Any, row: np.ndarray, ours: Any, theirs: Any) -> bool:
+    """Whether float64 summation explains a difference between the exact soft vote and
+    ``model.predict`` on ``row`` (see the module docstring)."""
+    classes = list(model.classes_)
+    vectors = [t.predict_proba(np.asarray([row], dtype=np.float32))[0] for t in model.estimators_]
+    exact = [sum(Fraction(float(v[c])) for v in vectors) for c in range(len(classes))]
+    gap = abs(exact[classes.index(ours)] - exact[classes.index(theirs)])
+    return bool(gap <= Fraction(len(vectors) ** 2, 2**52))
+
+
+def _agreement(model: Any, forest: Any, X: np.ndarray) -> tuple[int, int]:
+    """(rows that agree, disagreements explained as near-ties)."""
+    ours = forest.predict(X)
+    theirs = model.predict(np.asarray(X, dtype=np.float32))
+    differ = np.flatnonzero(ours != theirs)
+    explained = sum(_near_tie(model, X[i], ours[i], theirs[i]) for i in differ)
+    return len(X) - len(differ), explained
+
+
+def _timings(forest: Any, samples: np.ndarray, n_enum: int, cap: float) -> dict[str, Any]:
+    from rfexplain.engines.base import Instance
+    from rfexplain.sat.engine import SatEngine
+
+    out: dict[str, Any] = {}
+    with SatEngine(forest) as engine:
+        first = Instance.of(forest, samples[0])
+        formula = engine.encoding.not_class(first.prediction)
+        out["vars"], out["clauses"] = formula.n_vars, formula.n_clauses
+        axp, cxp = [], []
+        for x in samples:
+            instance = Instance.of(forest, x)
+            engine.oracle("not", instance.prediction)  # the one-off load is not part of the times
+            cpu = time.process_time()
+            engine.sufficient_reason(instance)
+            axp.append(time.process_time() - cpu)
+            cpu = time.process_time()
+            engine.necessary_reason(instance)
+            cxp.append(time.process_time() - cpu)
+        enum, complete = [], 0
+        for x in samples[:n_enum]:
+            instance = Instance.of(forest, x)
+            engine.oracle("not", instance.prediction)
+            budget = _cpu_budget(cap)
+            cpu = time.process_time()
+            for _ in engine.sufficient_reasons(instance, budget):
+                pass
+            if not budget.expired():
+                for _ in engine.necessary_reasons(instance, budget):
+                    pass
+            enum.append(time.process_time() - cpu)
+            complete += not budget.expired()
+    out["axp"] = statistics.fmean(axp)
+    out["cxp"] = statistics.fmean(cxp)
+    out["enum"] = statistics.fmean(enum) if enum else None
+    out["enum_complete"] = f"{complete}/{len(enum)}"
+    return out
+
+
+def dataset_row(
+    name: str, directory: Path, n_inst: int, n_enum: int, cap: float, n_points: int, timings: bool = True
+) -> dict[str, Any]:
+    from rfexplain import Forest
+    from rfexplain.datasets import train_forest
+
+    trained = train_forest(
+        name,
+        trees=TREES,
+        depth=DEPTHS[name],
+        seed=SEED,
+        test_size=0.2,
+        data_dir=directory,
+        criterion="entropy",
+        n_jobs=1,
+        vote="hard",
+    )
+    model, hard = trained.model, trained.forest
+    soft = Forest.from_sklearn(model, feature_names=list(hard.feature_names), vote="soft")
+    X_test = trained.X_test
+    X = trained.data.X
+    own = model.predict(X_test.astype(np.float32))
+    row: dict[str, Any] = {
+        "dataset": name,
+        "classes": soft.n_classes,
+        "depth": DEPTHS[name],
+        "test_rows": len(X_test),
+        "hard_differs_pct": float(np.mean(hard.predict(X_test) != own) * 100),
+    }
+    agree_test, explained_test = _agreement(model, soft, X_test)
+    rng = np.random.default_rng(SEED)
+    points = rng.uniform(X.min(axis=0), X.max(axis=0), size=(n_points, X.shape[1]))
+    agree_points, explained_points = _agreement(model, soft, points)
+    row.update(
+        soft_agree_test=f"{agree_test}/{len(X_test)}",
+        points=n_points,
+        soft_agree_points=f"{agree_points}/{n_points}",
+        near_tie_explained=f"{explained_test + explained_points}/{len(X_test) - agree_test + n_points - agree_points}",
+    )
+    samples = X_test[rng.permutation(len(X_test))[:n_inst]]
+    for vote, forest in (("hard", hard), ("soft", soft)) if timings else ():
+        t = _timings(forest, samples, n_enum, cap)
+        row.update(
+            {
+                f"{vote}_vars": t["vars"],
+                f"{vote}_clauses": t["clauses"],
+                f"{vote}_axp": t["axp"],
+                f"{vote}_cxp": t["cxp"],
+                f"{vote}_enum": t["enum"],
+            }
+        )
+        if vote == "soft":
+            row["soft_enum_complete"] = t["enum_complete"]
+    if timings:
+        row["axp_ratio"] = row["soft_axp"] / row["hard_axp"] if row["hard_axp"] else None
+    log.info("%s: %s", name, row)
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.soft_vote", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="three small datasets, few instances")
+    parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--datasets", nargs="*", help="a subset of the Table 1 datasets")
+    parser.add_argument("--instances", type=int, help="instances per dataset for AXp/CXp times (default 25)")
+    parser.add_argument("--enum-instances", type=int, help="instances per dataset for enumeration (default 5)")
+    parser.add_argument("--enum-cap", type=float, help="CPU seconds per enumeration (default 60)")
+    parser.add_argument("--points", type=int, help="random points per forest for agreement (default 100000)")
+    parser.add_argument("--agreement-only", action="store_true", help="only the agreement columns (no SAT timings)")
+    parser.add_argument("--results-dir", help="output folder (default experiments/results)")
+    args = parser.parse_args(argv)
+    directory = data_dir(args.data)
+    if not directory.is_dir():
+        raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
+    names = args.datasets or (list(QUICK_DATASETS) if args.quick else list(DEPTHS))
+    n_inst = args.instances or (3 if args.quick else 25)
+    n_enum = args.enum_instances if args.enum_instances is not None else (1 if args.quick else 5)
+    cap = args.enum_cap or (5.0 if args.quick else 60.0)
+    n_points = args.points or (10_000 if args.quick else 100_000)
+    rows = [dataset_row(name, directory, n_inst, n_enum, cap, n_points, not args.agreement_only) for name in names]
+    ratios = [r["axp_ratio"] for r in rows if r.get("axp_ratio") is not None]
+    summary = (
+        f"Soft-vote AXp time at most twice the hard-vote time on {sum(r <= 2 for r in ratios)} of {len(ratios)} "
+        f"datasets; {n_inst} instances per dataset, {n_enum} enumerations capped at {cap:g} CPU s, "
+        f"{n_points} random points per forest. Times are CPU seconds of this process."
+    )
+    markdown = "# Soft vote against hard vote (SAT engine)\n\n" + summary + "\n\n" + markdown_table(rows, COLUMNS)
+    name = "soft_vote_agreement" if args.agreement_only else "soft_vote"
+    write_report(f"{name}_quick" if args.quick else name, rows, markdown, directory=args.results_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
