@@ -23,11 +23,16 @@ record.
 Budgets
 -------
 ``timeout`` is a per-instance wall-clock budget in seconds, enforced cooperatively by the engines
-(they poll it). Enumerations receive it directly; ``robustness`` given a timeout is answered as
-the size of the first shortest necessary reason under that budget (the same number by
-definition). ``sufficient_reason`` and ``necessary_reason`` are always answered directly (one
-MUS / MCS extraction: much faster than the first result of an enumeration) and cannot be cut by
-the budget; their records are complete. The timeout does not bound engine construction either.
+(they poll it): an enumeration cut short keeps the reasons found, any other query cut short gives
+no result; either way the record says ``complete=False, stopped_by="timeout"``. The timeout does
+not bound engine construction (``Explainer(..., timeout=)`` does).
+
+Arguments
+---------
+The query, its arguments (``limit=``, ``target=``: no other keyword), ``timeout`` and ``n_jobs``
+are checked once, before any work, and refused with a
+:class:`~rfexplain.core.errors.RFExplainError`. A row that is not a valid instance (wrong length,
+not numbers, NaN) gets its own error record; the other rows are answered.
 
 Example
 -------
@@ -59,7 +64,7 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.core.budget import BudgetExpired, Enumeration, check_limit, check_timeout
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
 from rfexplain.core.forest import Forest
 from rfexplain.core.pyvalues import to_python
@@ -81,8 +86,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The enumeration that answers ``robustness`` under a budget (the size of its first reason).
-_ROBUSTNESS_VIA = "shortest_necessary_reasons"
 #: Engines kept alive per worker thread (older ones are closed).
 _CACHE_SIZE = 2
 
@@ -240,17 +243,15 @@ def _answer(
         enumeration: Enumeration[Any] = decision.ask(spec.name, **args, timeout=timeout)
         reasons = [r.to_dict() for r in enumeration]
         return reasons, bool(enumeration.complete), enumeration.stopped_by
+    try:
+        value = decision.ask(spec.name, **args, timeout=timeout)
+    except BudgetExpired:
+        return None, False, "timeout"
     if spec.kind is Kind.FORMULA:
-        return str(decision.ask(spec.name, **args)), True, None
+        return str(value), True, None
     if spec.kind is Kind.REASON:
-        value = decision.ask(spec.name, **args)
         return ([] if value is None else [value.to_dict()]), True, None
-    if timeout is None:
-        return decision.ask(spec.name, **args), True, None
-    enumeration = decision.ask(_ROBUSTNESS_VIA, limit=1, timeout=timeout, **args)
-    found = list(enumeration)
-    done = bool(found) or bool(enumeration.complete)
-    return (len(found[0]) if found else (math.inf if done else None)), done, None if done else enumeration.stopped_by
+    return value, True, None
 
 
 def _explain_one(
@@ -301,9 +302,14 @@ def _run_chunk(
 
 
 # ---------------------------------------------------------------------- the driver
-def _rows(X: Any) -> list[np.ndarray]:
+def _rows(X: Any) -> list[Any]:
+    """The rows of ``X``; a list of rows of different lengths stays a list (each row is then
+    checked on its own)."""
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
+    if not isinstance(X, np.ndarray) and isinstance(X, (list, tuple)):
+        if X and all(isinstance(row, (list, tuple, np.ndarray)) for row in X):
+            return [np.asarray(row, dtype=object) for row in X]
     arr = np.asarray(X, dtype=object if not isinstance(X, np.ndarray) else None)
     if arr.ndim == 1:
         arr = arr[None, :]
@@ -312,10 +318,29 @@ def _rows(X: Any) -> list[np.ndarray]:
     return [np.asarray(row) for row in arr]
 
 
-def _check_query(query: str, query_args: dict[str, Any]) -> None:
+def _check_arguments(
+    explainer: ExplainerLike, query: str, query_args: dict[str, Any], timeout: Any, n_jobs: Any
+) -> dict[str, Any]:
+    """The query's arguments, checked once before any work (limit as a plain int)."""
     spec = query_named(query)  # UnknownQueryError
-    if "limit" in query_args and not spec.enumerates:
-        raise QueryArgumentError(f"{query} takes no limit= (it answers one result)")
+    allowed = {"limit"} if spec.enumerates else set()
+    if spec.takes_target:
+        allowed.add("target")
+    unknown = sorted(set(query_args) - allowed)
+    if unknown:
+        takes = f"takes only {sorted(allowed)}" if allowed else "takes no argument"
+        raise QueryArgumentError(f"{query} {takes}; got {unknown}")
+    args = dict(query_args)
+    if spec.takes_target:
+        if args.get("target") is None:
+            raise QueryArgumentError(f"{query} needs a target class")
+        explainer.forest.class_index(args["target"])  # UnknownClassError
+    if "limit" in args:
+        args["limit"] = check_limit(args["limit"])
+    check_timeout(timeout)
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
+        raise QueryArgumentError(f"n_jobs must be a non-zero integer or None. Got {n_jobs!r} instead.")
+    return args
 
 
 def _sklearn_predictions(explainer: ExplainerLike, rows: list[np.ndarray]) -> list[Any]:
@@ -363,9 +388,8 @@ def explain_many(
     """Answer ``query`` on every row of ``X``; see :meth:`rfexplain.Explainer.explain_many`."""
     import joblib
 
-    _check_query(query, query_args)
-    if timeout is not None:
-        Budget(timeout=timeout)  # validates
+    query_args = _check_arguments(explainer, query, query_args, timeout, n_jobs)
+    n_jobs = None if n_jobs is None else int(n_jobs)
     rows = _rows(X)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
+from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 from rfexplain.core.pyvalues import to_python
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
@@ -46,6 +47,10 @@ class Explainer:
         A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
     feature_names : sequence of str, optional
         Names used in rendered reasons (defaults to the model's ``feature_names_in_``).
+    timeout : float, optional
+        Seconds allowed for building the engine (:class:`~rfexplain.core.budget.BudgetExpired`
+        past them). The circuit engine compiles each class formula at its first query, within
+        that query's own ``timeout=``.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -56,6 +61,7 @@ class Explainer:
         engine: str = "sat",
         *,
         feature_names: Any = None,
+        timeout: float | None = None,
         **options: Any,
     ) -> None:
         if isinstance(model_or_forest, Forest):
@@ -66,7 +72,9 @@ class Explainer:
             self.model = model_or_forest
         self.engine_name = engine
         self.options = dict(options)
-        self.engine = engine_class(engine)(self.forest, **options)
+        with Budget(timeout=timeout).active() as budget:
+            self.engine = engine_class(engine)(self.forest, **options)
+            budget.check(f"building the {engine} engine")
 
     def explain(self, x: Any) -> Decision:
         """The decision on one instance (array, list or pandas row), ready to be queried."""

@@ -84,6 +84,7 @@ class SelectorOracle:
         """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
         budget runs out first."""
         start = time.process_time()
+        budget = budget if budget is not None else Budget.current()
         if budget is None or budget.deadline is None:
             outcome: bool | None = bool(self.solver.solve(assumptions=list(assumptions)))
         else:
