@@ -376,7 +376,9 @@ class Forest:
 
         Accepts one instance (1-D) or many (2-D): arrays, lists, pandas rows or frames. Returns a
         2-D float32 array. Raises :class:`InvalidInstanceError` for a wrong number of features,
-        non-numeric values or NaN (naming the feature).
+        non-numeric values, NaN, or an infinite value or one beyond the float32 range (naming the
+        feature): one policy for every forest, whether read from scikit-learn or from JSON, and
+        the one scikit-learn's own ``predict`` applies.
         """
         if hasattr(X, "to_numpy"):
             X = X.to_numpy()
@@ -397,7 +399,16 @@ class Forest:
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
                 "missing values are not supported"
             )
-        return arr.astype(np.float32)
+        with np.errstate(over="ignore"):
+            out = arr.astype(np.float32)
+        bad = ~np.isfinite(out)
+        if bad.any():
+            row, col = map(int, np.argwhere(bad)[0])
+            raise InvalidInstanceError(
+                f"instance {row} has {arr[row, col]!r} in feature {col} ({self.feature_names[col]!r}); "
+                "infinite values and values beyond the float32 range are refused, as scikit-learn refuses them"
+            )
+        return out
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]``."""
