@@ -217,3 +217,26 @@ def test_cli_interrupt_and_memory_are_one_line(
     monkeypatch.setattr(cli, "cmd_info", boom)
     code, _, err = _run(["info", "whatever.json"], capsys)
     assert code == status and text in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def hard_sat() -> tuple[rx.Explainer, np.ndarray]:
+    """A 120-feature, 100-tree forest of unlimited depth: its SAT queries take far beyond 0.5 s."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=600, n_features=120, n_informative=60, n_classes=3, random_state=0)
+    model = RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y)
+    return rx.Explainer(model, engine="sat"), X
+
+
+@pytest.mark.parametrize("query", ["sufficient_reason", "necessary_reason", "robustness"])
+def test_sat_single_answers_stop_at_their_timeout(hard_sat: tuple[rx.Explainer, np.ndarray], query: str) -> None:
+    explainer, X = hard_sat
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rx.SoftVoteWarning)
+        decision = explainer.explain(X[0])
+    timeout = 0.5
+    elapsed, outcome = _timed(lambda: decision.ask(query, timeout=timeout))
+    print(f"{query} on the sat engine: overshoot {elapsed - timeout:+.3f} s")
+    assert isinstance(outcome, rx.BudgetExpired), outcome
+    assert elapsed < timeout + MARGIN
