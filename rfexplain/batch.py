@@ -18,7 +18,9 @@ Failures
 An exception on one instance becomes that instance's record (``error``); the others go on. If a
 worker process dies (a crash in native code, the out-of-memory killer), the chunks in flight
 are retried instance by instance in fresh workers, so one poisonous instance costs only its own
-record.
+record. With a ``timeout``, a task still running past its instances' deadlines plus a grace
+(:func:`task_deadline`) has its worker killed and replaced the same way; the instance that
+outlived its deadline gets ``complete=False, stopped_by="timeout"``.
 
 Budgets
 -------
@@ -423,10 +425,23 @@ def explain_many(
     return out
 
 
-def _parallel(n_jobs: int | None, backend: Any) -> Any:
+#: Seconds a worker may run past an instance's deadline before it is killed.
+GRACE = 1.0
+#: Seconds granted to every task for building (or loading) its engine.
+BUILD_GRACE = 5.0
+
+
+def task_deadline(timeout: float | None, n_instances: int) -> float | None:
+    """Seconds after which a task of ``n_instances`` instances has its worker killed."""
+    if timeout is None:
+        return None
+    return n_instances * (timeout + GRACE) + BUILD_GRACE
+
+
+def _parallel(n_jobs: int | None, backend: Any, deadline: float | None) -> Any:
     import joblib
 
-    kwargs: dict[str, Any] = {"n_jobs": n_jobs, "return_as": "generator_unordered"}
+    kwargs: dict[str, Any] = {"n_jobs": n_jobs, "return_as": "generator_unordered", "timeout": deadline}
     if backend is not None:
         kwargs["backend"] = backend
     return joblib.Parallel(**kwargs)
@@ -447,8 +462,9 @@ def _run_parallel(
     done: set[int] = set()
 
     def run(tasks: list[tuple[int, list[tuple[int, Any, Any]]]]) -> Exception | None:
+        deadline = task_deadline(timeout, max(len(chunk) for _, chunk in tasks))
         try:
-            for chunk_id, chunk_records in _parallel(n_jobs, backend)(
+            for chunk_id, chunk_records in _parallel(n_jobs, backend, deadline)(
                 joblib.delayed(_run_chunk)(cid, spec, chunk, query, args, timeout) for cid, chunk in tasks
             ):
                 done.add(chunk_id)
@@ -482,10 +498,13 @@ def _run_parallel(
             cid = counter[0]
             counter[0] += 1
             done.add(cid)
+            base = dict(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s)
+            if isinstance(failure, TimeoutError) or type(failure).__name__ == "TimeoutError":
+                elapsed = float(task_deadline(timeout, 1) or 0.0)
+                collect(cid, [BatchRecord(**base, time=elapsed, complete=False, stopped_by="timeout")])
+                return
             message = f"worker died: {type(failure).__name__}: {failure}"
-            collect(
-                cid, [BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s, error=message)]
-            )
+            collect(cid, [BatchRecord(**base, error=message)])
             return
         half = max(1, len(left) // 2)
         isolate(left[:half])
