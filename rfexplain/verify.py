@@ -16,12 +16,12 @@ narrowed down to single cells is decided by the model itself, so every witness r
 classified by the scikit-learn model (its ``predict`` for a soft vote, its trees' hard majority
 otherwise), and the vote rule is the one function :func:`decide`.
 
-Checks, one :class:`Check` each (docs/design.md, section 2 gives the semantics):
+Checks, one :class:`Check` each (the semantics are those of docs/design.md, section 2):
 
 - *describes*: the model decides the reason's instance as the reason says, and the instance
   satisfies every literal of an instance-bound reason (sufficient, necessary, contrastive);
 - *sufficient* (sufficient, general sufficient): no input satisfying the literals (each widened
-  by the instance's own state, the hybrids of the general reason of Ji and Darwiche (2023)) is
+  by the instance's own state, the hybrids of the general reason of Darwiche and Ji (2023) [DJ23]) is
   decided otherwise; proven by the search;
 - *minimal* (one per literal): an input agreeing with the other literals, violating this one, that
   the model decides otherwise; *prime* (general sufficient reasons, one per literal): no state can

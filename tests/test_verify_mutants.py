@@ -50,6 +50,7 @@ def mutants(reason: Reason, other_instance: tuple[float, ...]) -> Iterator[tuple
         f, n_states = lit.feature, space.n_states(lit.feature)
         if len(lit.states) < n_states:
             yield "widened literal", _with_literal(reason, f, set(range(n_states)))
+        # a one-state literal is narrowed by moving it to a neighbouring state
         narrowed = set(lit.states) - {min(lit.states)} if len(lit.states) > 1 else {(min(lit.states) + 1) % n_states}
         if narrowed and narrowed != set(lit.states):
             yield "narrowed literal", _with_literal(reason, f, narrowed)
@@ -121,3 +122,19 @@ def test_verify_kills_every_mutant(engine: str) -> None:
     print(summary)
     assert checked >= 9 and set(total) >= {"widened literal", "dropped literal with its witness", "empty reason"}
     assert not survivors, summary + "\n" + "\n".join(survivors)
+
+
+def test_the_report_says_what_was_proven_and_how() -> None:
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    decision = rx.Explainer(model, engine="sat").explain(X[60])
+    reason = decision.sufficient_reason()
+    result = rx.verify(reason, model)
+    names = [c.name for c in result.checks]
+    assert result.ok and names.count("minimal") == len(reason) and "sufficient" in names
+    assert all(c.what and c.how for c in result.checks)
+    necessary = decision.necessary_reason()
+    assert necessary is not None
+    checks = rx.verify(necessary, model).checks
+    assert {c.name for c in checks} >= {"describes", "flips", "minimal", "witness"}
+    assert "scikit-learn model itself" in next(c.how for c in checks if c.name == "flips")
