@@ -329,6 +329,8 @@ def _check_arguments(
     if spec.takes_target:
         allowed.add("target")
     unknown = sorted(set(query_args) - allowed)
+    if "limit" in unknown:
+        raise QueryArgumentError(f"{query} takes no limit= (it answers one result)")
     if unknown:
         takes = f"takes only {sorted(allowed)}" if allowed else "takes no argument"
         raise QueryArgumentError(f"{query} {takes}; got {unknown}")

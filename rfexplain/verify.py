@@ -207,6 +207,12 @@ class BoxSearch:
             )
             for feat, thrs in zip(trees.feature, trees.threshold)
         ]
+        # plain lists: the search walks them node by node
+        self._nodes = [
+            (feat.tolist(), left.tolist(), right.tolist(), split.tolist())
+            for feat, left, right, split in zip(trees.feature, trees.left, trees.right, self.split_at)
+        ]
+        self._leaf_class = [np.argmax(v, axis=1).tolist() for v in trees.value]
 
     def n_cells(self, f: int) -> int:
         return len(self.reps[f])
@@ -216,8 +222,8 @@ class BoxSearch:
         cell = int(np.searchsorted(self.reps[f], float(np.float32(value)), side="left"))
         return min(cell, len(self.reps[f]) - 1)
 
-    def _reachable(self, k: int, box: Box, counts: np.ndarray) -> list[int]:
-        feat, left, right, split = self.trees.feature[k], self.trees.left[k], self.trees.right[k], self.split_at[k]
+    def _reachable(self, k: int, box: Box, counts: list[int]) -> list[int]:
+        feat, left, right, split = self._nodes[k]
         leaves, stack = [], [0]
         while stack:
             node = stack.pop()
@@ -234,7 +240,7 @@ class BoxSearch:
                 stack.append(left[node] if go_left else right[node])
         return leaves
 
-    def _excluded(self, lows: np.ndarray, highs: np.ndarray, c: int) -> bool:
+    def _excluded(self, lows: Sequence[float], highs: Sequence[float], c: int) -> bool:
         """Whether class ``c`` loses to some class on every input (bounds ``lows``/``highs``)."""
         for e in range(len(lows)):
             if e == c:
@@ -257,18 +263,21 @@ class BoxSearch:
         self.budget.check("verifying a reason")
         self.boxes += 1
         n_classes = self.trees.n_classes
-        lows, highs = np.zeros(n_classes), np.zeros(n_classes)
-        branching = np.zeros(self.trees.n_features, dtype=np.int64)
-        for k in range(len(self.trees.feature)):
-            dist = self.trees.value[k][self._reachable(k, box, branching)]
+        lows, highs = [0.0] * n_classes, [0.0] * n_classes
+        branching = [0] * self.trees.n_features
+        for k in range(len(self._nodes)):
+            leaves = self._reachable(k, box, branching)
             if self.vote == "soft":
-                lows += dist.min(axis=0)
-                highs += dist.max(axis=0)
-            else:
-                voted = np.unique(np.argmax(dist, axis=1))
-                highs[voted] += 1
-                if len(voted) == 1:
-                    lows[voted[0]] += 1
+                dist = self.trees.value[k][leaves]
+                for c, (low, high) in enumerate(zip(dist.min(axis=0), dist.max(axis=0))):
+                    lows[c] += float(low)
+                    highs[c] += float(high)
+                continue
+            voted = {self._leaf_class[k][leaf] for leaf in leaves}
+            for c in voted:
+                highs[c] += 1
+            if len(voted) == 1:
+                lows[next(iter(voted))] += 1
         if all(self._excluded(lows, highs, c) for c in classes):
             return None
         open_features = [f for f in range(len(box)) if len(box[f]) > 1 and branching[f] > 0]
@@ -288,11 +297,10 @@ class BoxSearch:
         out = []
         for point in points:
             dists = []
-            for k in range(len(self.trees.feature)):
-                feat, split = self.trees.feature[k], self.split_at[k]
+            for k, (feat, left, right, split) in enumerate(self._nodes):
                 node = 0
                 while feat[node] >= 0:
-                    node = self.trees.left[k][node] if point[feat[node]] < split[node] else self.trees.right[k][node]
+                    node = left[node] if point[feat[node]] < split[node] else right[node]
                 dists.append(self.trees.value[k][node])
             out.append(decide(np.asarray(dists), self.vote))
         return out
