@@ -15,8 +15,9 @@ x3 <= 0.70
 """
 
 from rfexplain import viz
-from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.core.budget import Budget, BudgetExpired, Enumeration
 from rfexplain.core.errors import (
+    CompilationTooLargeError,
     ForestFormatError,
     InvalidForestError,
     InvalidInstanceError,
@@ -51,6 +52,8 @@ __all__ = [
     "Reason",
     "Witness",
     "Budget",
+    "BudgetExpired",
+    "CompilationTooLargeError",
     "Enumeration",
     "Engine",
     "EngineBase",

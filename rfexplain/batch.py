@@ -18,16 +18,23 @@ Failures
 An exception on one instance becomes that instance's record (``error``); the others go on. If a
 worker process dies (a crash in native code, the out-of-memory killer), the chunks in flight
 are retried instance by instance in fresh workers, so one poisonous instance costs only its own
-record.
+record. With a ``timeout``, a task still running past its instances' deadlines plus a grace
+(:func:`task_deadline`) has its worker killed and replaced the same way; the instance that
+outlived its deadline gets ``complete=False, stopped_by="timeout"``.
 
 Budgets
 -------
 ``timeout`` is a per-instance wall-clock budget in seconds, enforced cooperatively by the engines
-(they poll it). Enumerations receive it directly; ``robustness`` given a timeout is answered as
-the size of the first shortest necessary reason under that budget (the same number by
-definition). ``sufficient_reason`` and ``necessary_reason`` are always answered directly (one
-MUS / MCS extraction: much faster than the first result of an enumeration) and cannot be cut by
-the budget; their records are complete. The timeout does not bound engine construction either.
+(they poll it): an enumeration cut short keeps the reasons found, any other query cut short gives
+no result; either way the record says ``complete=False, stopped_by="timeout"``. The timeout does
+not bound engine construction (``Explainer(..., timeout=)`` does).
+
+Arguments
+---------
+The query, its arguments (``limit=``, ``target=``: no other keyword), ``timeout`` and ``n_jobs``
+are checked once, before any work, and refused with a
+:class:`~rfexplain.core.errors.RFExplainError`. A row that is not a valid instance (wrong length,
+not numbers, NaN) gets its own error record; the other rows are answered.
 
 Example
 -------
@@ -59,7 +66,7 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.core.budget import BudgetExpired, Enumeration, check_limit, check_timeout
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
 from rfexplain.core.forest import Forest
 from rfexplain.core.instances import in_model_order, model_input
@@ -82,8 +89,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The enumeration that answers ``robustness`` under a budget (the size of its first reason).
-_ROBUSTNESS_VIA = "shortest_necessary_reasons"
 #: Engines kept alive per worker thread (older ones are closed).
 _CACHE_SIZE = 2
 
@@ -241,17 +246,15 @@ def _answer(
         enumeration: Enumeration[Any] = decision.ask(spec.name, **args, timeout=timeout)
         reasons = [r.to_dict() for r in enumeration]
         return reasons, bool(enumeration.complete), enumeration.stopped_by
+    try:
+        value = decision.ask(spec.name, **args, timeout=timeout)
+    except BudgetExpired:
+        return None, False, "timeout"
     if spec.kind is Kind.FORMULA:
-        return str(decision.ask(spec.name, **args)), True, None
+        return str(value), True, None
     if spec.kind is Kind.REASON:
-        value = decision.ask(spec.name, **args)
         return ([] if value is None else [value.to_dict()]), True, None
-    if timeout is None:
-        return decision.ask(spec.name, **args), True, None
-    enumeration = decision.ask(_ROBUSTNESS_VIA, limit=1, timeout=timeout, **args)
-    found = list(enumeration)
-    done = bool(found) or bool(enumeration.complete)
-    return (len(found[0]) if found else (math.inf if done else None)), done, None if done else enumeration.stopped_by
+    return value, True, None
 
 
 def _explain_one(
@@ -302,10 +305,15 @@ def _run_chunk(
 
 
 # ---------------------------------------------------------------------- the driver
-def _rows(X: Any, feature_names: Sequence[str]) -> list[np.ndarray]:
+def _rows(X: Any, feature_names: Sequence[str]) -> list[Any]:
+    """The rows of ``X`` in the model's feature order (named input is matched by name); a list of
+    rows of different lengths stays a list (each row is then checked on its own)."""
     X = in_model_order(X, feature_names)
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
+    if not isinstance(X, np.ndarray) and isinstance(X, (list, tuple)):
+        if X and all(isinstance(row, (list, tuple, np.ndarray)) for row in X):
+            return [np.asarray(row, dtype=object) for row in X]
     arr = np.asarray(X, dtype=object if not isinstance(X, np.ndarray) else None)
     if arr.ndim == 1:
         arr = arr[None, :]
@@ -314,10 +322,31 @@ def _rows(X: Any, feature_names: Sequence[str]) -> list[np.ndarray]:
     return [np.asarray(row) for row in arr]
 
 
-def _check_query(query: str, query_args: dict[str, Any]) -> None:
+def _check_arguments(
+    explainer: ExplainerLike, query: str, query_args: dict[str, Any], timeout: Any, n_jobs: Any
+) -> dict[str, Any]:
+    """The query's arguments, checked once before any work (limit as a plain int)."""
     spec = query_named(query)  # UnknownQueryError
-    if "limit" in query_args and not spec.enumerates:
+    allowed = {"limit"} if spec.enumerates else set()
+    if spec.takes_target:
+        allowed.add("target")
+    unknown = sorted(set(query_args) - allowed)
+    if "limit" in unknown:
         raise QueryArgumentError(f"{query} takes no limit= (it answers one result)")
+    if unknown:
+        takes = f"takes only {sorted(allowed)}" if allowed else "takes no argument"
+        raise QueryArgumentError(f"{query} {takes}; got {unknown}")
+    args = dict(query_args)
+    if spec.takes_target:
+        if args.get("target") is None:
+            raise QueryArgumentError(f"{query} needs a target class")
+        explainer.forest.class_index(args["target"])  # UnknownClassError
+    if "limit" in args:
+        args["limit"] = check_limit(args["limit"])
+    check_timeout(timeout)
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
+        raise QueryArgumentError(f"n_jobs must be a non-zero integer or None. Got {n_jobs!r} instead.")
+    return args
 
 
 def _sklearn_predictions(explainer: ExplainerLike, rows: list[np.ndarray]) -> list[Any]:
@@ -373,9 +402,8 @@ def explain_many(
     """Answer ``query`` on every row of ``X``; see :meth:`rfexplain.Explainer.explain_many`."""
     import joblib
 
-    _check_query(query, query_args)
-    if timeout is not None:
-        Budget(timeout=timeout)  # validates
+    query_args = _check_arguments(explainer, query, query_args, timeout, n_jobs)
+    n_jobs = None if n_jobs is None else int(n_jobs)
     rows = _rows(X, explainer.forest.feature_names)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):
@@ -409,10 +437,23 @@ def explain_many(
     return out
 
 
-def _parallel(n_jobs: int | None, backend: Any) -> Any:
+#: Seconds a worker may run past an instance's deadline before it is killed.
+GRACE = 1.0
+#: Seconds granted to every task for building (or loading) its engine.
+BUILD_GRACE = 5.0
+
+
+def task_deadline(timeout: float | None, n_instances: int) -> float | None:
+    """Seconds after which a task of ``n_instances`` instances has its worker killed."""
+    if timeout is None:
+        return None
+    return n_instances * (timeout + GRACE) + BUILD_GRACE
+
+
+def _parallel(n_jobs: int | None, backend: Any, deadline: float | None) -> Any:
     import joblib
 
-    kwargs: dict[str, Any] = {"n_jobs": n_jobs, "return_as": "generator_unordered"}
+    kwargs: dict[str, Any] = {"n_jobs": n_jobs, "return_as": "generator_unordered", "timeout": deadline}
     if backend is not None:
         kwargs["backend"] = backend
     return joblib.Parallel(**kwargs)
@@ -433,8 +474,9 @@ def _run_parallel(
     done: set[int] = set()
 
     def run(tasks: list[tuple[int, list[tuple[int, Any, Any]]]]) -> Exception | None:
+        deadline = task_deadline(timeout, max(len(chunk) for _, chunk in tasks))
         try:
-            for chunk_id, chunk_records in _parallel(n_jobs, backend)(
+            for chunk_id, chunk_records in _parallel(n_jobs, backend, deadline)(
                 joblib.delayed(_run_chunk)(cid, spec, chunk, query, args, timeout) for cid, chunk in tasks
             ):
                 done.add(chunk_id)
@@ -468,10 +510,13 @@ def _run_parallel(
             cid = counter[0]
             counter[0] += 1
             done.add(cid)
+            base = dict(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s)
+            if isinstance(failure, TimeoutError) or type(failure).__name__ == "TimeoutError":
+                elapsed = float(task_deadline(timeout, 1) or 0.0)
+                collect(cid, [BatchRecord(**base, time=elapsed, complete=False, stopped_by="timeout")])
+                return
             message = f"worker died: {type(failure).__name__}: {failure}"
-            collect(
-                cid, [BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s, error=message)]
-            )
+            collect(cid, [BatchRecord(**base, error=message)])
             return
         half = max(1, len(left) // 2)
         isolate(left[:half])

@@ -9,7 +9,8 @@ writes a self-contained HTML report.
 Errors: bad input (an :class:`~rfexplain.core.errors.RFExplainError`, a file that cannot be read
 or written, or an argparse usage error) prints one line on stderr and exits with status 2. Any
 other exception is a bug of rfexplain: one line asking to report it, exit status 1; ``--debug``
-prints the traceback too.
+prints the traceback too. Ctrl-C prints one line and exits with status 130; running out of
+memory prints one line and exits with status 2.
 """
 
 from __future__ import annotations
@@ -80,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="decision explained: auto (the model's own predict: soft for forests), soft, hard (majority vote)",
     )
     explain.add_argument("--limit", type=_count, help="at most this many reasons")
-    explain.add_argument("--timeout", type=_seconds, help="stop enumerating after this many seconds")
+    explain.add_argument(
+        "--timeout", type=_seconds, help="time budget in seconds (an enumeration stops, another query fails)"
+    )
     explain.add_argument("--json", action="store_true", help="machine-readable output")
 
     batch = sub.add_parser(
@@ -289,9 +292,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if args.target is None:
             raise UsageError(f"{query} needs --target CLASS")
         kwargs["target"] = _label(forest, args.target)
-    if spec.enumerates:
-        kwargs.update(limit=args.limit, timeout=args.timeout)
-    result = decision.ask(query, **kwargs)
+    if args.limit is not None:
+        if not spec.enumerates:
+            raise UsageError(f"--limit applies to enumerations, not {query} (it answers one result)")
+        kwargs["limit"] = args.limit
+    result = decision.ask(query, timeout=args.timeout, **kwargs)
     output: dict[str, Any] = {
         "prediction": to_python(decision.prediction),
         "sklearn_prediction": to_python(decision.sklearn_prediction),
@@ -332,6 +337,8 @@ def _parse_rows(text: str, n: int) -> range:
         raise UsageError(f"--rows must be START:STOP (integers), got {text!r}") from None
     if not sep:
         hi = lo + 1
+    if sep and lo >= hi:
+        raise UsageError(f"--rows {text!r} selects no instance: START must be below STOP")
     if not 0 <= lo < hi <= n:
         raise UsageError(f"--rows {text!r} is outside the {n} instances available")
     return range(lo, hi)
@@ -521,6 +528,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except (RFExplainError, OSError) as exc:
         print(f"rfexplain: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rfexplain: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("rfexplain: error: out of memory; try a smaller forest or the sat engine", file=sys.stderr)
         return 2
     except Exception as exc:
         if args.debug:

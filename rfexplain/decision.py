@@ -93,7 +93,9 @@ class Decision:
         """Answer the query called ``name`` (see :data:`~rfexplain.core.queries.QUERY_TABLE`).
 
         ``target`` is required by the queries that take one and refused by the others; ``limit``
-        and ``timeout`` apply to enumerations only.
+        applies to enumerations only. ``timeout`` (seconds) bounds every query: an enumeration
+        then ends with ``complete == False``, any other query raises
+        :class:`~rfexplain.core.budget.BudgetExpired`.
         """
         spec = query(name)
         if spec.changes and self.fixed is not None:
@@ -102,8 +104,9 @@ class Decision:
             raise QueryArgumentError(f"{name} needs a target class")
         if not spec.takes_target and target is not None:
             raise QueryArgumentError(f"{name} takes no target")
-        if not spec.enumerates and (limit is not None or timeout is not None):
-            raise QueryArgumentError(f"{name} takes no limit or timeout (it answers one result)")
+        if not spec.enumerates and limit is not None:
+            raise QueryArgumentError(f"{name} takes no limit (it answers one result)")
+        budget = Budget(limit=limit, timeout=timeout)
         args: tuple[Any, ...] = ()
         if spec.takes_target:
             index = self.forest.class_index(target)
@@ -112,36 +115,35 @@ class Decision:
             args = (index,)
         method = getattr(self.engine, name)
         if spec.enumerates:
-            return Enumeration(
-                lambda budget: method(self.instance, *args, budget), Budget(limit=limit, timeout=timeout)
-            )
-        answer = method(self.instance, *args)
+            return Enumeration(lambda b: method(self.instance, *args, b), budget)
+        with budget.active():
+            answer = method(self.instance, *args)
         if spec.kind is Kind.NUMBER and answer != math.inf:
             return int(answer)
         return answer
 
     # ---------------------------------------------------------------- single answers
-    def sufficient_reason(self) -> Reason:
+    def sufficient_reason(self, timeout: float | None = None) -> Reason:
         """One sufficient reason (AXp): a subset-minimal set of the instance's feature values
         that guarantees the decision."""
-        return self.ask("sufficient_reason")
+        return self.ask("sufficient_reason", timeout=timeout)
 
-    def necessary_reason(self) -> Reason | None:
+    def necessary_reason(self, timeout: float | None = None) -> Reason | None:
         """One necessary reason (CXp), or ``None`` when no change of any features can flip the
         decision."""
-        return self.ask("necessary_reason")
+        return self.ask("necessary_reason", timeout=timeout)
 
-    def robustness(self) -> float:
+    def robustness(self, timeout: float | None = None) -> float:
         """Minimum number of features whose change flips the decision; ``math.inf`` if none does."""
-        return self.ask("robustness")
+        return self.ask("robustness", timeout=timeout)
 
-    def complete_reason(self) -> ReasonFormula:
+    def complete_reason(self, timeout: float | None = None) -> ReasonFormula:
         """The complete reason (a formula over state vectors; its form depends on the engine)."""
-        return self.ask("complete_reason")
+        return self.ask("complete_reason", timeout=timeout)
 
-    def general_reason(self) -> ReasonFormula:
+    def general_reason(self, timeout: float | None = None) -> ReasonFormula:
         """The general reason (a formula over state vectors; its form depends on the engine)."""
-        return self.ask("general_reason")
+        return self.ask("general_reason", timeout=timeout)
 
     # ---------------------------------------------------------------- enumerations
     def sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many
+from rfexplain.core.budget import Budget
 from rfexplain.core.domain import restrict
-from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
+from rfexplain.core.errors import InvalidForestError, InvalidInstanceError, UnsupportedQueryError
 from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
@@ -63,6 +64,10 @@ class Explainer:
         ``"hard"`` explains the majority vote of the papers (a :class:`SoftVoteWarning` then
         flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
         explains the hard vote only and refuses a soft-vote forest with impure leaves.
+    timeout : float, optional
+        Seconds allowed for building the engine (:class:`~rfexplain.core.budget.BudgetExpired`
+        past them). The circuit engine compiles each class formula at its first query, within
+        that query's own ``timeout=``.
     monotone : sequence of str
         Names of a pipeline's ``FunctionTransformer`` steps the user declares monotone increasing
         (the only way such a step is accepted).
@@ -88,6 +93,7 @@ class Explainer:
         *,
         feature_names: Any = None,
         vote: str = "auto",
+        timeout: float | None = None,
         monotone: Sequence[str] = (),
         bounds: Mapping[str, tuple[float, float]] | str | None = None,
         data: Any = None,
@@ -97,7 +103,7 @@ class Explainer:
         self.pipeline: PipelineModel | None = None
         if isinstance(model_or_forest, Forest):
             if vote not in VOTE_MODES:
-                raise ValueError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
+                raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
             forest = model_or_forest
             self.forest = forest if vote in ("auto", forest.vote) else forest.with_vote(vote)
             self.model = None
@@ -114,7 +120,9 @@ class Explainer:
         self.immutable = tuple(self._feature_index(name, "immutable") for name in _names(immutable, "immutable"))
         self.engine_name = engine
         self.options = dict(options)
-        self.engine = engine_class(engine)(self.forest, **options)
+        with Budget(timeout=timeout).active() as budget:
+            self.engine = engine_class(engine)(self.forest, **options)
+            budget.check(f"building the {engine} engine")
 
     def _feature_index(self, name: str, what: str) -> int:
         if name not in self.forest.feature_names:

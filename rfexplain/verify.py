@@ -1,124 +1,525 @@
-"""Checking a reason's witnesses with nothing but the model's own trees.
+"""Checking a reason with nothing but the model's own trees: a verifier that can fail.
 
-``verify(reason, model)`` re-classifies the explained instance and every witness the reason carries
-with the scikit-learn trees themselves, under the vote the reason explains: the soft vote (the
-model's own ``predict``: the trees' ``predict_proba`` summed exactly, ties to the lowest class
-index, :func:`rfexplain.core.forest.soft_vote`) or the hard majority of the trees' ``predict``, so
-a user who trusts nothing but scikit-learn can check an explanation:
+``verify(reason, model)`` reads the trees of the scikit-learn model (``tree_.feature``,
+``threshold``, ``children_left``/``children_right`` and ``value``; or the trees of a
+:class:`~rfexplain.core.forest.Forest`) and proves or refutes every claim the reason makes. It
+imports no engine and no encoding: its one search, :class:`BoxSearch`, is its own.
 
-- the explained instance is decided as the reason says;
-- a necessary, contrastive or general necessary reason has a witness that differs from the
-  instance only on the reason's features (outside every literal, for a general necessary reason)
-  and is classified differently (as the target, for a contrastive reason);
-- a sufficient reason has, for each of its features, a witness that satisfies the reason's other
-  literals and is classified differently: without that feature the reason would not be sufficient.
+The feature axis is cut at every threshold of the model and of the reason's feature space, so
+each *cell* is an interval of float32 inputs on which every tree takes the same branch and every
+literal of the reason is either true or false. A *box* gives each feature a set of cells.
+``BoxSearch.find(box, classes)`` answers exactly whether some input of the box is decided as one
+of ``classes``: branch and bound over the trees' reachable leaves (each tree's reachable leaves
+bound every class's votes from below and above; a box whose bounds already exclude ``classes``
+is closed, otherwise the feature tested most often among undecided nodes is split in two). A box
+narrowed down to single cells is decided by the model itself, so every witness returned is
+classified by the scikit-learn model (its ``predict`` for a soft vote, its trees' hard majority
+otherwise), and the vote rule is the one function :func:`decide`.
 
-Sufficiency itself is a universal statement no finite set of witnesses proves; the engines' mutual
-agreement and the oracle tests stand behind it.
+Checks, one :class:`Check` each (the semantics are those of docs/design.md, section 2):
+
+- *describes*: the model decides the reason's instance as the reason says, and the instance
+  satisfies every literal of an instance-bound reason (sufficient, necessary, contrastive);
+- *sufficient* (sufficient, general sufficient): no input satisfying the literals (each widened
+  by the instance's own state, the hybrids of the general reason of Darwiche and Ji (2023) [DJ23]) is
+  decided otherwise; proven by the search;
+- *minimal* (one per literal): an input agreeing with the other literals, violating this one, that
+  the model decides otherwise; *prime* (general sufficient reasons, one per literal): no state can
+  be added to the literal;
+- *flips* (necessary, contrastive): an input differing from the instance only on the reason's
+  features, outside every literal, decided otherwise (as the target, for a contrastive reason);
+  *minimal* (one per literal): freeing every other feature of the reason never flips the decision;
+- *witness* (one per witness the reason carries): the model classifies it as it claims, and it
+  breaks what it claims to break.
+
+General necessary reasons get the describes, witness and flips checks only; their minimality is
+a statement about every hybrid of an input and the instance, which this verifier does not prove.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest, soft_vote
 from rfexplain.core.reasons import Reason
 from rfexplain.core.sklearn_import import final_estimator
 
-__all__ = ["verify", "Verification", "model_vote"]
+__all__ = ["verify", "Verification", "Check", "model_vote", "decide", "BoxSearch"]
+
+Box = list[tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One claim of a reason: ``what`` it says, whether it was ``proven``, and ``how``."""
+
+    name: str
+    what: str
+    proven: bool
+    how: str
+
+    def __str__(self) -> str:
+        return f"[{'ok' if self.proven else 'FAILED'}] {self.what}: {self.how}"
 
 
 @dataclass(frozen=True)
 class Verification:
-    """The outcome of :func:`verify`: ``ok`` and, if not, what failed."""
+    """The outcome of :func:`verify`: ``ok`` when every check was proven."""
 
-    ok: bool
-    problems: tuple[str, ...]
-    witnesses_checked: int
+    checks: tuple[Check, ...]
+    witnesses_checked: int = 0
+    searched_boxes: int = field(default=0, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.proven for c in self.checks)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """The failed checks, as sentences."""
+        return tuple(f"{c.what}: {c.how}" for c in self.checks if not c.proven)
 
     def __bool__(self) -> bool:
         return self.ok
 
+    def __str__(self) -> str:
+        return "\n".join(str(c) for c in self.checks)
 
-def model_vote(model: Any, X: np.ndarray, vote: str = "auto") -> np.ndarray:
-    """Class indices decided by the model's own trees under ``vote``: ``"auto"`` is the model's
-    own ``predict`` (soft for forests; a Forest's own mode), ``"soft"`` the exact sum of the
-    trees' ``predict_proba``, ``"hard"`` their majority (ties to the lowest index)."""
+
+# ------------------------------------------------------------------------------ the model's trees
+@dataclass(frozen=True)
+class _Trees:
+    """The model's trees as raw node arrays (threshold on raw values, leaf class distributions)."""
+
+    feature: list[np.ndarray]
+    threshold: list[np.ndarray]
+    left: list[np.ndarray]
+    right: list[np.ndarray]
+    value: list[np.ndarray]  # per node, the class distribution (rows sum to 1 at leaves)
+    n_features: int
+    n_classes: int
+
+
+def _trees_of(model: Any) -> _Trees:
+    if isinstance(model, Forest):
+        feats, thrs, lefts, rights, values = [], [], [], [], []
+        for tree in model.trees:
+            f = np.asarray(tree.feature, dtype=np.int64)
+            thr = np.asarray(
+                [model.space.thresholds[fi][si] if fi >= 0 else 0.0 for fi, si in zip(tree.feature, tree.split)]
+            )
+            v = np.zeros((len(f), model.n_classes))
+            for node, label in enumerate(tree.label):
+                if f[node] < 0:
+                    if tree.proba is not None and tree.proba[node] is not None:
+                        v[node] = tree.proba[node]  # the leaf's class-probability vector (soft vote)
+                    else:
+                        v[node, label] = 1.0
+            feats.append(f)
+            thrs.append(thr)
+            lefts.append(np.asarray(tree.left, dtype=np.int64))
+            rights.append(np.asarray(tree.right, dtype=np.int64))
+            values.append(v)
+        return _Trees(feats, thrs, lefts, rights, values, model.n_features, model.n_classes)
+    estimator = final_estimator(model)
+    members = getattr(estimator, "estimators_", [estimator])
+    feats, thrs, lefts, rights, values = [], [], [], [], []
+    for member in members:
+        t = member.tree_
+        raw = np.asarray(t.value)[:, 0, :].astype(np.float64)
+        totals = raw.sum(axis=1, keepdims=True)
+        feats.append(np.asarray(t.feature, dtype=np.int64))
+        thrs.append(np.asarray(t.threshold, dtype=np.float64))
+        lefts.append(np.asarray(t.children_left, dtype=np.int64))
+        rights.append(np.asarray(t.children_right, dtype=np.int64))
+        values.append(raw / np.where(totals > 0, totals, 1.0))
+    return _Trees(feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_))
+
+
+def decide(leaf_distributions: np.ndarray, vote: str = "hard") -> int:
+    """The vote rule: the class decided from the trees' leaf distributions (one row per tree).
+
+    ``"hard"``: each tree votes for its leaf's largest class, the most votes win; ``"soft"``: the
+    largest mean distribution wins (scikit-learn's ``predict``). Ties go to the lowest class index.
+    """
+    if vote == "soft":  # exactly, not in rounded float64 sums (the forest model's documented rule)
+        return int(soft_vote(np.asarray(leaf_distributions, dtype=np.float64)[:, None, :])[0])
+    votes = np.argmax(leaf_distributions, axis=1)
+    return int(np.argmax(np.bincount(votes, minlength=leaf_distributions.shape[1])))
+
+
+def model_vote(model: Any, X: np.ndarray, vote: str = "hard") -> np.ndarray:
+    """Class indices the model itself gives the rows of ``X`` (float32 inputs): scikit-learn's
+    ``predict`` for ``vote="soft"``, its trees' own ``predict`` and :func:`decide` for ``"hard"``."""
     X32 = np.asarray(X, dtype=np.float32)
     if isinstance(model, Forest):
-        return (model if vote in ("auto", model.vote) else model.with_vote(vote)).predict_index(X32)
+        return model.predict_index(X32)
     estimator = final_estimator(model)
     classes = list(np.asarray(estimator.classes_).tolist())
-    trees = getattr(estimator, "estimators_", None)
-    if vote == "soft" or (vote == "auto" and trees is not None):
-        return soft_vote([np.asarray(t.predict_proba(X32), dtype=np.float64) for t in (trees or [estimator])])
-    if hasattr(estimator, "estimators_"):
-        votes = np.stack([np.asarray(t.predict(X32)).astype(np.int64) for t in estimator.estimators_], axis=1)
-    else:
+    members = getattr(estimator, "estimators_", None)
+    if vote == "soft" or members is None:
         labels = np.asarray(estimator.predict(X32)).tolist()
-        votes = np.asarray([[classes.index(label)] for label in labels], dtype=np.int64)
+        return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
+    votes = np.stack([np.asarray(t.predict(X32)).astype(np.int64) for t in members], axis=1)
     counts = np.stack([(votes == c).sum(axis=1) for c in range(len(classes))], axis=1)
-    # the tie rule of rfexplain.core.forest.winning_class, repeated on purpose: verification
-    # stays independent of the code it checks
     return np.argmax(counts, axis=1)
 
 
-def _states(reason: Reason, values: tuple[float, ...]) -> list[int]:
-    assert reason.space is not None
-    return [
-        int(np.searchsorted(np.asarray(ts, dtype=np.float64), float(np.float32(v)), side="left"))
-        for ts, v in zip(reason.space.thresholds, values)
-    ]
+def _largest_f32_at_most(t: float) -> float:
+    f = np.float32(t)
+    if float(f) > t:
+        f = np.nextafter(f, np.float32(-np.inf))
+    return float(f)
 
 
-def verify(reason: Reason, model: Any, vote: str | None = None) -> Verification:
-    """Check every witness of ``reason`` against ``model`` (a scikit-learn model or a Forest)
-    under ``vote`` (default: the vote mode of the forest the reason was computed on)."""
-    problems: list[str] = []
-    if reason.instance is None or reason.decision is None or reason.space is None:
-        return Verification(False, ("the reason carries no instance, decision or feature space",), 0)
-    instance = reason.instance
-    rows = [instance] + [w.values for w in reason.witnesses]
-    predictions = model_vote(model, np.asarray(rows, dtype=np.float64), vote or reason.space.vote)
-    if predictions[0] != reason.decision:
-        problems.append(f"the model decides the instance as class {predictions[0]}, not {reason.decision}")
-    inst32 = np.asarray(instance, dtype=np.float32)
-    literals = reason.literals
-    for k, (witness, predicted) in enumerate(zip(reason.witnesses, predictions[1:]), start=1):
-        w32 = np.asarray(witness.values, dtype=np.float32)
-        if len(w32) != len(inst32):
-            problems.append(f"witness {k} has {len(w32)} values for {len(inst32)} features")
-            continue
-        if predicted != witness.prediction:
-            problems.append(f"witness {k} is classified {predicted}, not {witness.prediction} as it claims")
-        if reason.kind == "contrastive" and predicted != reason.target:
-            problems.append(f"witness {k} is classified {predicted}, not the target {reason.target}")
-        if predicted == reason.decision:
-            problems.append(f"witness {k} is classified as the explained decision {reason.decision}")
-        states = _states(reason, witness.values)
-        if reason.is_conjunction:
-            if witness.dropped not in literals:
-                problems.append(f"witness {k} drops feature {witness.dropped}, which is not in the reason")
+# ------------------------------------------------------------------------------ the search
+class BoxSearch:
+    """Exact search for an input of a box decided as one of some classes (see the module doc)."""
+
+    def __init__(self, trees: _Trees, extra_cuts: Sequence[Sequence[float]], vote: str, budget: Budget) -> None:
+        self.trees = trees
+        self.vote = vote
+        self.budget = budget
+        self.boxes = 0
+        self.cuts: list[np.ndarray] = []
+        self.reps: list[np.ndarray] = []
+        for f in range(trees.n_features):
+            used = [thr[feat == f] for feat, thr in zip(trees.feature, trees.threshold)]
+            cuts = np.unique(np.concatenate([*used, np.asarray(extra_cuts[f], dtype=np.float64)]))
+            reps: list[float] = []
+            for c in range(len(cuts) + 1):
+                if c < len(cuts):
+                    rep = _largest_f32_at_most(float(cuts[c]))
+                elif len(cuts):
+                    rep = float(np.nextafter(np.float32(_largest_f32_at_most(float(cuts[-1]))), np.float32(np.inf)))
+                else:
+                    rep = 0.0
+                if c == 0 or rep > cuts[c - 1]:  # a cell holding no float32 is dropped
+                    reps.append(rep)
+            self.cuts.append(cuts)
+            self.reps.append(np.asarray(reps))
+        # node -> number of cells going left (cells are sorted by value)
+        self.split_at = [
+            np.asarray(
+                [int(np.searchsorted(self.reps[f], thr, side="right")) if f >= 0 else 0 for f, thr in zip(feat, thrs)]
+            )
+            for feat, thrs in zip(trees.feature, trees.threshold)
+        ]
+        # plain lists: the search walks them node by node
+        self._nodes = [
+            (feat.tolist(), left.tolist(), right.tolist(), split.tolist())
+            for feat, left, right, split in zip(trees.feature, trees.left, trees.right, self.split_at)
+        ]
+        self._leaf_class = [np.argmax(v, axis=1).tolist() for v in trees.value]
+
+    def n_cells(self, f: int) -> int:
+        return len(self.reps[f])
+
+    def cell_of(self, f: int, value: float) -> int:
+        """The cell holding the float32 input ``value``."""
+        cell = int(np.searchsorted(self.reps[f], float(np.float32(value)), side="left"))
+        return min(cell, len(self.reps[f]) - 1)
+
+    def _reachable(self, k: int, box: Box, counts: list[int]) -> list[int]:
+        feat, left, right, split = self._nodes[k]
+        leaves, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            f = feat[node]
+            if f < 0:
+                leaves.append(node)
                 continue
-            broken = [f for f, s in literals.items() if f != witness.dropped and states[f] not in s]
-            if broken:
-                problems.append(f"witness {k} violates the reason's literals on features {broken}")
+            cells = box[f]
+            go_left, go_right = cells[0] < split[node], cells[-1] >= split[node]
+            if go_left and go_right:
+                counts[f] += 1
+                stack.extend((left[node], right[node]))
+            else:
+                stack.append(left[node] if go_left else right[node])
+        return leaves
+
+    def _excluded(self, lows: Sequence[float], highs: Sequence[float], c: int) -> bool:
+        """Whether class ``c`` loses to some class on every input (bounds ``lows``/``highs``)."""
+        for e in range(len(lows)):
+            if e == c:
+                continue
+            if self.vote == "soft":
+                if lows[e] - highs[c] > 1e-9:
+                    return True
+            elif lows[e] > highs[c] or (lows[e] == highs[c] and e < c):
+                return True
+        return False
+
+    def find(self, box: Box, classes: frozenset[int]) -> list[int] | None:
+        """A point (one cell per feature) of ``box`` decided as one of ``classes``, or ``None``
+        when the box has none. An empty cell set makes the box empty."""
+        if any(not cells for cells in box):
+            return None
+        return self._find([tuple(sorted(cells)) for cells in box], classes)
+
+    def _find(self, box: Box, classes: frozenset[int]) -> list[int] | None:
+        self.budget.check("verifying a reason")
+        self.boxes += 1
+        n_classes = self.trees.n_classes
+        lows, highs = [0.0] * n_classes, [0.0] * n_classes
+        branching = [0] * self.trees.n_features
+        for k in range(len(self._nodes)):
+            leaves = self._reachable(k, box, branching)
+            if self.vote == "soft":
+                dist = self.trees.value[k][leaves]
+                for c, (low, high) in enumerate(zip(dist.min(axis=0), dist.max(axis=0))):
+                    lows[c] += float(low)
+                    highs[c] += float(high)
+                continue
+            voted = {self._leaf_class[k][leaf] for leaf in leaves}
+            for c in voted:
+                highs[c] += 1
+            if len(voted) == 1:
+                lows[next(iter(voted))] += 1
+        if all(self._excluded(lows, highs, c) for c in classes):
+            return None
+        open_features = [f for f in range(len(box)) if len(box[f]) > 1 and branching[f] > 0]
+        if not open_features:
+            point = [cells[0] for cells in box]
+            return point if self.classify([point])[0] in classes else None
+        f = max(open_features, key=lambda g: (branching[g], -g))
+        half = len(box[f]) // 2
+        for part in (box[f][:half], box[f][half:]):
+            found = self._find(box[:f] + [part] + box[f + 1 :], classes)
+            if found is not None:
+                return found
+        return None
+
+    def classify(self, points: Sequence[Sequence[int]]) -> list[int]:
+        """The vote rule on the trees' leaves for whole points (cell indices)."""
+        out = []
+        for point in points:
+            dists = []
+            for k, (feat, left, right, split) in enumerate(self._nodes):
+                node = 0
+                while feat[node] >= 0:
+                    node = left[node] if point[feat[node]] < split[node] else right[node]
+                dists.append(self.trees.value[k][node])
+            out.append(decide(np.asarray(dists), self.vote))
+        return out
+
+
+# ------------------------------------------------------------------------------ the checks
+def _vote_of(reason: Reason, model: Any) -> str:
+    vote = getattr(reason.space, "vote", None) or getattr(model, "vote", None)
+    return "soft" if vote == "soft" else "hard"
+
+
+def verify(reason: Reason, model: Any, *, timeout: float | None = None) -> Verification:
+    """Prove or refute every claim of ``reason`` with ``model``'s own trees (a fitted scikit-learn
+    forest or tree, a pipeline ending in one, or a :class:`~rfexplain.core.forest.Forest`).
+
+    ``timeout`` bounds the search (a :class:`~rfexplain.core.budget.BudgetExpired` past it).
+    """
+    if reason.instance is None or reason.decision is None or reason.space is None:
+        return Verification((Check("describes", "the reason names its instance", False, "it carries none"),))
+    return _Verifier(reason, model, Budget.of(timeout)).run()
+
+
+class _Verifier:
+    def __init__(self, reason: Reason, model: Any, budget: Budget) -> None:
+        self.reason = reason
+        self.model = model
+        self.vote = _vote_of(reason, model)
+        self.trees = _trees_of(model)
+        self.checks: list[Check] = []
+        assert reason.space is not None and reason.instance is not None and reason.decision is not None
+        self.space = reason.space
+        self.instance = reason.instance
+        self.decision = reason.decision
+        self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget)
+        self.n = self.trees.n_features
+
+    def add(self, name: str, what: str, proven: bool, how: str) -> None:
+        self.checks.append(Check(name, what, proven, how))
+
+    # ---- cells and values
+    def space_state(self, f: int, cell: int) -> int:
+        rep = float(self.search.reps[f][cell])
+        return int(np.searchsorted(np.asarray(self.space.thresholds[f], dtype=np.float64), rep, side="left"))
+
+    def cells_in(self, f: int, states: frozenset[int]) -> tuple[int, ...]:
+        return tuple(c for c in range(self.search.n_cells(f)) if self.space_state(f, c) in states)
+
+    def cells_out(self, f: int, states: frozenset[int]) -> tuple[int, ...]:
+        return tuple(c for c in range(self.search.n_cells(f)) if self.space_state(f, c) not in states)
+
+    def all_cells(self, f: int) -> tuple[int, ...]:
+        return tuple(range(self.search.n_cells(f)))
+
+    def instance_cell(self, f: int) -> tuple[int, ...]:
+        return (self.search.cell_of(f, self.instance[f]),)
+
+    def values(self, point: Sequence[int]) -> list[float]:
+        """An input for a point: the instance's own value where the point keeps its cell."""
+        return [
+            float(self.instance[f]) if c == self.instance_cell(f)[0] else float(self.search.reps[f][c])
+            for f, c in enumerate(point)
+        ]
+
+    def model_class(self, rows: Sequence[Sequence[float]]) -> list[int]:
+        return [int(c) for c in model_vote(self.model, np.asarray(rows, dtype=np.float64), self.vote)]
+
+    def text(self, values: Sequence[float]) -> str:
+        return "(" + ", ".join(f"{float(np.float32(v)):.6g}" for v in values) + ")"
+
+    def witness_found(self, box: Box, classes: frozenset[int]) -> tuple[bool, str]:
+        """Search ``box`` for an input of ``classes`` and confirm it with the model itself."""
+        point = self.search.find(box, classes)
+        if point is None:
+            return False, f"no such input exists (branch and bound over the trees, {self.search.boxes} boxes)"
+        values = self.values(point)
+        got = self.model_class([values])[0]
+        if got not in classes:
+            return False, f"the trees' witness {self.text(values)} is classified {got} by the model itself"
+        return True, f"witness {self.text(values)}, classified {got} by the scikit-learn model itself"
+
+    def none_found(self, box: Box, classes: frozenset[int]) -> tuple[bool, str]:
+        point = self.search.find(box, classes)
+        if point is None:
+            return True, f"proven by branch and bound over the trees' reachable leaves ({self.search.boxes} boxes)"
+        values = self.values(point)
+        return False, f"counterexample {self.text(values)}, classified {self.model_class([values])[0]}"
+
+    # ---- the checks
+    def run(self) -> Verification:
+        reason, n = self.reason, self.n
+        if len(self.instance) != n or any(f >= n or f < 0 for f in reason.features):
+            self.add("describes", "the reason fits the model", False, f"the model has {n} features")
+            return Verification(tuple(self.checks))
+        got = self.model_class([list(self.instance)])[0]
+        self.add(
+            "describes",
+            f"the model decides the instance as class {self.decision}",
+            got == self.decision,
+            f"the scikit-learn model ({self.vote} vote) gives class {got}",
+        )
+        literals = reason.literals
+        if reason.kind in ("sufficient", "necessary", "contrastive"):
+            outside = [f for f, s in literals.items() if self.instance_cell(f)[0] not in self.cells_in(f, s)]
+            self.add(
+                "describes",
+                "the instance satisfies every literal",
+                not outside,
+                f"it violates the literals on features {outside}" if outside else "checked on its values",
+            )
+        self.check_witnesses()
+        if reason.is_conjunction:
+            self.check_conjunction()
         else:
-            moved = set(np.flatnonzero(w32 != inst32).tolist())
-            if not moved <= reason.features:
-                problems.append(f"witness {k} changes features {sorted(moved - reason.features)} outside the reason")
-            if reason.kind == "general_necessary":
-                inside = [f for f, s in literals.items() if states[f] in s]
-                if inside:
-                    problems.append(f"witness {k} does not violate the literals on features {inside}")
-    if reason.is_conjunction:
-        covered = {w.dropped for w in reason.witnesses}
-        missing = sorted(reason.features - covered)
-        if missing:
-            problems.append(f"no witness shows that features {missing} are needed")
-    elif not reason.witnesses:
-        problems.append("a necessary reason needs a witness instance that flips the decision")
-    return Verification(not problems, tuple(problems), len(reason.witnesses))
+            self.check_disjunction()
+        return Verification(tuple(self.checks), len(reason.witnesses), self.search.boxes)
+
+    def others(self) -> frozenset[int]:
+        return frozenset(range(self.trees.n_classes)) - {self.decision}
+
+    def conj_box(self, skip: int | None = None) -> Box:
+        box: Box = []
+        inst = self.instance
+        for f in range(self.n):
+            states = self.reason.literals.get(f)
+            if states is None or f == skip:
+                box.append(self.all_cells(f))
+            else:
+                box.append(tuple(sorted(set(self.cells_in(f, states)) | {self.search.cell_of(f, inst[f])})))
+        return box
+
+    def check_conjunction(self) -> None:
+        literals = self.reason.literals
+        ok, how = self.none_found(self.conj_box(), self.others())
+        self.add("sufficient", "no input satisfying the literals is decided otherwise", ok, how)
+        for f, states in literals.items():
+            box = self.conj_box()
+            box[f] = tuple(c for c in self.cells_out(f, states) if c != self.instance_cell(f)[0])
+            ok, how = self.witness_found(box, self.others())
+            self.add("minimal", f"the literal on feature {f} is needed", ok, how)
+            if self.reason.kind != "general_sufficient":
+                continue
+            extra = sorted({self.space_state(f, c) for c in box[f]})
+            for s in extra:
+                box[f] = tuple(sorted(set(self.conj_box()[f]) | set(self.cells_in(f, frozenset({s})))))
+                ok, how = self.witness_found(box, self.others())
+                self.add("prime", f"state {s} cannot be added to the literal on feature {f}", ok, how)
+
+    def disj_box(self, free: frozenset[int], outside: frozenset[int]) -> Box:
+        literals = self.reason.literals
+        box: Box = []
+        for f in range(self.n):
+            if f in outside:
+                box.append(self.cells_out(f, literals[f]))
+            elif f in free:
+                box.append(self.all_cells(f))
+            else:
+                box.append(self.instance_cell(f))
+        return box
+
+    def flip_classes(self) -> frozenset[int]:
+        if self.reason.kind == "contrastive" and self.reason.target is not None:
+            return frozenset({self.reason.target})
+        return self.others()
+
+    def check_disjunction(self) -> None:
+        features = self.reason.features
+        goal = self.flip_classes()
+        ok, how = self.witness_found(self.disj_box(frozenset(), features), goal)
+        self.add("flips", "changing the reason's features (outside every literal) flips the decision", ok, how)
+        if self.reason.kind == "general_necessary":
+            return
+        for f in sorted(features):
+            ok, how = self.none_found(self.disj_box(features - {f}, frozenset()), goal)
+            self.add("minimal", f"the other features cannot flip the decision without feature {f}", ok, how)
+
+    def check_witnesses(self) -> None:
+        reason = self.reason
+        if not reason.witnesses:
+            return
+        rows = [list(w.values) for w in reason.witnesses]
+        if any(len(r) != self.n for r in rows):
+            self.add("witness", "the witnesses fit the model", False, f"the model has {self.n} features")
+            return
+        predicted = self.model_class(rows)
+        literals = reason.literals
+        for k, (w, got) in enumerate(zip(reason.witnesses, predicted), start=1):
+            cells = [self.search.cell_of(f, v) for f, v in enumerate(w.values)]
+            wrong: list[str] = []
+            if got != w.prediction:
+                wrong.append(f"the model classifies it {got}, not {w.prediction}")
+            if got == self.decision:
+                wrong.append("it keeps the explained decision")
+            if reason.kind == "contrastive" and got != reason.target:
+                wrong.append(f"it is not the target {reason.target}")
+            if reason.is_conjunction:
+                if w.dropped not in literals:
+                    wrong.append(f"it names feature {w.dropped}, not in the reason")
+                else:
+                    broken = [
+                        f for f, s in literals.items() if f != w.dropped and self.space_state(f, cells[f]) not in s
+                    ]
+                    if broken:
+                        wrong.append(f"it violates the other literals on features {broken}")
+                    if self.space_state(w.dropped, cells[w.dropped]) in literals[w.dropped]:
+                        wrong.append(f"it satisfies the literal on feature {w.dropped} it should break")
+            else:
+                moved = {f for f in range(self.n) if cells[f] != self.instance_cell(f)[0]}
+                if not moved <= reason.features:
+                    wrong.append(f"it changes features {sorted(moved - reason.features)} outside the reason")
+                if reason.kind == "general_necessary":
+                    inside = [f for f, s in literals.items() if self.space_state(f, cells[f]) in s]
+                    if inside:
+                        wrong.append(f"it satisfies the literals on features {inside}")
+            self.add(
+                "witness",
+                f"witness {k} {self.text(w.values)}",
+                not wrong,
+                "; ".join(wrong) if wrong else f"classified {got} by the scikit-learn model itself",
+            )

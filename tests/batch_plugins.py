@@ -20,7 +20,8 @@ from rfexplain.oracle import OracleEngine
 class ProbeEngine(OracleEngine):
     """The oracle engine, plus: writes ``<pid>-<n>`` files into ``log_dir`` when constructed; on an
     instance whose feature 0 equals ``poison`` it raises (``mode="raise"``) or kills its process
-    (``mode="exit"``); ``mode="slow"`` makes every enumeration yield nothing until the budget ends."""
+    (``mode="exit"``) or ignores its budget for two minutes (``mode="hang"``); ``mode="slow"``
+    makes every enumeration yield nothing, and robustness answer nothing, until the budget ends."""
 
     name = "probe"
 
@@ -35,6 +36,8 @@ class ProbeEngine(OracleEngine):
         if self.poison is not None and instance.values[0] == self.poison:
             if self.mode == "exit":
                 os._exit(3)
+            if self.mode == "hang":
+                time.sleep(120)
             raise RuntimeError(f"poisoned instance {instance.values[0]}")
 
     def sufficient_reason(self, instance: Instance) -> Reason:
@@ -51,6 +54,13 @@ class ProbeEngine(OracleEngine):
         if self.mode == "slow":
             return self._stall(budget)
         return super().shortest_necessary_reasons(instance, budget)
+
+    def robustness(self, instance: Instance) -> float:
+        budget = Budget.current()
+        while self.mode == "slow" and budget is not None:
+            budget.check("probing")
+            time.sleep(0.01)
+        return super().robustness(instance)
 
     @staticmethod
     def _stall(budget: Budget) -> Iterator[Reason]:

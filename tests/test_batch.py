@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,21 @@ def test_a_worker_that_dies_costs_only_its_instance() -> None:
     assert [r.index for r in records] == list(range(10))
     assert (records[6].error or "").startswith("worker died")
     assert all(r.ok and r.feature_sets() for r in records if r.index != 6)
+
+
+def test_a_worker_past_its_deadline_is_killed_and_replaced() -> None:
+    rows = X[:6].copy()
+    poison = float(np.float32(9.625))
+    rows[2, 0] = poison
+    explainer = rx.Explainer(MODEL, engine="probe", poison=poison, mode="hang")
+    started = time.monotonic()
+    records = explainer.explain_many(rows, "sufficient_reason", n_jobs=2, chunk_size=2, timeout=0.5)
+    elapsed = time.monotonic() - started
+    print(f"a hung worker cost {elapsed:.1f} s (it would sleep 120 s)")
+    assert [r.index for r in records] == list(range(6))
+    assert (records[2].ok, records[2].complete, records[2].stopped_by) == (True, False, "timeout")
+    assert all(r.ok and r.complete and r.feature_sets() for r in records if r.index != 2)
+    assert elapsed < 60
 
 
 def test_timeout_cuts_enumerations_and_robustness() -> None:

@@ -68,7 +68,7 @@ from rfexplain.circuit.logic.implicants import (
 )
 from rfexplain.core.bits import bits_of, lowest_bit, mask_of
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import UnsupportedQueryError
+from rfexplain.core.errors import CompilationTooLargeError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import QUERIES, EngineBase, Instance
@@ -126,6 +126,9 @@ class CircuitEngine(EngineBase):
         (:class:`~rfexplain.circuit.compilers.classformula.ClassFormulas`).
     order : {"depth", "trees", "frequency", "index"}
         The variable order of the decision graphs.
+    max_nodes : int, optional
+        The size budget of compilation: :class:`~rfexplain.core.errors.CompilationTooLargeError`
+        (a ``MemoryError``) once the decision graphs reach that many nodes.
 
     Raises
     ------
@@ -139,7 +142,15 @@ class CircuitEngine(EngineBase):
     name = "circuit"
     queries = frozenset(QUERIES)
 
-    def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "depth") -> None:
+    def __init__(
+        self,
+        forest: Forest,
+        *,
+        compiler: str = "3B",
+        method: str = "count",
+        order: str = "depth",
+        max_nodes: int | None = None,
+    ) -> None:
         super().__init__(forest)
         if not forest.votes_agree:
             raise UnsupportedQueryError(
@@ -151,6 +162,7 @@ class CircuitEngine(EngineBase):
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler
         self.formulas = ClassFormulas(forest, method=method, order=order)
+        self.formulas.dg.max_nodes = max_nodes
         self.relevant = mask_of(forest.tested_features)
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
 
@@ -159,7 +171,15 @@ class CircuitEngine(EngineBase):
         """The compiled class formula of ``cls``: decision graphs to be conjoined. Compiling
         stops with :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` expires (an
         enumeration then ends as stopped by its timeout)."""
-        return self.formulas.conjuncts(cls, self.compiler, budget)
+        try:
+            return self.formulas.conjuncts(cls, self.compiler, budget if budget is not None else Budget.current())
+        except MemoryError as exc:
+            if isinstance(exc, CompilationTooLargeError):
+                raise
+            raise CompilationTooLargeError(
+                f"compiling the class formula of class {cls} ran out of memory at {len(self.formulas.dg):,} "
+                "decision-graph nodes; set max_nodes= to stop earlier, or use the sat engine"
+            ) from None
 
     def _analysis(self, instance: Instance, budget: Budget | None = None) -> _Analysis:
         key = tuple(instance.states)

@@ -8,21 +8,32 @@ passed; the enumeration catches it and ends as stopped by ``"timeout"``. This is
 only time-limit mechanism: the comparators (SDD and ADD compilation) take the same
 :class:`Budget` and raise the same exception. No computation signals expiry by returning a
 sentinel such as ``None``.
+
+A query that answers once (``sufficient_reason``, ``robustness``, building an engine) runs with its
+budget made *active* (``with budget.active():``); long computations that are not handed a budget
+poll :func:`Budget.current` instead, so every query is bounded without widening every signature.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
+import operator
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 from rfexplain.core.display import render
 from rfexplain.core.errors import RFExplainError
 
-__all__ = ["Budget", "BudgetExpired", "Enumeration"]
+__all__ = ["Budget", "BudgetExpired", "BudgetArgumentError", "Enumeration", "check_limit", "check_timeout"]
 
 T = TypeVar("T")
+
+_ACTIVE: ContextVar[Budget | None] = ContextVar("rfexplain_active_budget", default=None)
 
 
 class BudgetExpired(RFExplainError, TimeoutError):
@@ -38,15 +49,25 @@ class Budget:
     """A wall-clock budget for one query; ``limit`` is enforced by :class:`Enumeration`."""
 
     def __init__(self, *, limit: int | None = None, timeout: float | None = None) -> None:
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-            raise ValueError(f"limit must be a non-negative integer or None. Got {limit!r} instead.")
-        if timeout is not None and (not isinstance(timeout, (int, float)) or timeout < 0):
-            raise ValueError(f"timeout must be a non-negative number of seconds or None. Got {timeout!r} instead.")
-        self.limit = limit
-        self.timeout = timeout
+        self.limit = check_limit(limit)
+        self.timeout = check_timeout(timeout)
         self.started = time.monotonic()
-        self.deadline = None if timeout is None else self.started + float(timeout)
+        self.deadline = None if self.timeout is None else self.started + self.timeout
         self.timed_out = False
+
+    @staticmethod
+    def current() -> Budget | None:
+        """The budget made active by the innermost :meth:`active` block, if any."""
+        return _ACTIVE.get()
+
+    @contextmanager
+    def active(self) -> Iterator[Budget]:
+        """Make this budget the one :meth:`current` returns inside the block."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
 
     @classmethod
     def unlimited(cls) -> Budget:
@@ -79,6 +100,33 @@ class Budget:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+
+def check_limit(limit: object) -> int | None:
+    """``limit`` as an int (any integer type, numpy's included) or ``None``; ``ValueError`` else."""
+    if limit is None:
+        return None
+    try:
+        value = operator.index(limit)  # type: ignore[arg-type]
+    except TypeError:
+        value = -1
+    if isinstance(limit, bool) or value < 0:
+        raise BudgetArgumentError(f"limit must be a non-negative integer or None. Got {limit!r} instead.")
+    return value
+
+
+def check_timeout(timeout: object) -> float | None:
+    """``timeout`` in seconds (a non-negative real; ``inf`` means none) or ``None``; NaN and
+    anything else is refused with ``ValueError``."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or math.isnan(float(timeout)) or timeout < 0:
+        raise BudgetArgumentError(f"timeout must be a non-negative number of seconds or None. Got {timeout!r} instead.")
+    return None if math.isinf(float(timeout)) else float(timeout)
+
+
+class BudgetArgumentError(RFExplainError, ValueError):
+    """A ``limit=`` or ``timeout=`` that is not one."""
 
 
 class Enumeration(Iterator[T]):
@@ -132,7 +180,8 @@ class Enumeration(Iterator[T]):
             self._finish("timeout")
             raise StopIteration
         try:
-            item = next(self._iterator)
+            with self.budget.active():
+                item = next(self._iterator)
         except BudgetExpired:
             self._finish("timeout")
             raise StopIteration from None

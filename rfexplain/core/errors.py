@@ -100,3 +100,8 @@ class TrainingOptionError(RFExplainError, ValueError):
 
 class OracleTooLargeError(RFExplainError, ValueError):
     """The forest has too many state vectors for brute-force enumeration."""
+
+
+class CompilationTooLargeError(RFExplainError, MemoryError):
+    """A compilation grew past its size budget (``max_nodes=``) or ran out of memory; the message
+    gives the size reached."""

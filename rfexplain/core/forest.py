@@ -524,7 +524,7 @@ class Forest:
         from rfexplain.core.sklearn_import import raw_trees_of
 
         if vote not in VOTE_MODES:
-            raise ValueError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
+            raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
         imported = raw_trees_of(model)
         given = check_feature_names(feature_names, imported.feature_names, imported.n_features)
         names = given if given is not None else imported.feature_names
@@ -600,7 +600,10 @@ class Forest:
         input with string labels is matched by name to :attr:`feature_names`
         (:func:`rfexplain.core.instances.as_matrix`). Returns a 2-D float32 array. Raises
         :class:`InvalidInstanceError` for a wrong number of features, missing, duplicated or
-        unknown names, non-numeric values or NaN (naming the feature).
+        unknown names, non-numeric values, NaN, or an infinite value or one beyond the float32
+        range (naming the feature): one policy for every forest, whether read from scikit-learn or
+        from JSON, and the one scikit-learn's own ``predict`` applies; and for a value outside a
+        feature's :attr:`bounds`.
         """
         arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
@@ -614,7 +617,15 @@ class Forest:
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
                 "missing values are not supported"
             )
-        arr32 = arr.astype(np.float32)
+        with np.errstate(over="ignore"):
+            arr32 = arr.astype(np.float32)
+        bad = ~np.isfinite(arr32)
+        if bad.any():
+            row, col = map(int, np.argwhere(bad)[0])
+            raise InvalidInstanceError(
+                f"instance {row} has {arr[row, col]!r} in feature {col} ({self.feature_names[col]!r}); "
+                "infinite values and values beyond the float32 range are refused, as scikit-learn refuses them"
+            )
         for f, bound in enumerate(self.bounds):
             if bound is not None:
                 outside = (arr32[:, f] < bound[0]) | (arr32[:, f] > bound[1])

@@ -192,7 +192,8 @@ class SatEngine(EngineBase):
 
     def robustness(self, instance: Instance) -> float:
         """Size of a minimum CXp (MaxSAT), ``math.inf`` if the decision cannot be flipped."""
-        for found in self._search(instance).minimum_necessary_reasons(Budget(), first_only=True):
+        budget = Budget.current()
+        for found in self._search(instance).minimum_necessary_reasons(budget or Budget(), first_only=True):
             return len(found.features)
         return math.inf
 

@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pysat.examples.hitman import Hitman
 from pysat.examples.rc2 import RC2
@@ -84,6 +85,7 @@ class SelectorOracle:
         """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
         budget runs out first."""
         start = time.process_time()
+        budget = budget if budget is not None else Budget.current()
         if budget is None or budget.deadline is None:
             outcome: bool | None = bool(self.solver.solve(assumptions=list(assumptions)))
         else:
@@ -345,13 +347,15 @@ class Search:
         selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
         until the optimum cost grows. With ``limit``, CXps of growing size are produced until
         ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
-        RC2 cannot be interrupted: the budget is checked between optima."""
+        RC2's own SAT calls run in conflict chunks under a deadline, so the budget stops them too."""
         wcnf = WCNF()
         for cl in self.oracle.formula.clauses:
             wcnf.append(list(cl))
         for f in self.features:
             wcnf.append([self.sel[f]], weight=1)
         rc2 = RC2(wcnf, solver=self.oracle.solver_name)
+        if budget.deadline is not None:
+            _poll_between_chunks(rc2.oracle, budget)
         best: int | None = None
         produced = 0
         try:
@@ -372,3 +376,19 @@ class Search:
                 rc2.add_clause([self.sel[f] for f in sorted(freed)])
         finally:
             rc2.delete()
+
+
+def _poll_between_chunks(solver: Any, budget: Budget) -> None:
+    """Make every ``solve_limited`` of ``solver`` (RC2's own SAT oracle; RC2 calls nothing else)
+    run in conflict chunks and check ``budget`` between them."""
+    unbounded = solver.solve_limited
+
+    def solve_limited(assumptions: Sequence[int] = (), expect_interrupt: bool = False) -> bool:
+        while True:
+            budget.check("computing a minimum necessary reason")
+            solver.conf_budget(CONFLICT_CHUNK)
+            outcome = unbounded(assumptions=list(assumptions), expect_interrupt=expect_interrupt)
+            if outcome is not None:
+                return bool(outcome)
+
+    solver.solve_limited = solve_limited

@@ -34,6 +34,7 @@ import logging
 from collections.abc import Iterable, Sequence
 
 from rfexplain.core.bits import bits_of
+from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Tree
 
 __all__ = ["DGManager"]
@@ -70,6 +71,8 @@ class DGManager:
         self.rank: list[int] = list(range(len(self.n_states)))
         self._or_cache: dict[tuple[int, int], int] = {}
         self._reachable: dict[tuple[int, ...], list[int]] = {}
+        #: the size budget: creating node number ``max_nodes`` raises CompilationTooLargeError
+        self.max_nodes: int | None = None
 
     def __len__(self) -> int:
         return len(self.var)
@@ -103,6 +106,11 @@ class DGManager:
         n = self._unique.get(key)
         if n is None:
             n = len(self.var)
+            if self.max_nodes is not None and n >= self.max_nodes:
+                raise CompilationTooLargeError(
+                    f"the decision graphs reached the size budget of {self.max_nodes:,} nodes "
+                    "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
+                )
             vm = 1 << var
             for _, c in canon:
                 vm |= self.vars_mask[c]

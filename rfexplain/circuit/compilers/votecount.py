@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rfexplain.circuit.compilers.dgraph import DGManager
-from rfexplain.core.budget import Budget, BudgetExpired
+from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 
 __all__ = ["VoteCounter"]
@@ -246,8 +246,8 @@ class VoteCounter:
                 continue
             stack.append(expand(res, child_need))
             frames += 1
-            if budget is not None and frames % 1024 == 0 and budget.expired():
-                raise BudgetExpired(f"compiling a vote graph: {frames} product nodes expanded")
+            if budget is not None and frames % 1024 == 0:
+                budget.check(f"compiling a vote graph ({frames} product nodes expanded)")
 
     def _segments(self, n: int, var: int) -> tuple[tuple[int, int], ...]:
         """``n`` restricted to each interval of ``var`` between its splits below ``n``: pairs
