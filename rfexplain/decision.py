@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from rfexplain.core.budget import Budget, Enumeration
@@ -29,7 +30,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, query
 from rfexplain.core.reasons import Reason
-from rfexplain.engines.base import Engine, Instance, ReasonFormula
+from rfexplain.engines.base import Engine, Instance, ReasonFormula, canonical_order
 
 __all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
 
@@ -85,11 +86,20 @@ class Decision:
         return self.instance.states
 
     # ---------------------------------------------------------------- any query by name
-    def ask(self, name: str, *, target: Any = None, limit: int | None = None, timeout: float | None = None) -> Any:
+    def ask(
+        self,
+        name: str,
+        *,
+        target: Any = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+        order: Sequence[int | str] | None = None,
+    ) -> Any:
         """Answer the query called ``name`` (see :data:`~rfexplain.core.queries.QUERY_TABLE`).
 
         ``target`` is required by the queries that take one and refused by the others; ``limit``
-        and ``timeout`` apply to enumerations only.
+        and ``timeout`` apply to enumerations only; ``order`` (a permutation of the features, by
+        index or name) to the single-reason queries only.
         """
         spec = query(name)
         if spec.takes_target and target is None:
@@ -98,6 +108,8 @@ class Decision:
             raise QueryArgumentError(f"{name} takes no target")
         if not spec.enumerates and (limit is not None or timeout is not None):
             raise QueryArgumentError(f"{name} takes no limit or timeout (it answers one result)")
+        if spec.kind is not Kind.REASON and order is not None:
+            raise QueryArgumentError(f"{name} takes no order (only the single-reason queries do)")
         args: tuple[Any, ...] = ()
         if spec.takes_target:
             index = self.forest.class_index(target)
@@ -109,21 +121,35 @@ class Decision:
             return Enumeration(
                 lambda budget: method(self.instance, *args, budget), Budget(limit=limit, timeout=timeout)
             )
+        if spec.kind is Kind.REASON:
+            return method(self.instance, canonical_order(self.forest, order))
         answer = method(self.instance, *args)
         if spec.kind is Kind.NUMBER and answer != math.inf:
             return int(answer)
         return answer
 
     # ---------------------------------------------------------------- single answers
-    def sufficient_reason(self) -> Reason:
+    def sufficient_reason(self, order: Sequence[int | str] | None = None) -> Reason:
         """One sufficient reason (AXp): a subset-minimal set of the instance's feature values
-        that guarantees the decision."""
-        return self.ask("sufficient_reason")
+        that guarantees the decision.
 
-    def necessary_reason(self) -> Reason | None:
+        The answer is canonical: the AXp that deletion in ``order`` produces (start from every
+        feature; drop each feature in turn whenever the features left still guarantee the
+        decision). ``order`` is a permutation of the features (indices or names), by default
+        index order. Every engine gives this same reason, whatever it explained before.
+        """
+        return self.ask("sufficient_reason", order=order)
+
+    def necessary_reason(self, order: Sequence[int | str] | None = None) -> Reason | None:
         """One necessary reason (CXp), or ``None`` when no change of any features can flip the
-        decision."""
-        return self.ask("necessary_reason")
+        decision.
+
+        The answer is canonical: start with every feature free to change, then fix each feature
+        in ``order`` (default: index order) back to the instance's value whenever the decision
+        can still be flipped; the features left free are the reason. Every engine gives this
+        same reason, whatever it explained before.
+        """
+        return self.ask("necessary_reason", order=order)
 
     def robustness(self) -> float:
         """Minimum number of features whose change flips the decision; ``math.inf`` if none does."""
