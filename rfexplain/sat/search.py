@@ -242,18 +242,36 @@ class Search:
         and the forest alone. Models are used only to skip calls: the latest counterexample
         ``z`` agrees with the instance on every fixed feature (invariant); when ``z`` also
         agrees on ``f``, ``z`` itself shows the fixed set plus ``f`` is satisfiable, so ``f`` is
-        fixed without a call and ``z`` keeps the invariant. The returned counterexample is the
-        latest ``z``: it changes only features of the CXp.
+        fixed without a call and ``z`` keeps the invariant. Otherwise the solver is first asked
+        the stronger question "fixed set plus ``f`` plus every later feature ``z`` agrees on":
+        a counterexample to it is one to the weaker question too (it fixes a subset), and it
+        agrees with the instance on many later features, so later calls are skipped. If the
+        stronger set has no counterexample and its core avoids those later features, the core
+        (a subset of the fixed set plus ``f``) refutes the exact question too; otherwise the
+        exact question is asked. Either way ``f`` is fixed iff the fixed set plus ``f`` admits
+        a counterexample. The returned counterexample is the latest ``z``: it changes only
+        features of the CXp.
         """
         if not self.has_counterexample([], budget):
             return FoundReason(frozenset())
         z = self.last_states
+        features = self._ordered(order)
         fixed: list[int] = []
         free: list[int] = []
-        for f in self._ordered(order):
+        for k, f in enumerate(features):
             if z[f] == self.v[f]:
                 fixed.append(f)
-            elif self.has_counterexample(sorted([*fixed, f]), budget):
+                continue
+            agreeing = [g for g in features[k + 1 :] if z[g] == self.v[g]]
+            if agreeing:
+                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget):
+                    z = self.last_states
+                    fixed.append(f)
+                    continue
+                if not self.last_core & set(agreeing):  # the core alone refutes fixed + f
+                    free.append(f)
+                    continue
+            if self.has_counterexample(sorted([*fixed, f]), budget):
                 z = self.last_states
                 fixed.append(f)
             else:
