@@ -58,6 +58,17 @@ class Explaining(Protocol):
 class Decision:
     """The forest's decision on one instance and every question one can ask about it.
 
+    Same question, same answer: :meth:`sufficient_reason` and :meth:`necessary_reason` are
+    canonical (defined by a deletion in a feature order, see each), so every engine, a fresh or a
+    warm explainer, any ``n_jobs`` or chunking of ``explain_many`` give the same reason. The
+    enumerations give the same *set* of reasons on every engine, but their order (and hence the
+    first item, e.g. with ``limit=1``) is canonical only on the ``"circuit"`` and ``"oracle"``
+    engines, which compute every reason first and yield them by (size, feature bit set). The
+    ``"sat"`` engine yields reasons as its hitting-set or MaxSAT search finds them, which depends
+    on the solver's state; sorting them would mean computing all of them first, which is what
+    makes the enumerations affordable on large forests. For one canonical shortest reason, sort
+    a complete ``shortest_sufficient_reasons()`` by ``(len(r), sorted(r.features))``.
+
     Attributes
     ----------
     prediction : label

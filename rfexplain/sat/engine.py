@@ -14,6 +14,11 @@ assumptions fixing features to its states (the soft unit clauses of the paper's 
 - all minimum CXps and the robustness: MaxSAT (RC2) with the selectors as soft clauses;
 - contrastive reasons toward ``t``: the CXp enumeration against "the forest predicts ``t``".
 
+The two single answers are canonical (the same on every engine and after any history). The
+enumerations yield every reason exactly once, in the order the search finds them: that order,
+and hence the first item with ``limit=1``, depends on the solver's state (learned clauses, cores,
+models), which is the price of not computing every reason before the first is yielded.
+
 Every reason carries witnesses (counterexamples found by the solver, turned into raw values), so
 ``rfexplain.verify(reason, model)`` can check it with scikit-learn alone.
 
