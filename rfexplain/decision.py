@@ -132,7 +132,7 @@ class Decision:
             return Enumeration(
                 lambda budget: method(self.instance, *args, budget), Budget(limit=limit, timeout=timeout)
             )
-        if spec.kind is Kind.REASON:
+        if spec.kind is Kind.REASON and order is not None:  # engines default to index order
             return method(self.instance, canonical_order(self.forest, order))
         answer = method(self.instance, *args)
         if spec.kind is Kind.NUMBER and answer != math.inf:
