@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from experiments._common import Skip
+from experiments._common import Skip, invoked_as
 
 __all__ = ["Benchmark", "BENCHMARKS", "Skip", "main"]
 
@@ -98,6 +98,7 @@ def _load(bench: Benchmark) -> Callable[[list[str]], int] | str:
 def run_one(bench: Benchmark, argv: list[str]) -> str:
     """Run one benchmark: ``"ok"``, ``"skipped"`` or ``"failed"`` (messages on stderr)."""
     loaded = _load(bench)
+    command = ["python", "-m", "experiments", bench.name, *argv]
     if isinstance(loaded, str):
         print(f"[experiments] skip {bench.name}: {loaded}", file=sys.stderr)
         return "skipped"
@@ -109,7 +110,8 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     print(f"[experiments] run {bench.name} {' '.join(argv)}".rstrip(), file=sys.stderr)
     started = time.perf_counter()
     try:
-        status = loaded(list(argv))
+        with invoked_as(command):
+            status = loaded(list(argv))
     except Skip as reason:
         print(f"[experiments] skip {bench.name}: {reason}", file=sys.stderr)
         return "skipped"

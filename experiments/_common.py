@@ -1,22 +1,26 @@
 """Shared helpers for the benchmarks: results folder, machine description, tables and plots.
 
 Every benchmark writes, under ``experiments/results/`` (or ``$RFEXPLAIN_RESULTS_DIR``), a CSV of
-its raw rows, a markdown report and a JSON description of the machine (CPU, memory, Python and
-library versions, git commit). matplotlib is optional (``pip install -e '.[experiments]'``):
+its raw rows, a markdown report and a JSON description of the run: the exact command, the
+benchmark's options and seed, the git commit, and the machine (CPU, memory, Python and library
+versions). A quick run (``--quick``) writes only ``<name>_quick.*`` files (:func:`results_stem`),
+so it never overwrites the full-size results. matplotlib is optional (``pip install -e '.[experiments]'``):
 without it the plots are skipped with a message and everything else is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import logging
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +30,9 @@ __all__ = [
     "Skip",
     "RESULTS_ENV",
     "results_dir",
+    "results_stem",
+    "invoked_as",
+    "command_line",
     "machine_description",
     "machine_markdown",
     "write_csv",
@@ -76,6 +83,42 @@ def results_dir(path: str | os.PathLike[str] | None = None) -> Path:
     return chosen
 
 
+def results_stem(name: str, *, quick: bool, suffix: str = "") -> str:
+    """The file stem of a benchmark's results: ``name``, then ``_quick`` for a quick run (so a
+    quick run never overwrites the full-size results), then ``suffix`` (e.g. ``"_depth4"``).
+
+    >>> results_stem("sat_table1", quick=True), results_stem("add_table1", quick=False, suffix="_long")
+    ('sat_table1_quick', 'add_table1_long')
+    """
+    return f"{name}{'_quick' if quick else ''}{suffix}"
+
+
+#: The command that reproduces the benchmark running now, when it was started by the entry point.
+_INVOKED_AS: list[list[str]] = []
+
+
+@contextlib.contextmanager
+def invoked_as(argv: Sequence[str]) -> Iterator[None]:
+    """Within the block, :func:`command_line` is ``argv`` (the entry point runs each benchmark
+    of ``all`` under the command that runs that benchmark alone)."""
+    _INVOKED_AS.append(list(argv))
+    try:
+        yield
+    finally:
+        _INVOKED_AS.pop()
+
+
+def command_line() -> str:
+    """The command that reproduces this run: the benchmark's own command when the entry point
+    started it (``python -m experiments sat_table1 --quick``), else this process's command line."""
+    if _INVOKED_AS:
+        return shlex.join(_INVOKED_AS[-1])
+    argv = list(getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv])
+    if argv:
+        argv[0] = Path(argv[0]).name
+    return shlex.join(argv)
+
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -124,16 +167,22 @@ def machine_description(extra_versions: Mapping[str, str] | None = None) -> dict
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "libraries": versions,
         "git_commit": _git_commit(),
-        "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+        "command": command_line(),
     }
 
 
 def machine_markdown(machine: Mapping[str, Any]) -> str:
     libs = ", ".join(f"{k} {v}" for k, v in machine.get("libraries", {}).items())
-    return (
+    text = (
         f"Machine: {machine['cpu']} ({machine['cores']} cores, {machine['memory_gib']} GiB), {machine['os']}, "
         f"{machine['python']}; {libs}; commit {machine['git_commit']}; run {machine['date']}."
     )
+    if "command" in machine:
+        text += f"\n\nReproduce: `{machine['command']}` at commit {machine['git_commit']}"
+        if machine.get("seed") is not None:
+            text += f" (seed {machine['seed']})"
+        text += f"; options: `{json.dumps(machine.get('options', {}), sort_keys=True, default=str)}`."
+    return text
 
 
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> Path:
@@ -165,20 +214,38 @@ def write_report(
     rows: Sequence[Mapping[str, Any]],
     markdown: str,
     *,
+    quick: bool,
+    options: Mapping[str, Any],
+    seed: int | None,
+    suffix: str = "",
     directory: str | os.PathLike[str] | None = None,
     extra_versions: Mapping[str, str] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> dict[str, Path]:
-    """Write ``<name>.csv``, ``<name>.md`` (with the machine line appended) and ``<name>.machine.json``."""
+    """Write ``<stem>.csv``, ``<stem>.md`` (with the machine and reproduction lines appended) and
+    ``<stem>.machine.json``, where ``stem`` is :func:`results_stem` of ``name`` (``_quick`` for a
+    quick run). The JSON records the exact command, ``options`` (the benchmark's parsed
+    arguments), ``seed``, the commit and the machine."""
     out = results_dir(directory)
+    stem = results_stem(name, quick=quick, suffix=suffix)
     machine = machine_description(extra_versions)
+    machine.update(quick=quick, seed=seed, options={k: _jsonable(v) for k, v in sorted(options.items())})
     paths = {
-        "csv": write_csv(out / f"{name}.csv", rows),
-        "md": out / f"{name}.md",
-        "machine": out / f"{name}.machine.json",
+        "csv": write_csv(out / f"{stem}.csv", rows, columns),
+        "md": out / f"{stem}.md",
+        "machine": out / f"{stem}.machine.json",
     }
     paths["md"].write_text(markdown.rstrip() + "\n\n" + machine_markdown(machine) + "\n")
     paths["machine"].write_text(json.dumps(machine, indent=2) + "\n")
     return paths
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return str(value)
 
 
 def markdown_table(

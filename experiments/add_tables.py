@@ -39,11 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, data_dir, line_plot, markdown_table, write_report
+from experiments._common import Skip, data_dir, line_plot, markdown_table, results_stem, write_report
 
 log = logging.getLogger("experiments.add_tables")
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The seed of every forest and split of these tables.
+SEED = 0
 
 # Circuit paper Table 1: name -> (#T, #N_ADD, T_ADD) (their ADD columns, taken from [32])
 PAPER_ADD = {
@@ -80,7 +82,7 @@ def _train(data: Any, folder: Path, trees: int, **options: Any) -> Any:
     from rfexplain import datasets
 
     # vote="hard": the papers' semantics, so the reproduced tables stay comparable
-    return datasets.train_forest(data, trees=trees, seed=0, data_dir=folder, vote="hard", **options)
+    return datasets.train_forest(data, trees=trees, seed=SEED, data_dir=folder, vote="hard", **options)
 
 
 def _phase(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
@@ -429,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     folder = data_dir(args.data)
     if not folder.is_dir():
         raise Skip(f"datasets folder {folder} not found: pass --data or set RFEXPLAIN_DATA")
-    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+    tag = f"_{args.tag}" if args.tag else ""
+    run = {"quick": args.quick, "options": vars(args), "seed": SEED, "suffix": tag, "directory": args.out}
+    suffix = results_stem("", quick=args.quick, suffix=tag)  # the plots' file names
     if args.table == "table1":
         names = args.datasets.split(",") if args.datasets else list(QUICK_TABLE1 if args.quick else PAPER_ADD)
         limit = args.timeout or (120.0 if args.quick else 1800.0)
@@ -456,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
             f"equal to the SDD class formulas. Per-phase limit {opts['phase_limit']:.0f} s, ADD budget "
             f"{args.max_nodes:,} nodes.\n\n" + markdown_table(rows, TABLE1_COLUMNS) + "\n"
         )
-        paths = write_report(f"add_table1{suffix}", rows, text, directory=args.out)
+        paths = write_report("add_table1", rows, text, **run)
     elif args.table == "outcomes":
         names = args.datasets.split(",") if args.datasets else list(OUTCOME_DATASETS)
         limit = args.timeout or (120.0 if args.quick else 900.0)
@@ -496,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
             "(an AXp, i.e. a sufficient reason), and compares its size with a shortest AXp. Columns are means "
             "over the rows (fractions for the yes/no checks).\n\n" + markdown_table(rows, columns) + "\n"
         )
-        paths = write_report(f"add_outcomes{suffix}", rows, text, directory=args.out)
+        paths = write_report("add_outcomes", rows, text, **run)
     else:
         names = (
             args.datasets.split(",") if args.datasets else list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS)
@@ -529,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
             + markdown_table(rows, EVAL_COLUMNS)
             + "\n"
         )
-        paths = write_report(f"add_evaluation{suffix}", rows, text, directory=args.out)
+        paths = write_report("add_evaluation", rows, text, **run)
         _plots(rows, Path(paths["md"]).parent, suffix)
     print(f"wrote {paths['md']}")
     return 0

@@ -24,7 +24,6 @@ adjacent ``paper_*`` columns. The data folder is ``--data``, else ``$RFEXPLAIN_D
 from __future__ import annotations
 
 import argparse
-import csv
 import gc
 import logging
 import math
@@ -37,11 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import data_dir
+from experiments._common import data_dir, results_dir, write_report
 
 log = logging.getLogger("experiments.circuit_tables")
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The seed of every forest and split of these tables.
+SEED = 0
 
 # ---------------------------------------------------------------------- the paper's figures
 # name: (#T, %A, #N_NNF, T_NNF)
@@ -129,7 +130,7 @@ def build(name: str, trees: int, folder: Path) -> dict[str, Any]:
     from rfexplain.datasets import train_forest
 
     # vote="hard": the paper's semantics, so the reproduced tables stay comparable
-    trained = train_forest(name, trees=trees, depth=4, seed=0, test_size=0.15, data_dir=folder, vote="hard")
+    trained = train_forest(name, trees=trees, depth=4, seed=SEED, test_size=0.15, data_dir=folder, vote="hard")
     forest, model, Xte, yte = trained.forest, trained.model, trained.X_test, trained.y_test
     accuracy = float((forest.predict_index(Xte) == np.searchsorted(model.classes_, yte)).mean() * 100)
     return {
@@ -593,8 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:  # pragma: no cover
             Skip = RuntimeError  # type: ignore[misc,assignment]
         raise Skip(f"datasets folder {folder} not found (use --data or $RFEXPLAIN_DATA)")
-    out = Path(args.results_dir) if args.results_dir else ROOT / "experiments" / "results"
-    out.mkdir(parents=True, exist_ok=True)
+    out = results_dir(args.results_dir)
     for table in args.tables or list(TABLES):
         run, paper = TABLES[table]
         if args.datasets:
@@ -625,16 +625,21 @@ def main(argv: list[str] | None = None) -> int:
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             rows = list(pool.map(one, names))
-        stem = f"circuit_{table}{'_quick' if args.quick else ''}{args.suffix}"
-        with (out / f"{stem}.csv").open("w", newline="") as handle:
-            columns: list[str] = []
-            for row in rows:
-                columns += [c for c in row if c not in columns]
-            writer = csv.DictWriter(handle, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows(rows)
-        (out / f"{stem}.md").write_text(_markdown(table, rows, args))
-        print(f"[{table}] wrote {out / (stem + '.md')}", file=sys.stderr)
+        columns: list[str] = []
+        for row in rows:
+            columns += [c for c in row if c not in columns]
+        paths = write_report(
+            f"circuit_{table}",
+            rows,
+            _markdown(table, rows, args),
+            quick=args.quick,
+            options=vars(args),
+            seed=SEED,
+            suffix=args.suffix,
+            directory=out,
+            columns=columns,
+        )
+        print(f"[{table}] wrote {paths['md']}", file=sys.stderr)
     return 0
 
 

@@ -49,6 +49,7 @@ from experiments._common import (
     markdown_table,
     median,
     results_dir,
+    results_stem,
     write_csv,
     write_report,
 )
@@ -1053,7 +1054,7 @@ def _write(
     partial: bool,
 ) -> None:
     out = results_dir(directory)
-    suffix = "_quick" if settings.get("quick") else ""
+    suffix = results_stem("", quick=bool(settings.get("quick")))
     rows, disagreements = _normalise(rows, disagreements)
     raw = {"rows": rows, "disagreements": disagreements, "engines": engines, "pyxai": pyxai, "settings": settings}
     tag = settings.get("tag")
@@ -1084,9 +1085,12 @@ def _write(
     if str(python) not in _VERSION_CACHE:
         _VERSION_CACHE[str(python)] = _pyxai_version(python)
     write_report(
-        f"{NAME}{suffix}",
+        NAME,
         rows,
         render(summary, disagreements, rows, engines, pyxai, settings, plots),
+        quick=bool(settings.get("quick")),
+        options=settings,
+        seed=Config.seed,  # every forest and split of this comparison
         directory=directory,
         extra_versions={"pyxai": _VERSION_CACHE[str(python)]},
     )

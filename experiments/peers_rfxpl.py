@@ -373,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not Table 1 datasets: {unknown}")
     n_inst = int(args.instances or preset["instances"])
     limit = float(args.limit or preset["limit"])
-    name = NAME + ("_quick" if args.quick else "")
+    name = NAME
 
     def make(dataset: str) -> Callable[[], tuple[Any, np.ndarray, Sequence[int]]]:
         def trained() -> tuple[Any, np.ndarray, Sequence[int]]:
@@ -398,7 +398,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "\n\nTargets (issue: ours / RFxpl <= 0.25 on every dataset; mean AXp <= 0.02 s wherever RFxpl's is "
             "<= 0.2 s):\n\n" + targets(summary) + "\n"
         )
-        write_report(name, rows, text, directory=args.results_dir, extra_versions={"rfxpl": rfxpl_version(rfxpl)})
+        write_report(
+            name,
+            rows,
+            text,
+            quick=args.quick,
+            options=vars(args),
+            seed=0,
+            directory=args.results_dir,
+            extra_versions={"rfxpl": rfxpl_version(rfxpl)},
+        )
 
     run_forests(forests, rfxpl=rfxpl, limit=limit, card=args.card, write=write, budget=BUDGET)
     return 0

@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     trees, depth, rows = (10, 4, 20) if args.quick else (50, 6, 100)
     results = [run_case(*case, trees=trees, depth=depth, rows=rows) for case in _cases(args.quick, data_dir(args.data))]
     columns = list(results[0])
-    name = "pipelines_quick" if args.quick else "pipelines"
+    name = "pipelines"
     markdown = (
         "# Pipelines: sufficient reasons in original columns vs the bare forest on encoded columns\n\n"
         f"RandomForestClassifier(n_estimators={trees}, max_depth={depth}, random_state=0) after "
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         "that describe one categorical column through two or more of its indicator columns.\n\n"
         + markdown_table(results, columns)
     )
-    paths = write_report(name, results, markdown, directory=args.results_dir)
+    paths = write_report(
+        name, results, markdown, quick=args.quick, options=vars(args), seed=0, directory=args.results_dir
+    )
     log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     return 0

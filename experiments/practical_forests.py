@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rfxpl = None if args.no_rfxpl else find_rfxpl(args.rfxpl_python, args.rfxpl_src)
     if rfxpl is None and not args.no_rfxpl:
         log.warning("RFxpl not set up (see experiments/README.md): only our engine is measured")
-    name = NAME + ("_quick" if args.quick else "")
+    name = NAME
     forests = [({"dataset": d, "trees": t}, _forest(d, t, n_inst, directory)) for t in sizes for d in names]
 
     def write(rows: list[dict[str, Any]]) -> None:
@@ -209,7 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             "RFxpl):\n\n" + _targets(summary) + "\n"
         )
         versions = {"rfxpl": rfxpl_version(rfxpl)} if rfxpl else None
-        write_report(name, rows, text, directory=args.results_dir, extra_versions=versions)
+        write_report(
+            name,
+            rows,
+            text,
+            quick=args.quick,
+            options=vars(args),
+            seed=0,
+            directory=args.results_dir,
+            extra_versions=versions,
+        )
 
     run_forests(forests, rfxpl=rfxpl, limit=limit, card=args.card, write=write, budget=budget)
     return 0

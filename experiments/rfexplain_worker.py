@@ -33,7 +33,8 @@ def main() -> int:
 
     cpu, wall = time.process_time(), time.perf_counter()
     with open(sys.argv[1], "rb") as handle:
-        forest = Forest.from_sklearn(pickle.load(handle))
+        # the hard majority vote: what RFxpl explains, so both sides explain the same classifier
+        forest = Forest.from_sklearn(pickle.load(handle), vote="hard")
     options = {"card": sys.argv[2]} if len(sys.argv) > 2 else {}
     proto.write(
         json.dumps({"ready": True, "load_cpu": time.process_time() - cpu, "load_wall": time.perf_counter() - wall})

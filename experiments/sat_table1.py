@@ -14,7 +14,8 @@ seconds of this process (``time.process_time``; the SAT solvers are single-threa
 benchmark machine may be shared; the CSV also has the wall-clock figures.
 
 Run: ``python -m experiments.sat_table1 [--quick] [--instances N] [--enum-instances N]``.
-Writes ``experiments/results/sat_table1.{csv,md}`` and ``sat_cards.{csv,md}``.
+Writes ``experiments/results/sat_table1.{csv,md,machine.json}`` and ``sat_cards.*``
+(``sat_table1_quick.*`` and ``sat_cards_quick.*`` with ``--quick``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import data_dir, markdown_table, write_report
+from experiments._common import data_dir, markdown_table, results_stem, write_report
 
 log = logging.getLogger("experiments.sat_table1")
 
@@ -357,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-dir", help="output folder (default experiments/results)")
     parser.add_argument("--skip-cards", action="store_true", help="only Table 1")
     parser.add_argument("--only-cards", action="store_true", help="only the encoding table")
-    parser.add_argument("--merge", nargs="*", help="merge the sat_table1.csv of these result folders and stop")
+    parser.add_argument(
+        "--merge", nargs="*", help="merge the sat_table1 CSVs (quick ones with --quick) of these folders and stop"
+    )
     args = parser.parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -402,7 +405,7 @@ def _write_table1(rows: list[dict[str, Any]], args: Any, n_enum: int, cap: float
         + f"\n\nTargets: mean AXp <= 0.05 s and max <= 1 s: {ok_axp}/{len(rows)} datasets; "
         f"complete enumeration for >= 90% of instances: {ok_enum}/{len(rows)} datasets.\n"
     )
-    write_report("sat_table1", rows, text, directory=args.results_dir)
+    write_report("sat_table1", rows, text, **_run(args))
 
 
 def _merge(args: Any) -> int:
@@ -423,12 +426,12 @@ def _merge(args: Any) -> int:
     rows: dict[str, dict[str, Any]] = {}
     cards: list[dict[str, Any]] = []
     for folder in args.merge:
-        table = Path(folder) / "sat_table1.csv"
+        table = Path(folder) / f"{results_stem('sat_table1', quick=args.quick)}.csv"
         if table.is_file():
             with table.open() as handle:
                 for row in csv.DictReader(handle):
                     rows[row["dataset"]] = {k: cast(v) for k, v in row.items()}
-        card_file = Path(folder) / "sat_cards.csv"
+        card_file = Path(folder) / f"{results_stem('sat_cards', quick=args.quick)}.csv"
         if card_file.is_file():
             with card_file.open() as handle:
                 cards.extend({k: cast(v) for k, v in row.items()} for row in csv.DictReader(handle))
@@ -447,7 +450,12 @@ def _write_cards(rows: list[dict[str, Any]], args: Any, n_card: int) -> None:
         f"Same forests as sat_table1; first {n_card} sample instances per dataset; one AXp and one CXp each.\n\n"
         + markdown_table(rows, CARD_COLUMNS)
     )
-    write_report("sat_cards", rows, text, directory=args.results_dir)
+    write_report("sat_cards", rows, text, **_run(args))
+
+
+def _run(args: Any) -> dict[str, Any]:
+    """What :func:`write_report` records about the run (and where it writes)."""
+    return {"quick": args.quick, "options": vars(args), "seed": SEED, "directory": args.results_dir}
 
 
 if __name__ == "__main__":

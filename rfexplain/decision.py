@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from rfexplain.core.budget import Budget, Enumeration
@@ -29,7 +30,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, query
 from rfexplain.core.reasons import Reason
-from rfexplain.engines.base import Engine, Instance, ReasonFormula
+from rfexplain.engines.base import Engine, Instance, ReasonFormula, canonical_order
 
 __all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
 
@@ -56,6 +57,17 @@ class Explaining(Protocol):
 
 class Decision:
     """The forest's decision on one instance and every question one can ask about it.
+
+    Same question, same answer: :meth:`sufficient_reason` and :meth:`necessary_reason` are
+    canonical (defined by a deletion in a feature order, see each), so every engine, a fresh or a
+    warm explainer, any ``n_jobs`` or chunking of ``explain_many`` give the same reason. The
+    enumerations give the same *set* of reasons on every engine, but their order (and hence the
+    first item, e.g. with ``limit=1``) is canonical only on the ``"circuit"`` and ``"oracle"``
+    engines, which compute every reason first and yield them by (size, feature bit set). The
+    ``"sat"`` engine yields reasons as its hitting-set or MaxSAT search finds them, which depends
+    on the solver's state; sorting them would mean computing all of them first, which is what
+    makes the enumerations affordable on large forests. For one canonical shortest reason, sort
+    a complete ``shortest_sufficient_reasons()`` by ``(len(r), sorted(r.features))``.
 
     Attributes
     ----------
@@ -89,23 +101,34 @@ class Decision:
         return self.instance.states
 
     # ---------------------------------------------------------------- any query by name
-    def ask(self, name: str, *, target: Any = None, limit: int | None = None, timeout: float | None = None) -> Any:
+    def ask(
+        self,
+        name: str,
+        *,
+        target: Any = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+        order: Sequence[int | str] | None = None,
+    ) -> Any:
         """Answer the query called ``name`` (see :data:`~rfexplain.core.queries.QUERY_TABLE`).
 
         ``target`` is required by the queries that take one and refused by the others; ``limit``
-        applies to enumerations only. ``timeout`` (seconds) bounds every query: an enumeration
-        then ends with ``complete == False``, any other query raises
+        applies to enumerations only; ``order`` (a permutation of the features, by index or name)
+        to the single-reason queries only. ``timeout`` (seconds) bounds every query: an
+        enumeration then ends with ``complete == False``, any other query raises
         :class:`~rfexplain.core.budget.BudgetExpired`.
         """
         spec = query(name)
         if spec.changes and self.fixed is not None:
-            return self.fixed.ask(name, target=target, limit=limit, timeout=timeout)
+            return self.fixed.ask(name, target=target, limit=limit, timeout=timeout, order=order)
         if spec.takes_target and target is None:
             raise QueryArgumentError(f"{name} needs a target class")
         if not spec.takes_target and target is not None:
             raise QueryArgumentError(f"{name} takes no target")
         if not spec.enumerates and limit is not None:
             raise QueryArgumentError(f"{name} takes no limit (it answers one result)")
+        if spec.kind is not Kind.REASON and order is not None:
+            raise QueryArgumentError(f"{name} takes no order (only the single-reason queries do)")
         budget = Budget(limit=limit, timeout=timeout)
         args: tuple[Any, ...] = ()
         if spec.takes_target:
@@ -117,21 +140,37 @@ class Decision:
         if spec.enumerates:
             return Enumeration(lambda b: method(self.instance, *args, b), budget)
         with budget.active():
+            if spec.kind is Kind.REASON and order is not None:  # engines default to index order
+                return method(self.instance, canonical_order(self.forest, order))
             answer = method(self.instance, *args)
         if spec.kind is Kind.NUMBER and answer != math.inf:
             return int(answer)
         return answer
 
     # ---------------------------------------------------------------- single answers
-    def sufficient_reason(self, timeout: float | None = None) -> Reason:
+    def sufficient_reason(self, order: Sequence[int | str] | None = None, timeout: float | None = None) -> Reason:
         """One sufficient reason (AXp): a subset-minimal set of the instance's feature values
-        that guarantees the decision."""
-        return self.ask("sufficient_reason", timeout=timeout)
+        that guarantees the decision.
 
-    def necessary_reason(self, timeout: float | None = None) -> Reason | None:
+        The answer is canonical: the AXp that deletion in ``order`` produces (start from every
+        feature; drop each feature in turn whenever the features left still guarantee the
+        decision). ``order`` is a permutation of the features (indices or names), by default
+        index order. Every engine gives this same reason, whatever it explained before.
+        ``timeout`` (seconds): :class:`~rfexplain.core.budget.BudgetExpired` past it.
+        """
+        return self.ask("sufficient_reason", order=order, timeout=timeout)
+
+    def necessary_reason(self, order: Sequence[int | str] | None = None, timeout: float | None = None) -> Reason | None:
         """One necessary reason (CXp), or ``None`` when no change of any features can flip the
-        decision."""
-        return self.ask("necessary_reason", timeout=timeout)
+        decision.
+
+        The answer is canonical: start with every feature free to change, then fix each feature
+        in ``order`` (default: index order) back to the instance's value whenever the decision
+        can still be flipped; the features left free are the reason. Every engine gives this
+        same reason, whatever it explained before. ``timeout`` (seconds):
+        :class:`~rfexplain.core.budget.BudgetExpired` past it.
+        """
+        return self.ask("necessary_reason", order=order, timeout=timeout)
 
     def robustness(self, timeout: float | None = None) -> float:
         """Minimum number of features whose change flips the decision; ``math.inf`` if none does."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +32,43 @@ def _keys(reasons: Any) -> set[tuple[str, tuple[tuple[int, tuple[int, ...]], ...
     keys = [(r.kind, tuple((lit.feature, tuple(sorted(lit.states))) for lit in r.conditions), r.target) for r in items]
     assert len(keys) == len(set(keys)), f"duplicate reasons in {items}"
     return set(keys)
+
+
+def _key(reason: Any) -> Any:
+    """A single reason as a comparable key (kind, literals), ``None`` for ``None``."""
+    if reason is None:
+        return None
+    return reason.kind, tuple(sorted((lit.feature, tuple(sorted(lit.states))) for lit in reason.conditions))
+
+
+def canonical_by_brute_force(forest: Any, instance: Instance, order: Any = None) -> tuple[Any, Any]:
+    """The canonical AXp and CXp (as literal keys, the CXp ``None`` when nothing flips), computed
+    over every state vector of the forest with the plain deletion / fixing-back loops and no
+    engine: a fixed set is sufficient iff every state vector agreeing with the instance on it is
+    decided like the instance."""
+    grid = np.indices(forest.states_per_feature).reshape(forest.n_features, -1).T
+    labels = forest.predict_states(grid)
+    v = np.asarray(instance.states)
+    flips = grid[labels != instance.prediction]
+
+    def sufficient(fixed: set[int]) -> bool:
+        cols = sorted(fixed)
+        return not bool(np.all(flips[:, cols] == v[cols], axis=1).any())
+
+    features = list(range(forest.n_features)) if order is None else list(order)
+    kept = set(features)
+    for f in features:
+        if sufficient(kept - {f}):
+            kept.discard(f)
+    axp = tuple((f, (instance.states[f],)) for f in sorted(kept))
+    if sufficient(set()):
+        return axp, None
+    fixed: set[int] = set()
+    for f in features:
+        if not sufficient(fixed | {f}):
+            fixed.add(f)
+    cxp = tuple((f, (instance.states[f],)) for f in range(forest.n_features) if f not in fixed)
+    return axp, cxp
 
 
 class EngineContract:
@@ -120,6 +158,63 @@ class EngineContract:
             self.check_witnesses(forest, [reason])
 
         self.run(check)
+
+    # ------------------------------------------------------------------ canonical single answers
+    def test_single_answers_are_the_canonical_deletion(self) -> None:
+        """sufficient_reason / necessary_reason equal a brute-force deletion (fixing back) in the
+        same order over every state vector, for index order and a random permutation."""
+        self.require("sufficient_reason")
+        self.require("necessary_reason")
+
+        @settings(
+            max_examples=self.max_examples,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
+        @given(forests_and_instances(), st.randoms(use_true_random=False))
+        def property_test(case: Any, rnd: Any) -> None:
+            forest, instance = case
+            order = list(range(forest.n_features))
+            rnd.shuffle(order)
+            engine = self.make(forest)
+            try:
+                for o in (None, order):
+                    axp, cxp = canonical_by_brute_force(forest, instance, o)
+                    assert _key(engine.sufficient_reason(instance, o)) == ("sufficient", axp), o
+                    got = engine.necessary_reason(instance, o)
+                    assert (None if got is None else _key(got)) == (None if cxp is None else ("necessary", cxp)), o
+            finally:
+                engine.close()
+
+        property_test()
+
+    def test_single_answers_do_not_depend_on_history(self) -> None:
+        """A warm engine (after enumerations and other instances, in a random order) and a fresh
+        engine per instance give identical single answers."""
+        self.require("sufficient_reason")
+        self.require("necessary_reason")
+
+        @settings(max_examples=max(10, self.max_examples // 3), deadline=None)
+        @given(forests(min_trees=2), st.randoms(use_true_random=False))
+        def property_test(forest: Any, rnd: Any) -> None:
+            grid = Oracle(forest).grid
+            rows = [tuple(int(s) for s in grid[rnd.randrange(len(grid))]) for _ in range(6)]
+            instances = [Instance.from_states(forest, r) for r in rows]
+            fresh = []
+            for instance in instances:
+                with self.make(forest) as engine:
+                    fresh.append((_key(engine.sufficient_reason(instance)), _key(engine.necessary_reason(instance))))
+            order = list(range(len(instances)))
+            rnd.shuffle(order)
+            with self.make(forest) as warm:
+                for i in order:
+                    instance = instances[i]
+                    if self.supports("sufficient_reasons"):
+                        list(warm.sufficient_reasons(instance, Budget()))
+                    got = (_key(warm.sufficient_reason(instance)), _key(warm.necessary_reason(instance)))
+                    assert got == fresh[i], (i, rows[i])
+
+        property_test()
 
     def test_shortest_reasons_equal_oracle(self) -> None:
         self.require("shortest_sufficient_reasons")

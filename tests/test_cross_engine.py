@@ -2,8 +2,9 @@
 
 The SAT and circuit engines share nothing but the forest model, so equal answers are evidence of
 correctness where the oracle cannot reach: the same *sets* of sufficient, necessary, shortest and
-contrastive reasons, and the same robustness, on forests trained on scikit-learn's bundled
-datasets and on the benchmark CSVs (when they are beside the checkout).
+contrastive reasons, the same robustness and the same canonical single reasons, on forests
+trained on scikit-learn's bundled datasets and on the benchmark CSVs (when they are beside the
+checkout).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def compare(name: str, n_trees: int, depth: int, data_dir: Any = None) -> None:
                 continue
             got = {e: keys(dec.contrastive_reasons(target, timeout=TIMEOUT)) for e, dec in d.items()}
             assert got["sat"] == got["circuit"], (name, row, target)
+        reverse = list(range(data.X.shape[1]))[::-1]
+        for order in (None, reverse):  # the canonical single answers: features and literals
+            assert d["sat"].sufficient_reason(order) == d["circuit"].sufficient_reason(order), (name, row)
+            assert d["sat"].necessary_reason(order) == d["circuit"].necessary_reason(order), (name, row)
         reason = d["circuit"].sufficient_reason()
         assert rx.verify(reason, model).ok
     for ex in engines.values():

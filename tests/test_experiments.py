@@ -37,7 +37,8 @@ def test_registry_skips_missing_and_runs_the_others(
         "def main(argv):\n"
         "    assert argv[argv.index('--results-dir') + 1]\n"
         "    size = 1 if '--quick' in argv else 100\n"
-        "    write_report('fake', [{'x': size, 't': 0.5}], '# fake\\n', extra_versions={'tool': '1'})\n"
+        "    write_report('fake', [{'x': size, 't': 0.5}], '# fake\\n', quick=size == 1, options={'size': size},\n"
+        "                 seed=7, extra_versions={'tool': '1'})\n"
         "    return 0\n"
     )
     broken = tmp_path / "broken_bench.py"
@@ -56,9 +57,11 @@ def test_registry_skips_missing_and_runs_the_others(
     assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 0
     err = capsys.readouterr().err
     assert "skip missing" in err and "ok fake" in err
-    assert (results / "fake.csv").read_text().splitlines() == ["x,t", "1,0.5"]
-    assert (results / "fake.md").read_text().startswith("# fake")
-    machine = json.loads((results / "fake.machine.json").read_text())
+    assert sorted(p.name for p in results.iterdir()) == ["fake_quick.csv", "fake_quick.machine.json", "fake_quick.md"]
+    assert (results / "fake_quick.csv").read_text().splitlines() == ["x,t", "1,0.5"]
+    assert (results / "fake_quick.md").read_text().startswith("# fake")
+    machine = json.loads((results / "fake_quick.machine.json").read_text())
+    assert machine["seed"] == 7 and machine["options"] == {"size": 1} and machine["quick"] is True
     assert machine["python"] and machine["cpu"] and machine["libraries"]["tool"] == "1"
     assert "numpy" in machine["libraries"] and "scikit-learn" in machine["libraries"]
     monkeypatch.setattr(entry, "BENCHMARKS", entry.BENCHMARKS + (entry.Benchmark("broken", "broken_bench", "b"),))
@@ -220,3 +223,64 @@ def test_pipelines_benchmark_case_counts_indicator_combinations() -> None:
     assert row["axp_size_bare_columns"] <= row["axp_size_bare_literals"]
     assert 0 <= row["bare_with_indicator_combinations_pct"] <= 100
     assert pipelines._group("cat__credit_history_good", ["credit_history", "history"]) == "credit_history"
+
+
+# ---------------------------------------------------------------------- quick runs never clobber
+#: Each registered benchmark at quick size, shrunk further to seconds (one small dataset).
+QUICK_RUNS = {
+    "sat_table1": ["--datasets", "threeOf9", "--instances", "1", "--card-datasets", "threeOf9"],
+    "circuit_tables": ["--datasets", "threeOf9", "--instances", "1", "--timeout", "20"],
+    "add_table1": ["--datasets", "iris", "--trees", "3", "--timeout", "60"],
+    "add_evaluation": ["--datasets", "iris", "--trees", "3", "--timeout", "60"],
+    "add_outcomes": ["--datasets", "iris", "--trees", "3", "--timeout", "60"],
+    "pipelines": [],
+    "practical_forests": ["--datasets", "banknote", "--instances", "1", "--no-rfxpl"],
+    "soft_vote": ["--datasets", "iris", "--instances", "1", "--enum-instances", "0", "--points", "1000"],
+}
+#: Benchmarks that need a peer installed beside the checkout (their writers are tested below or
+#: in their own test file).
+NEEDS_A_PEER = {"peers_pyxai", "peers_rfxpl"}
+
+
+def test_every_benchmark_is_covered_by_the_quick_run_test() -> None:
+    assert set(QUICK_RUNS) | NEEDS_A_PEER == {b.name for b in entry.BENCHMARKS}
+
+
+@pytest.mark.parametrize("name", sorted(QUICK_RUNS))
+def test_quick_runs_write_only_quick_files_with_the_command_and_seed(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.benchmark_data import benchmark_dir
+
+    data = benchmark_dir()
+    if data is None:
+        pytest.skip("benchmark CSVs are not beside this checkout")
+    monkeypatch.setenv("RFEXPLAIN_DATA", str(data))
+    monkeypatch.setenv(_common.RESULTS_ENV, "")
+    assert entry.main([name, "--quick", "--results-dir", str(tmp_path), *QUICK_RUNS[name]]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written, "the benchmark wrote nothing"
+    full_size = [n for n in written if "_quick" not in n]
+    assert not full_size, f"a quick run wrote full-size names {full_size}"
+    machines = [p for p in tmp_path.iterdir() if p.name.endswith(".machine.json")]
+    assert len(machines) == sum(1 for n in written if n.endswith(".md")), written
+    for path in machines:
+        run = json.loads(path.read_text())
+        assert run["quick"] is True and run["seed"] == 0 and run["options"]["quick"] is True
+        assert "experiments" in run["command"] and "--quick" in run["command"]
+        assert "git_commit" in run
+        assert run["command"] in path.with_name(path.name.replace(".machine.json", ".md")).read_text()
+
+
+def test_peers_pyxai_quick_results_are_quick_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyXAI cannot run here: its writer is called directly with a quick run's settings."""
+    monkeypatch.setattr(peers_pyxai, "_pyxai_version", lambda python: "test")
+    row = {"dataset": "d", "trees": 1, "depth": 1, "query": "sufficient", "instance": 0}
+    rows = [
+        {**row, "solver": "sat", "time": 0.1, "status": "ok"},
+        {**row, "solver": "pyxai", "time": 0.2, "status": "ok"},
+    ]
+    settings = {"quick": True, "limit_s": 2.0}
+    peers_pyxai._write(rows, [], ["sat"], ["pyxai"], settings, str(tmp_path), tmp_path / "python", partial=False)
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written and all("_quick" in n for n in written), written

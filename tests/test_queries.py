@@ -24,7 +24,12 @@ def test_decision_methods_are_the_table() -> None:
     assert _public(Decision) - NOT_QUERIES == set(QUERY_TABLE)
     for spec in QUERY_TABLE.values():
         parameters = list(inspect.signature(getattr(Decision, spec.name)).parameters)[1:]
-        expected = (["target"] if spec.takes_target else []) + (["limit"] if spec.enumerates else []) + ["timeout"]
+        expected = (
+            (["target"] if spec.takes_target else [])
+            + (["limit"] if spec.enumerates else [])
+            + (["order"] if spec.kind is Kind.REASON else [])
+            + ["timeout"]
+        )
         assert parameters == expected, spec.name  # every query takes a timeout
 
 
@@ -33,7 +38,12 @@ def test_engine_interface_is_the_table(cls: type) -> None:
     assert _public(cls) - {"name", "queries", "close"} == set(QUERY_TABLE)
     for spec in QUERY_TABLE.values():
         parameters = list(inspect.signature(getattr(cls, spec.name)).parameters)[1:]
-        expected = ["instance"] + (["target"] if spec.takes_target else []) + (["budget"] if spec.enumerates else [])
+        expected = (
+            ["instance"]
+            + (["target"] if spec.takes_target else [])
+            + (["budget"] if spec.enumerates else [])
+            + (["order"] if spec.kind is Kind.REASON else [])
+        )
         assert parameters == expected, (cls.__name__, spec.name)
 
 
@@ -72,6 +82,13 @@ def test_decision_ask_checks_arguments_by_the_table() -> None:
         decision.contrastive_reasons(decision.prediction)
     with pytest.raises(ValueError):  # still the builtin users catch
         decision.contrastive_reasons(decision.prediction)
+    with pytest.raises(rx.QueryArgumentError, match="takes no order"):
+        decision.ask("sufficient_reasons", order=[0, 1, 2, 3])
+    for bad in ([0, 1, 2], [0, 1, 2, 2], [0, 1, 2, 4], "x0", [0, 1, 2, True], ["nope", 1, 2, 3]):
+        with pytest.raises(rx.QueryArgumentError, match="order"):
+            decision.sufficient_reason(order=bad)  # type: ignore[arg-type]
+    assert decision.sufficient_reason(order=[3, 2, 1, 0]) == decision.sufficient_reason(order=["x3", "x2", 1, 0])
+    assert decision.necessary_reason(order=None) == decision.necessary_reason(order=range(4))
     assert [set(r.features) for r in decision.ask("sufficient_reasons", limit=2)] == [
         set(r.features) for r in decision.sufficient_reasons(limit=2)
     ]

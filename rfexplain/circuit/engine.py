@@ -24,7 +24,8 @@ general necessary reasons       Algorithms 6-7 with the variable sets of all nec
 general sufficient reasons      maximal boxes inside the class formula over each AXp's features
 ==============================  ===========================================================
 
-One sufficient (necessary) reason is found greedily by evaluating the monotone complete reason.
+One sufficient (necessary) reason is the canonical one every engine gives (deletion, or fixing
+back, in a feature order), each step evaluating the monotone complete reason.
 Every reason carries witnesses found on the decision graphs, exactly like the other engines'.
 
 Example
@@ -244,20 +245,29 @@ class CircuitEngine(EngineBase):
         return sorted(masks, key=lambda m: (m.bit_count(), m))
 
     # ------------------------------------------------------------------ sufficient / necessary
-    def sufficient_reason(self, instance: Instance) -> Reason:
+    def _in_order(self, order: Sequence[int] | None) -> list[int]:
+        """The tested features, in ``order`` (default: index order)."""
+        features = bits_of(self.relevant) if order is None else order
+        return [f for f in features if self.relevant >> f & 1]
+
+    def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
+        """The canonical AXp: deletion in ``order``, each check "do the kept features guarantee
+        the decision" evaluated on the monotone complete reason in linear time."""
         a = self._analysis(instance)
         kept = self.relevant
-        for f in bits_of(self.relevant):
+        for f in self._in_order(order):
             if holds(a.nnf, a.cr, kept & ~(1 << f)):
                 kept &= ~(1 << f)
         return self._sufficient(a, kept)
 
-    def necessary_reason(self, instance: Instance) -> Reason | None:
+    def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
+        """The canonical CXp: from every feature free, fix each feature in ``order`` back
+        whenever the fixed ones still do not imply the complete reason (a flip remains)."""
         a = self._analysis(instance)
         if holds(a.nnf, a.cr, 0):
             return None
         changed = self.relevant
-        for f in bits_of(self.relevant):
+        for f in self._in_order(order):
             trial = changed & ~(1 << f)
             if not holds(a.nnf, a.cr, self.relevant & ~trial):
                 changed = trial

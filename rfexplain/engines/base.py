@@ -5,6 +5,22 @@ queries about many instances. Each query method receives the :class:`Instance` (
 values, its state vector and the forest's decision on it); enumerations also receive a
 :class:`~rfexplain.core.budget.Budget` and must poll ``budget.expired()`` in long searches.
 
+The two single-reason queries have one canonical answer, defined by the semantics alone, so
+every engine returns the same reason (features and literals) for the same instance, whatever it
+computed before (:func:`canonical_order`):
+
+- ``sufficient_reason(instance, order)``: the AXp that *deletion in order* produces: start with
+  every feature fixed to the instance's state and, for each feature in ``order``, free it iff
+  the features still fixed guarantee the decision;
+- ``necessary_reason(instance, order)``: the CXp that *fixing back in order* produces: start with
+  every feature free (some change flips the decision; otherwise the answer is ``None``) and, for
+  each feature in ``order``, fix it back iff the decision can still be flipped; the features
+  left free are the reason.
+
+``order`` is a permutation of the feature indices, ``None`` meaning index order ``0, 1, ...``.
+Engines may skip checks whose outcome they can prove (cores, models, bounds) but never change
+the result. Witnesses are valid but engine-chosen: they are not part of the canonical answer.
+
 Engines subclass :class:`EngineBase`, list the queries they answer in ``queries``, and leave the
 others alone: the base class raises :class:`~rfexplain.core.errors.UnsupportedQueryError` for them, naming
 the registered engines that do answer them.
@@ -19,18 +35,57 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
+from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
 from rfexplain.core.queries import QUERY_TABLE
 from rfexplain.core.reasons import Reason
 
-__all__ = ["Instance", "Engine", "EngineBase", "ReasonFormula", "QUERIES", "ENUMERATION_QUERIES"]
+__all__ = [
+    "Instance",
+    "Engine",
+    "EngineBase",
+    "ReasonFormula",
+    "QUERIES",
+    "ENUMERATION_QUERIES",
+    "canonical_order",
+]
 
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
 #: Queries that enumerate and therefore take ``limit=`` and ``timeout=``.
 ENUMERATION_QUERIES: frozenset[str] = frozenset(q.name for q in QUERY_TABLE.values() if q.enumerates)
+
+
+def canonical_order(forest: Forest, order: Sequence[int | str] | None) -> tuple[int, ...]:
+    """The feature order of the canonical single reasons: ``order`` checked to be a permutation
+    of the features (given by index or by name), or index order when ``order`` is None.
+
+    >>> from rfexplain.core.forest import Forest
+    >>> leaf = {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0]}
+    >>> forest = Forest.from_raw_trees([leaf], n_features=3, classes=["a", "b"])
+    >>> canonical_order(forest, None), canonical_order(forest, ["x2", 0, 1])
+    ((0, 1, 2), (2, 0, 1))
+    """
+    n = forest.n_features
+    if order is None:
+        return tuple(range(n))
+    if isinstance(order, (str, bytes)):
+        raise QueryArgumentError(f"order must be a sequence of features, got {order!r}")
+    names = {name: f for f, name in enumerate(forest.feature_names)}
+    out: list[int] = []
+    for item in order:
+        if isinstance(item, str):
+            if item not in names:
+                raise QueryArgumentError(f"order names an unknown feature {item!r}")
+            out.append(names[item])
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= item < n:
+            out.append(int(item))
+        else:
+            raise QueryArgumentError(f"order must hold feature indices in [0, {n}) or names, got {item!r}")
+    if sorted(out) != list(range(n)):
+        raise QueryArgumentError(f"order must list each of the {n} features exactly once, got {list(order)!r}")
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -76,8 +131,8 @@ class Engine(Protocol):
     name: ClassVar[str]
     queries: ClassVar[frozenset[str]]
 
-    def sufficient_reason(self, instance: Instance) -> Reason: ...
-    def necessary_reason(self, instance: Instance) -> Reason | None: ...
+    def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason: ...
+    def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None: ...
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
     def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
     def shortest_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
@@ -116,10 +171,10 @@ class EngineBase:
         where = f"; engines that answer it: {others}" if others else "; no installed engine answers it"
         return UnsupportedQueryError(f"engine {self.name!r} does not answer {query}(){where}")
 
-    def sufficient_reason(self, instance: Instance) -> Reason:
+    def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
         raise self._unsupported("sufficient_reason")
 
-    def necessary_reason(self, instance: Instance) -> Reason | None:
+    def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
         raise self._unsupported("necessary_reason")
 
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:

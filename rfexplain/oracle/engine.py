@@ -226,16 +226,45 @@ class Oracle:
     def sufficient_reasons(self, instance: Instance) -> list[Reason]:
         return [self._sufficient_reason(instance, m) for m in self.sufficient_masks(instance)]
 
+    def canonical_sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
+        """The AXp that deletion in ``order`` (default: index order) produces, by brute force:
+        every feature in turn is dropped iff the features left are sufficient."""
+        table = self._analysis(instance).sufficient_table()
+        pos = {f: k for k, f in enumerate(self.relevant)}
+        kept = (1 << len(self.relevant)) - 1
+        for f in range(self.forest.n_features) if order is None else order:
+            if f in pos and table[kept & ~(1 << pos[f])]:
+                kept &= ~(1 << pos[f])
+        return self._sufficient_reason(instance, kept)
+
     # ---------------------------------------------------------------- necessary / contrastive
     def _flip_reasons(self, instance: Instance, rows_ok: np.ndarray, kind: str, target: int | None) -> list[Reason]:
         a = self._analysis(instance)
         masks = _minimal_masks([int(m) for m in np.unique(a.diff[rows_ok])])
-        out = []
-        for m in masks:
-            row = int(np.flatnonzero(rows_ok & (a.diff == m))[0])
-            witness = Witness(self._witness_values(instance, row), int(self.labels[row]))
-            out.append(self._instance_reason(kind, instance, m, [witness], target))
-        return out
+        return [self._flip_reason(instance, rows_ok, m, kind, target) for m in masks]
+
+    def _flip_reason(self, instance: Instance, rows_ok: np.ndarray, mask: int, kind: str, target: int | None) -> Reason:
+        a = self._analysis(instance)
+        row = int(np.flatnonzero(rows_ok & (a.diff == mask))[0])
+        witness = Witness(self._witness_values(instance, row), int(self.labels[row]))
+        return self._instance_reason(kind, instance, mask, [witness], target)
+
+    def canonical_necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
+        """The CXp that fixing back in ``order`` (default: index order) produces, by brute force:
+        from every feature free, each feature in turn is fixed iff a flip remains; ``None`` when
+        nothing flips the decision."""
+        a = self._analysis(instance)
+        table = a.sufficient_table()
+        if table[0]:
+            return None
+        pos = {f: k for k, f in enumerate(self.relevant)}
+        fixed = 0
+        for f in range(self.forest.n_features) if order is None else order:
+            if f in pos and not table[fixed | 1 << pos[f]]:
+                fixed |= 1 << pos[f]
+        free = ((1 << len(self.relevant)) - 1) & ~fixed
+        # a flip changes a subset of ``free``; by minimality exactly ``free``
+        return self._flip_reason(instance, a.flip, free, "necessary", None)
 
     def necessary_reasons(self, instance: Instance) -> list[Reason]:
         return self._flip_reasons(instance, self._analysis(instance).flip, "necessary", None)
@@ -421,12 +450,11 @@ class OracleEngine(EngineBase):
                 return
             yield reason
 
-    def sufficient_reason(self, instance: Instance) -> Reason:
-        return self.oracle.sufficient_reasons(instance)[0]
+    def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
+        return self.oracle.canonical_sufficient_reason(instance, order)
 
-    def necessary_reason(self, instance: Instance) -> Reason | None:
-        reasons = self.oracle.necessary_reasons(instance)
-        return reasons[0] if reasons else None
+    def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
+        return self.oracle.canonical_necessary_reason(instance, order)
 
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         return self._stream(self.oracle.sufficient_reasons(instance), budget)

@@ -6,12 +6,18 @@ for each decision ``c`` the formula "the forest does not predict ``c``" is loade
 incremental SAT solver that stays open for the engine's life, and an instance enters only through
 assumptions fixing features to its states (the soft unit clauses of the paper's Section 4).
 
-- one sufficient reason (AXp): deletion-based MUS extraction over the selectors (section 4);
-- one necessary reason (CXp): an MCS (the complement of a maximal satisfiable set of selectors);
+- one sufficient reason (AXp): deletion over the selectors in a fixed feature order (section 4),
+  cores only skipping calls, so the answer is the canonical one every engine gives;
+- one necessary reason (CXp): fixing features back in a fixed order (an MCS), likewise canonical;
 - all AXps / all CXps: MARCO-style enumeration through AXp/CXp hitting-set duality;
 - all minimum AXps: minimum hitting sets of the CXps (RC2 inside python-sat's ``Hitman``);
 - all minimum CXps and the robustness: MaxSAT (RC2) with the selectors as soft clauses;
 - contrastive reasons toward ``t``: the CXp enumeration against "the forest predicts ``t``".
+
+The two single answers are canonical (the same on every engine and after any history). The
+enumerations yield every reason exactly once, in the order the search finds them: that order,
+and hence the first item with ``limit=1``, depends on the solver's state (learned clauses, cores,
+models), which is the price of not computing every reason before the first is yielded.
 
 Every reason carries witnesses (counterexamples found by the solver, turned into raw values), so
 ``rfexplain.verify(reason, model)`` can check it with scikit-learn alone.
@@ -32,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -178,14 +184,17 @@ class SatEngine(EngineBase):
         )
 
     # ------------------------------------------------------------------ single answers
-    def sufficient_reason(self, instance: Instance) -> Reason:
-        """One AXp by deletion-based MUS extraction (subset-minimal)."""
-        found = self._search(instance).axp()
+    def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
+        """The canonical AXp: deletion in ``order`` (default: feature index order), see
+        :meth:`~rfexplain.sat.search.Search.axp`."""
+        found = self._search(instance).axp(order)
         return self._reason("sufficient", instance, found)
 
-    def necessary_reason(self, instance: Instance) -> Reason | None:
-        """One CXp as an MCS, or ``None`` when no change of features flips the decision."""
-        found = self._search(instance).cxp()
+    def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
+        """The canonical CXp: fixing back in ``order`` (default: feature index order), see
+        :meth:`~rfexplain.sat.search.Search.cxp`; ``None`` when no change of features flips
+        the decision."""
+        found = self._search(instance).cxp(order)
         if found.counterexample is None:
             return None
         return self._reason("necessary", instance, found)

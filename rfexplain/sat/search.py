@@ -1,5 +1,5 @@
-"""The SAT engine's search procedures: AXp as a MUS, CXp as an MCS, enumeration of both by
-hitting-set duality, minimum AXps by minimum hitting sets and minimum CXps by MaxSAT.
+"""The SAT engine's search procedures: one AXp (a MUS) and one CXp (an MCS) in a fixed feature
+order, enumeration of both by hitting-set duality, minimum AXps by minimum hitting sets and minimum CXps by MaxSAT.
 
 Everything works on a :class:`SelectorOracle`: an incremental SAT solver loaded once with one
 formula of :class:`~rfexplain.sat.encodings.ForestEncoding` ("the forest does not predict ``c``" or
@@ -185,42 +185,106 @@ class Search:
             self.last_core = frozenset(self.feature_of[lit] for lit in self.oracle.core() if lit in self.feature_of)
         return outcome
 
-    # ------------------------------------------------------------------ AXp: deletion-based MUS
+    # ------------------------------------------------------------------ AXp: deletion in a fixed order
+    def _ordered(self, order: Sequence[int] | None) -> list[int]:
+        """The encoded features (those with more than one state) in ``order`` (default: index order)."""
+        if order is None:
+            return list(self.features)
+        encoded = set(self.features)
+        return [f for f in order if f in encoded]
+
     def axp(
-        self, start: Iterable[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
+        self, order: Sequence[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
     ) -> FoundReason:
-        """One AXp inside ``start`` (default: every feature) by deletion-based MUS extraction with
-        core refinement (Izza and Marques-Silva (2021), Section 4, "Computing AXps" [IM21]).
+        """The AXp that deletion in ``order`` produces (Izza and Marques-Silva (2021), Section 4,
+        "Computing AXps" [IM21], with cores used only to skip calls).
+
+        Plain deletion keeps a set ``S`` (initially every feature) and, for each feature ``f`` in
+        ``order``, drops ``f`` iff ``S - {f}`` is sufficient. Its result depends on the order and
+        the forest alone. Here the latest UNSAT core ``C`` is kept with the invariant ``C ⊆ S``
+        (``C`` is sufficient). When ``f`` is not in ``C``, ``S - {f} ⊇ C`` is sufficient, since
+        every superset of a sufficient set is sufficient (fixing more features only removes
+        counterexamples), so ``f`` is dropped without a call, exactly as plain deletion would,
+        and ``C ⊆ S - {f}`` still holds. When ``f`` is in ``C`` the solver decides ``S - {f}``:
+        SAT keeps ``f`` (``S`` and ``C`` unchanged); UNSAT drops it and its core, a subset of
+        ``S - {f}``, becomes ``C``. By induction every step takes plain deletion's decision, so
+        neither the solver's learned clauses nor the cores it happens to return (which depend on
+        its history) can change the answer; they only save calls.
 
         Every kept feature ``f`` was tested by a satisfiable call fixing a superset of the final
         reason minus ``f``, whose counterexample is ``f``'s witness: the result is subset-minimal.
-        Raises ``RuntimeError`` if fixing ``start`` is satisfiable (then no AXp lies inside it).
         """
-        start = list(self.features if start is None else start)
-        outcome = self.has_counterexample(start, budget)
-        if outcome:
-            raise RuntimeError("the fixed features admit a counterexample: no sufficient reason inside them")
+        features = self._ordered(order)
+        if self.has_counterexample(features, budget):
+            raise RuntimeError("the instance admits a counterexample with every feature fixed (internal error)")
         core = self.last_core
-        todo = [f for f in start if f in core]
-        kept: list[int] = []
+        kept = set(features)
         found: dict[int, tuple[int, ...]] = {}
-        while todo:
-            f = todo.pop(0)
-            outcome = self.has_counterexample(kept + todo, budget)
-            if outcome:
-                kept.append(f)
+        for f in features:
+            if f not in core:
+                kept.discard(f)
+                continue
+            if self.has_counterexample(sorted(kept - {f}), budget):
                 if witnesses:
                     found[f] = self.last_states
             else:
+                kept.discard(f)
                 core = self.last_core
-                todo = [g for g in todo if g in core]
         return FoundReason(frozenset(kept), found)
 
-    # ------------------------------------------------------------------ CXp: MCS by growing an MSS
+    # ------------------------------------------------------------------ CXp: fixing back in a fixed order
+    def cxp(self, order: Sequence[int] | None = None, budget: Budget | None = None) -> FoundReason:
+        """The CXp that fixing back in ``order`` produces, or an empty :class:`FoundReason`
+        without counterexample when nothing can change the decision.
+
+        The dual of :meth:`axp`: start with every feature free (some counterexample exists),
+        then for each feature ``f`` in ``order`` fix ``f`` back to the instance's state iff the
+        fixed set plus ``f`` still admits a counterexample. The features left free form a
+        subset-minimal set whose change can flip the decision (a CXp), determined by the order
+        and the forest alone. Models are used only to skip calls: the latest counterexample
+        ``z`` agrees with the instance on every fixed feature (invariant); when ``z`` also
+        agrees on ``f``, ``z`` itself shows the fixed set plus ``f`` is satisfiable, so ``f`` is
+        fixed without a call and ``z`` keeps the invariant. Otherwise the solver is first asked
+        the stronger question "fixed set plus ``f`` plus every later feature ``z`` agrees on":
+        a counterexample to it is one to the weaker question too (it fixes a subset), and it
+        agrees with the instance on many later features, so later calls are skipped. If the
+        stronger set has no counterexample and its core avoids those later features, the core
+        (a subset of the fixed set plus ``f``) refutes the exact question too; otherwise the
+        exact question is asked. Either way ``f`` is fixed iff the fixed set plus ``f`` admits
+        a counterexample. The returned counterexample is the latest ``z``: it changes only
+        features of the CXp.
+        """
+        if not self.has_counterexample([], budget):
+            return FoundReason(frozenset())
+        z = self.last_states
+        features = self._ordered(order)
+        fixed: list[int] = []
+        free: list[int] = []
+        for k, f in enumerate(features):
+            if z[f] == self.v[f]:
+                fixed.append(f)
+                continue
+            agreeing = [g for g in features[k + 1 :] if z[g] == self.v[g]]
+            if agreeing:
+                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget):
+                    z = self.last_states
+                    fixed.append(f)
+                    continue
+                if not self.last_core & set(agreeing):  # the core alone refutes fixed + f
+                    free.append(f)
+                    continue
+            if self.has_counterexample(sorted([*fixed, f]), budget):
+                z = self.last_states
+                fixed.append(f)
+            else:
+                free.append(f)
+        return FoundReason(frozenset(free), counterexample=z)
+
     def cxp_from(self, z: Sequence[int], budget: Budget | None = None) -> FoundReason:
-        """One CXp among the features where the counterexample ``z`` differs from the instance:
+        """Some CXp among the features where the counterexample ``z`` differs from the instance:
         the complement of a maximal satisfiable set of selectors grown from ``z`` (linear search,
-        each model extending the set with every feature it agrees on)."""
+        each model extending the set with every feature it agrees on). Used by the enumerations,
+        where any CXp will do; which one depends on the solver's models."""
         mss = {f for f in self.features if z[f] == self.v[f]}
         witness = tuple(z)
         cxp: list[int] = []
@@ -234,14 +298,6 @@ class Search:
             else:
                 cxp.append(f)
         return FoundReason(frozenset(cxp), counterexample=witness)
-
-    def cxp(self, budget: Budget | None = None) -> FoundReason:
-        """One CXp, or an empty :class:`FoundReason` without counterexample when nothing can
-        change the decision."""
-        outcome = self.has_counterexample([], budget)
-        if not outcome:
-            return FoundReason(frozenset())
-        return self.cxp_from(self.last_states, budget)
 
     # ------------------------------------------------------------------ enumeration (MARCO style)
     def _witness_from_cxps(
