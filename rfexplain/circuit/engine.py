@@ -125,17 +125,28 @@ class CircuitEngine(EngineBase):
         (:class:`~rfexplain.circuit.compilers.classformula.ClassFormulas`).
     order : {"depth", "trees", "frequency", "index"}
         The variable order of the decision graphs.
+    core : {"python", "compact"}
+        Which core counts the votes of ``method="count"``: Python objects, or flat arrays with
+        compiled loops (needs numba); both give the same graphs.
     """
 
     name = "circuit"
     queries = frozenset(QUERIES)
 
-    def __init__(self, forest: Forest, *, compiler: str = "3B", method: str = "count", order: str = "depth") -> None:
+    def __init__(
+        self,
+        forest: Forest,
+        *,
+        compiler: str = "3B",
+        method: str = "count",
+        order: str = "depth",
+        core: str = "python",
+    ) -> None:
         super().__init__(forest)
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler
-        self.formulas = ClassFormulas(forest, method=method, order=order)
+        self.formulas = ClassFormulas(forest, method=method, order=order, core=core)
         self.relevant = mask_of(forest.tested_features)
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()
 
