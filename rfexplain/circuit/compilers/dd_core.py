@@ -40,10 +40,10 @@ Example
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
@@ -57,12 +57,6 @@ __all__ = ["CompactCounter", "CoreUnavailableError", "available"]
 
 log = logging.getLogger(__name__)
 
-njit: Any
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only without numba
-    njit = None
-
 
 class CoreUnavailableError(RFExplainError, ImportError):
     """The compact core needs numba (``pip install numba``)."""
@@ -70,359 +64,11 @@ class CoreUnavailableError(RFExplainError, ImportError):
 
 def available() -> bool:
     """Whether numba is installed (the compact core's only extra dependency)."""
-    return njit is not None
+    return importlib.util.find_spec("numba") is not None
 
 
 #: product nodes expanded per compiled slice, between two budget polls
 SLICE = 1 << 16
-
-# counters (one int64 array, so that a slice can resume)
-_N_NODES, _N_EDGES, _N_TUPLES, _POOL, _N_MEMO, _DEPTH, _N_CHILD, _ROOT, _EXPANDED = range(9)
-# columns of a frame: tuple, need, variable, lowest need, highest need, first child, children, done
-_F_TUP, _F_NEED, _F_VAR, _F_LOW, _F_HIGH, _F_CH, _F_NCH, _F_DONE = range(8)
-# columns of a pending child: last state, tuple (-1: decided), need, smallest sum, largest sum,
-# result node
-_C_END, _C_TUP, _C_NEED, _C_LO, _C_HI, _C_RES = range(6)
-_UNBOUNDED = 1 << 60
-
-
-def _compile(fn: Any) -> Any:
-    return fn if njit is None else njit(cache=True, nogil=True)(fn)
-
-
-@_compile
-def _grow1(a, need):
-    if a.shape[0] >= need:
-        return a
-    size = a.shape[0]
-    while size < need:
-        size *= 2
-    b = np.empty(size, a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@_compile
-def _grow2(a, need):
-    if a.shape[0] >= need:
-        return a
-    size = a.shape[0]
-    while size < need:
-        size *= 2
-    b = np.empty((size, a.shape[1]), a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@_compile
-def _finish(h):
-    """Spread the high bits of a product hash into the low bits the tables index by."""
-    h ^= (h >> 31) & 0x1FFFFFFFF
-    h *= -7046029254386353131
-    h ^= (h >> 29) & 0x7FFFFFFFF
-    return h
-
-
-@_compile
-def _node_hash(var, ends, kids, k):
-    h = var * 1000003 + 7
-    for i in range(k):
-        h = (h ^ ends[i]) * 1099511628211
-        h = (h ^ kids[i]) * 1099511628211
-    return _finish(h)
-
-
-@_compile
-def _tuple_hash(items, k):
-    h = k + 11
-    for i in range(k):
-        h = (h ^ items[i]) * 1099511628211
-    return _finish(h)
-
-
-@_compile
-def _place(table, h, key_id):
-    mask = table.shape[0] - 1
-    i = h & mask
-    while table[i] >= 0:
-        i = (i + 1) & mask
-    table[i] = key_id
-
-
-@_compile
-def _rehash_nodes(nodes, eend, echild, n):
-    size = 64
-    while size < 4 * n:
-        size *= 2
-    table = np.full(size, -1, np.int64)
-    for k in range(2, n):
-        s = nodes[k, 1]
-        _place(table, _node_hash(nodes[k, 0], eend[s:], echild[s:], nodes[k, 2]), k)
-    return table
-
-
-@_compile
-def _rehash_tuples(tups, pool, n):
-    size = 64
-    while size < 4 * n:
-        size *= 2
-    table = np.full(size, -1, np.int64)
-    for k in range(n):
-        _place(table, _tuple_hash(pool[tups[k, 0] :], tups[k, 1]), k)
-    return table
-
-
-@_compile
-def _run(
-    r_first,
-    r_rank,
-    r_weight,
-    r_min,
-    r_max,
-    r_seg,
-    seg_last,
-    seg_child,
-    n_states,
-    max_states,
-    ctr,
-    nodes,
-    eend,
-    echild,
-    ntab,
-    tups,
-    pool,
-    ttab,
-    memo_head,
-    memo,
-    frames,
-    kids,
-    budget_steps,
-):
-    """One slice of the walk (see the module docstring); returns the arrays, grown as needed,
-    and whether the walk finished."""
-    tmp_t = np.empty(tups[0, 1] + 1, np.int64)  # no tuple is wider than the root's
-    tmp_b = np.empty(16, np.int64)
-    m_ends = np.empty(max_states, np.int64)
-    m_kids = np.empty(max_states, np.int64)
-    steps = 0
-    while True:
-        depth = ctr[_DEPTH]
-        if depth == 1 and frames[0, _F_DONE] == 1:  # the sentinel frame has its root
-            ctr[_ROOT] = kids[0, _C_RES]
-            return True, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
-        top = depth - 1
-        fr = frames[top]
-        first_child = fr[_F_CH]
-        n_children = fr[_F_NCH]
-        push = -1
-        while fr[_F_DONE] < n_children:
-            c = kids[first_child + fr[_F_DONE]]
-            cneed = c[_C_NEED]
-            if c[_C_LO] >= cneed:
-                c[_C_RES] = 1
-                shifted = c[_C_LO] + fr[_F_NEED] - cneed
-                if shifted < fr[_F_HIGH]:
-                    fr[_F_HIGH] = shifted
-                fr[_F_DONE] += 1
-                continue
-            if c[_C_HI] < cneed:
-                c[_C_RES] = 0
-                shifted = c[_C_HI] + 1 + fr[_F_NEED] - cneed
-                if shifted > fr[_F_LOW]:
-                    fr[_F_LOW] = shifted
-                fr[_F_DONE] += 1
-                continue
-            e = memo_head[c[_C_TUP]]
-            while e >= 0:
-                if memo[e, 0] <= cneed <= memo[e, 1]:
-                    break
-                e = memo[e, 3]
-            if e < 0:
-                push = c[_C_TUP]
-                break
-            c[_C_RES] = memo[e, 2]
-            shift = fr[_F_NEED] - cneed
-            if memo[e, 0] + shift > fr[_F_LOW]:
-                fr[_F_LOW] = memo[e, 0] + shift
-            if memo[e, 1] + shift < fr[_F_HIGH]:
-                fr[_F_HIGH] = memo[e, 1] + shift
-            fr[_F_DONE] += 1
-        if push < 0:
-            # every child known: make the node (adjacent equal children merged)
-            var = fr[_F_VAR]
-            k = 0
-            for q in range(n_children):
-                c = kids[first_child + q]
-                if k > 0 and m_kids[k - 1] == c[_C_RES]:
-                    m_ends[k - 1] = c[_C_END]
-                else:
-                    m_ends[k] = c[_C_END]
-                    m_kids[k] = c[_C_RES]
-                    k += 1
-            if k == 1:
-                result = m_kids[0]
-            else:
-                h = _node_hash(var, m_ends, m_kids, k)
-                mask = ntab.shape[0] - 1
-                i = h & mask
-                result = -1
-                while ntab[i] >= 0:
-                    cand = ntab[i]
-                    if nodes[cand, 0] == var and nodes[cand, 2] == k:
-                        s = nodes[cand, 1]
-                        same = True
-                        for q in range(k):
-                            if eend[s + q] != m_ends[q] or echild[s + q] != m_kids[q]:
-                                same = False
-                                break
-                        if same:
-                            result = cand
-                            break
-                    i = (i + 1) & mask
-                if result < 0:
-                    result = ctr[_N_NODES]
-                    nodes = _grow2(nodes, result + 1)
-                    s = ctr[_N_EDGES]
-                    eend = _grow1(eend, s + k)
-                    echild = _grow1(echild, s + k)
-                    for q in range(k):
-                        eend[s + q] = m_ends[q]
-                        echild[s + q] = m_kids[q]
-                    nodes[result, 0] = var
-                    nodes[result, 1] = s
-                    nodes[result, 2] = k
-                    ctr[_N_EDGES] = s + k
-                    ctr[_N_NODES] = result + 1
-                    ntab[i] = result
-                    if 2 * ctr[_N_NODES] > ntab.shape[0]:
-                        ntab = _rehash_nodes(nodes, eend, echild, ctr[_N_NODES])
-            e = ctr[_N_MEMO]
-            memo = _grow2(memo, e + 1)
-            memo[e, 0] = fr[_F_LOW]
-            memo[e, 1] = fr[_F_HIGH]
-            memo[e, 2] = result
-            memo[e, 3] = memo_head[fr[_F_TUP]]
-            memo_head[fr[_F_TUP]] = e
-            ctr[_N_MEMO] = e + 1
-            ctr[_N_CHILD] = first_child
-            ctr[_DEPTH] = top
-            parent = frames[top - 1]
-            c = kids[parent[_F_CH] + parent[_F_DONE]]
-            c[_C_RES] = result
-            shift = parent[_F_NEED] - fr[_F_NEED]
-            if fr[_F_LOW] + shift > parent[_F_LOW]:
-                parent[_F_LOW] = fr[_F_LOW] + shift
-            if fr[_F_HIGH] + shift < parent[_F_HIGH]:
-                parent[_F_HIGH] = fr[_F_HIGH] + shift
-            parent[_F_DONE] += 1
-            continue
-        # expand the product node (push, need) into a new frame
-        if steps == budget_steps:
-            return False, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
-        steps += 1
-        ctr[_EXPANDED] += 1
-        need = kids[first_child + fr[_F_DONE], _C_NEED]
-        ts = tups[push, 0]
-        tl = tups[push, 1]
-        best = 1 << 60
-        var = -1
-        nb = 0
-        for q in range(tl):
-            r = pool[ts + q]
-            if r_rank[r] < best:
-                best = r_rank[r]
-                var = r_first[r]
-        for q in range(tl):
-            r = pool[ts + q]
-            if r_first[r] == var:
-                tmp_b = _grow1(tmp_b, nb + r_seg[r + 1] - r_seg[r])
-                for g in range(r_seg[r], r_seg[r + 1]):
-                    tmp_b[nb] = seg_last[g]
-                    nb += 1
-        tmp_b[:nb].sort()
-        n_new = 0
-        for q in range(nb):
-            if n_new == 0 or tmp_b[q] != tmp_b[n_new - 1]:
-                tmp_b[n_new] = tmp_b[q]
-                n_new += 1
-        ends = tmp_b
-        base = ctr[_N_CHILD]
-        kids = _grow2(kids, base + n_new)
-        frames = _grow2(frames, depth + 1)
-        low = 0
-        for x in range(n_new):
-            leaf = 0
-            m = 0
-            lo = 0
-            hi = 0
-            for q in range(tl):
-                r = pool[ts + q]
-                if r_first[r] == var:
-                    g = r_seg[r]
-                    while seg_last[g] < low:
-                        g += 1
-                    r = seg_child[g]
-                    if r_first[r] < 0:
-                        leaf += r_weight[r]
-                        continue
-                tmp_t[m] = r
-                m += 1
-                lo += r_min[r]
-                hi += r_max[r]
-            cneed = need - leaf
-            tid = -1
-            if lo < cneed <= hi:
-                tmp_t[:m].sort()
-                h = _tuple_hash(tmp_t, m)
-                mask = ttab.shape[0] - 1
-                i = h & mask
-                while ttab[i] >= 0:
-                    cand = ttab[i]
-                    if tups[cand, 1] == m:
-                        s = tups[cand, 0]
-                        same = True
-                        for q in range(m):
-                            if pool[s + q] != tmp_t[q]:
-                                same = False
-                                break
-                        if same:
-                            tid = cand
-                            break
-                    i = (i + 1) & mask
-                if tid < 0:
-                    tid = ctr[_N_TUPLES]
-                    tups = _grow2(tups, tid + 1)
-                    memo_head = _grow1(memo_head, tid + 1)
-                    s = ctr[_POOL]
-                    pool = _grow1(pool, s + m)
-                    pool[s : s + m] = tmp_t[:m]
-                    tups[tid, 0] = s
-                    tups[tid, 1] = m
-                    memo_head[tid] = -1
-                    ctr[_POOL] = s + m
-                    ctr[_N_TUPLES] = tid + 1
-                    ttab[i] = tid
-                    if 2 * ctr[_N_TUPLES] > ttab.shape[0]:
-                        ttab = _rehash_tuples(tups, pool, ctr[_N_TUPLES])
-            c = kids[base + x]
-            c[_C_END] = ends[x]
-            c[_C_TUP] = tid
-            c[_C_NEED] = cneed
-            c[_C_LO] = lo
-            c[_C_HI] = hi
-            c[_C_RES] = -1
-            low = ends[x] + 1
-        f = frames[depth]
-        f[_F_TUP] = push
-        f[_F_NEED] = need
-        f[_F_VAR] = var
-        f[_F_LOW] = -_UNBOUNDED
-        f[_F_HIGH] = _UNBOUNDED
-        f[_F_CH] = base
-        f[_F_NCH] = n_new
-        f[_F_DONE] = 0
-        ctr[_N_CHILD] = base + n_new
-        ctr[_DEPTH] = depth + 1
 
 
 class CompactCounter:
@@ -436,6 +82,9 @@ class CompactCounter:
     def __init__(self, forest: Forest, dg: DGManager) -> None:
         if not available():
             raise CoreUnavailableError("the compact decision-diagram core needs numba: pip install numba")
+        from rfexplain.circuit.compilers import dd_kernels
+
+        self._kernels = dd_kernels
         self.forest = forest
         self.dg = dg
         #: the weighted trees and their restrictions, hash-consed in Python (they are small)
@@ -513,11 +162,12 @@ class CompactCounter:
         )
 
     def _product(self, tables: tuple[np.ndarray, ...], root: list[int], need: int, budget: Budget | None) -> int:
+        k = self._kernels
         n_states = np.asarray(self.dg.n_states, np.int64)
         ctr = np.zeros(9, np.int64)
         nodes = np.zeros((1024, 3), np.int64)
         nodes[:2, 0] = -1
-        ctr[_N_NODES] = 2
+        ctr[k.N_NODES] = 2
         eend = np.zeros(2048, np.int32)
         echild = np.zeros(2048, np.int32)
         ntab = np.full(2048, -1, np.int64)
@@ -531,38 +181,38 @@ class CompactCounter:
         # the root as the single pending child of a sentinel frame
         pool[: len(root)] = root
         tups[0] = (0, len(root))
-        ctr[_N_TUPLES] = 1
-        ctr[_POOL] = len(root)
-        ttab = _rehash_tuples(tups, pool, 1)
-        frames[0] = (-1, need, -1, -_UNBOUNDED, _UNBOUNDED, 0, 1, 0)
-        kids[0] = (0, 0, need, -_UNBOUNDED, _UNBOUNDED, -1)
-        ctr[_DEPTH] = 1
-        ctr[_N_CHILD] = 1
+        ctr[k.N_TUPLES] = 1
+        ctr[k.POOL] = len(root)
+        ttab = k.rehash_tuples(tups, pool, 1)
+        frames[0] = (-1, need, -1, -k.UNBOUNDED, k.UNBOUNDED, 0, 1, 0)
+        kids[0] = (0, 0, need, -k.UNBOUNDED, k.UNBOUNDED, -1)
+        ctr[k.DEPTH] = 1
+        ctr[k.N_CHILD] = 1
         arrays = (nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids)
         peak = 0
         start = time.process_time()
         while True:
-            finished, *grown = _run(*tables, n_states, int(n_states.max()), ctr, *arrays, SLICE)
+            finished, *grown = k.run(*tables, n_states, int(n_states.max()), ctr, *arrays, SLICE)
             arrays = tuple(grown)
             peak = max(peak, sum(a.nbytes for a in arrays))
             if finished:
                 break
             if budget is not None and budget.expired():
-                raise BudgetExpired(f"compiling a vote graph: {int(ctr[_EXPANDED])} product nodes expanded")
+                raise BudgetExpired(f"compiling a vote graph: {int(ctr[k.EXPANDED])} product nodes expanded")
         nodes, eend, echild = arrays[0], arrays[1], arrays[2]
         del arrays, grown  # the product's tables go before the graph is written out
-        n_nodes = int(ctr[_N_NODES])
+        n_nodes = int(ctr[k.N_NODES])
         self.stats = {
-            "product_nodes": int(ctr[_EXPANDED]),
+            "product_nodes": int(ctr[k.EXPANDED]),
             "graph_nodes": n_nodes - 2,
-            "tuples": int(ctr[_N_TUPLES]),
-            "pool": int(ctr[_POOL]),
+            "tuples": int(ctr[k.N_TUPLES]),
+            "pool": int(ctr[k.POOL]),
             "peak_bytes": peak,
             "product_ms": int(1000 * (time.process_time() - start)),
         }
-        n_edges = int(ctr[_N_EDGES])
+        n_edges = int(ctr[k.N_EDGES])
         start = time.process_time()
-        graph = self._export(nodes[:n_nodes], eend[:n_edges], echild[:n_edges], int(ctr[_ROOT]))
+        graph = self._export(nodes[:n_nodes], eend[:n_edges], echild[:n_edges], int(ctr[k.ROOT]))
         self.stats["export_ms"] = int(1000 * (time.process_time() - start))
         self.history.append(self.stats)
         return graph
