@@ -13,7 +13,8 @@ from rfexplain.core.queries import QUERY_TABLE, Kind, query
 from rfexplain.decision import Decision
 from rfexplain.engines.base import ENUMERATION_QUERIES, QUERIES, Engine, EngineBase
 
-NOT_QUERIES = {"ask", "values", "states"}
+#: public Decision methods that are not queries (plot draws one: viz)
+NOT_QUERIES = {"ask", "values", "states", "plot"}
 
 
 def _public(cls: type) -> set[str]:
