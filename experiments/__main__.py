@@ -48,6 +48,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"
     ),
     Benchmark(
+        "circuit_scale",
+        "experiments.circuit_scale",
+        "circuit engine: the largest forests whose class formulas compile (issue 16), per core",
+    ),
+    Benchmark(
         "add_table1",
         "experiments.add_tables",
         "ADD and SDD columns of paper 000's Table 1",

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest
-from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
+from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, dd_core, sortnet, threshold
 from rfexplain.circuit.compilers.classformula import dg_to_nnf, vote_thresholds
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from tests.strategies import forests
@@ -113,16 +113,24 @@ def test_apply_and_negation_are_exact(ordered: bool, forest: Forest, data: Any) 
 
 
 # ---------------------------------------------------------------------- class formulas
-@pytest.mark.parametrize("ordered,method", [(True, "count"), (True, "sortnet"), (False, "sortnet")])
+@pytest.mark.parametrize(
+    "ordered,method,core",
+    [
+        (True, "count", "python"),
+        pytest.param(True, "count", "compact", marks=pytest.mark.skipif(not dd_core.available(), reason="needs numba")),
+        (True, "sortnet", "python"),
+        (False, "sortnet", "python"),
+    ],
+)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests())
-def test_algorithms_3_3a_3b_equal_the_forest(ordered: bool, method: str, forest: Forest) -> None:
+def test_algorithms_3_3a_3b_equal_the_forest(ordered: bool, method: str, core: str, forest: Forest) -> None:
     """``ordered``: trees first turned into ordered graphs (the default); otherwise the trees'
     own weak test-once graphs go through the general, path-carrying Apply. ``method``: 3B's vote
     graphs by direct counting (default) or by the paper's sorting network."""
     states = grid(forest)
     labels = forest.predict_states(states)
-    cf = ClassFormulas(forest, ordered=ordered, method=method)
+    cf = ClassFormulas(forest, ordered=ordered, method=method, core=core)
     m, roots = cf.nnf()
     for c in range(forest.n_classes):
         conjuncts, single = cf.dg_3b(c), cf.dg_3a(c)

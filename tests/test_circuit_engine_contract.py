@@ -1,6 +1,9 @@
 """The circuit engine passes the shared engine contract: every query equals the brute-force
 oracle on random small forests (ties, multi-class, re-tested features), witnesses verified."""
 
+import pytest
+
+from rfexplain.circuit.compilers import dd_core
 from tests.engine_contract import EngineContract
 
 
@@ -12,4 +15,18 @@ class TestCircuitEngine(EngineContract):
 class TestCircuitEngine3A(EngineContract):
     engine = "circuit"
     options = {"compiler": "3A"}
+    max_examples = 30
+
+
+@pytest.mark.skipif(not dd_core.available(), reason="the compact core needs numba")
+class TestCircuitEngineCompactCore(EngineContract):
+    engine = "circuit"
+    options = {"core": "compact"}
+    max_examples = 60
+
+
+@pytest.mark.skipif(not dd_core.available(), reason="the compact core needs numba")
+class TestCircuitEngine3ACompactCore(EngineContract):
+    engine = "circuit"
+    options = {"compiler": "3A", "core": "compact"}
     max_examples = 30

@@ -17,6 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import rfexplain as rx
 from rfexplain import datasets
+from rfexplain.circuit.compilers import dd_core
 from tests.benchmark_data import benchmark_dir
 
 CASES = [
@@ -37,12 +38,15 @@ def keys(enumeration: Any) -> set[tuple[Any, ...]]:
     return out
 
 
-def compare(name: str, n_trees: int, depth: int, data_dir: Any = None) -> None:
+def compare(name: str, n_trees: int, depth: int, data_dir: Any = None, core: str = "python") -> None:
     data = datasets.load(name, data_dir)
     model = RandomForestClassifier(n_estimators=n_trees, max_depth=depth, random_state=0).fit(data.X, data.y)
     # the circuit engine explains the hard vote (the papers'); the soft vote is checked against
     # the oracle in test_soft_vote.py
-    engines = {e: rx.Explainer(model, engine=e, vote="hard") for e in ("sat", "circuit")}
+    engines = {
+        "sat": rx.Explainer(model, engine="sat", vote="hard"),
+        "circuit": rx.Explainer(model, engine="circuit", vote="hard", core=core),
+    }
     rows = np.random.default_rng(0).choice(len(data.X), size=INSTANCES, replace=False)
     for row in rows:
         x = data.X[row]
@@ -72,12 +76,21 @@ def compare(name: str, n_trees: int, depth: int, data_dir: Any = None) -> None:
         ex.close()
 
 
+#: the circuit engine's vote-counting cores (the compact one only where numba is installed)
+CORES = [
+    "python",
+    pytest.param("compact", marks=pytest.mark.skipif(not dd_core.available(), reason="needs numba")),
+]
+
+
+@pytest.mark.parametrize("core", CORES)
 @pytest.mark.parametrize("name, n_trees, depth", CASES)
-def test_engines_agree_on_bundled_datasets(name: str, n_trees: int, depth: int) -> None:
-    compare(name, n_trees, depth)
+def test_engines_agree_on_bundled_datasets(name: str, n_trees: int, depth: int, core: str) -> None:
+    compare(name, n_trees, depth, core=core)
 
 
 @pytest.mark.skipif(benchmark_dir() is None, reason="benchmark CSVs are not beside this checkout")
+@pytest.mark.parametrize("core", CORES)
 @pytest.mark.parametrize("name, n_trees, depth", BENCHMARKS)
-def test_engines_agree_on_benchmark_datasets(name: str, n_trees: int, depth: int) -> None:
-    compare(name, n_trees, depth, benchmark_dir())
+def test_engines_agree_on_benchmark_datasets(name: str, n_trees: int, depth: int, core: str) -> None:
+    compare(name, n_trees, depth, benchmark_dir(), core=core)

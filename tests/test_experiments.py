@@ -234,6 +234,7 @@ QUICK_RUNS = {
     "add_evaluation": ["--datasets", "iris", "--trees", "3", "--timeout", "60"],
     "add_outcomes": ["--datasets", "iris", "--trees", "3", "--timeout", "60"],
     "pipelines": [],
+    "circuit_scale": ["--datasets", "iris", "--limit", "10", "--cores", "python"],
     "practical_forests": ["--datasets", "banknote", "--instances", "1", "--no-rfxpl"],
     "soft_vote": ["--datasets", "iris", "--instances", "1", "--enum-instances", "0", "--points", "1000"],
 }

@@ -11,11 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest, datasets
+from rfexplain.circuit.compilers import dd_core
 from rfexplain.comparators.sdd import SDDForest, count_models, equivalent
 from rfexplain.oracle import Oracle
 from tests.strategies import forests
 
 classformula = pytest.importorskip("rfexplain.circuit.compilers.classformula")
+#: the circuit engine's vote-counting cores (the compact one where numba is installed)
+CORES = ["python", "compact"] if dd_core.available() else ["python"]
 
 
 def _sklearn_forest(name: str, n_trees: int, depth: int, seed: int = 0) -> Forest:
@@ -49,9 +52,9 @@ def test_class_formulas_are_the_forest_on_every_state_vector(forest: Forest, enc
 
 
 @settings(max_examples=80, deadline=None)
-@given(forests(), st.sampled_from(["nnf", "3A", "3B"]))
-def test_circuit_class_formulas_are_equivalent(forest: Forest, compiler: str) -> None:
-    formulas = classformula.ClassFormulas(forest)
+@given(forests(), st.sampled_from(["nnf", "3A", "3B"]), st.sampled_from(CORES))
+def test_circuit_class_formulas_are_equivalent(forest: Forest, compiler: str, core: str) -> None:
+    formulas = classformula.ClassFormulas(forest, core=core)
     assert equivalent(forest, formulas, compiler=compiler)
 
 

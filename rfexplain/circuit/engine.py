@@ -130,6 +130,9 @@ class CircuitEngine(EngineBase):
     max_nodes : int, optional
         The size budget of compilation: :class:`~rfexplain.core.errors.CompilationTooLargeError`
         (a ``MemoryError``) once the decision graphs reach that many nodes.
+    core : {"python", "compact"}
+        Which core counts the votes of ``method="count"``: Python objects, or flat arrays with
+        compiled loops (needs numba); both give the same graphs.
 
     Raises
     ------
@@ -151,6 +154,7 @@ class CircuitEngine(EngineBase):
         method: str = "count",
         order: str = "depth",
         max_nodes: int | None = None,
+        core: str = "python",
     ) -> None:
         super().__init__(forest)
         if not forest.votes_agree:
@@ -162,7 +166,7 @@ class CircuitEngine(EngineBase):
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler
-        self.formulas = ClassFormulas(forest, method=method, order=order)
+        self.formulas = ClassFormulas(forest, method=method, order=order, core=core)
         self.formulas.dg.max_nodes = max_nodes
         self.relevant = mask_of(forest.tested_features)
         self._cache: OrderedDict[tuple[int, ...], _Analysis] = OrderedDict()

@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Sequence
 
+from rfexplain.circuit.compilers.dd_core import CompactCounter
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.nnf import NNFManager
 from rfexplain.circuit.compilers.sortnet import threshold
@@ -41,7 +42,16 @@ from rfexplain.circuit.gcpause import without_gc
 from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 
-__all__ = ["ClassFormulas", "tree_class_nnf", "dg_to_nnf", "vote_thresholds", "variable_order", "METHODS", "ORDERS"]
+__all__ = [
+    "ClassFormulas",
+    "tree_class_nnf",
+    "dg_to_nnf",
+    "vote_thresholds",
+    "variable_order",
+    "METHODS",
+    "ORDERS",
+    "CORES",
+]
 
 #: how Algorithm 3B obtains each vote-threshold graph: ``"sortnet"`` runs the paper's sorting
 #: network with Apply at every comparator; ``"count"`` builds the same (canonical, ordered) graph
@@ -49,6 +59,10 @@ __all__ = ["ClassFormulas", "tree_class_nnf", "dg_to_nnf", "vote_thresholds", "v
 METHODS = ("count", "sortnet")
 #: variable orders of ordered graphs (:func:`variable_order`)
 ORDERS = ("depth", "trees", "frequency", "index")
+#: which core runs ``method="count"``: ``"python"`` (:class:`~.votecount.VoteCounter`, one Python
+#: object per node) or ``"compact"`` (:class:`~.dd_core.CompactCounter`, flat arrays and compiled
+#: loops; needs numba). Both give the same graph node for node.
+CORES = ("python", "compact")
 
 log = logging.getLogger(__name__)
 
@@ -151,10 +165,18 @@ class ClassFormulas:
     method : {"count", "sortnet"}, optional
         How 3B builds each vote graph (:data:`METHODS`); default ``"count"`` for ordered graphs,
         ``"sortnet"`` otherwise (counting needs ordered graphs).
+    core : {"python", "compact"}
+        Which core counts votes for ``method="count"`` (:data:`CORES`).
     """
 
     def __init__(
-        self, forest: Forest, *, ordered: bool = True, order: str = "depth", method: str | None = None
+        self,
+        forest: Forest,
+        *,
+        ordered: bool = True,
+        order: str = "depth",
+        method: str | None = None,
+        core: str = "python",
     ) -> None:
         if method is None:
             method = "count" if ordered else "sortnet"
@@ -162,6 +184,8 @@ class ClassFormulas:
             raise ValueError(f"method must be one of {list(METHODS)}. Got {method!r} instead.")
         if method == "count" and not ordered:
             raise ValueError("method 'count' builds ordered graphs; use method='sortnet' with ordered=False")
+        if core not in CORES:
+            raise ValueError(f"core must be one of {list(CORES)}. Got {core!r} instead.")
         self.forest = forest
         self.ordered = ordered
         self.method = method
@@ -170,7 +194,10 @@ class ClassFormulas:
         if ordered:
             self.dg.rank = variable_order(forest, order)
         self._tree_dg: dict[tuple[int, int, bool], int] = {}
-        self._counter = VoteCounter(forest, self.dg) if method == "count" else None
+        self.core = core
+        self._counter: VoteCounter | CompactCounter | None = None
+        if method == "count":
+            self._counter = CompactCounter(forest, self.dg) if core == "compact" else VoteCounter(forest, self.dg)
         self._pair: dict[tuple[int, int | None], int] = {}
         self._3b: dict[int, tuple[int, ...]] = {}
         self._3a: dict[int, int] = {}

@@ -101,7 +101,12 @@ class DGManager:
             raise ValueError(f"a decision node on variable {var} needs at least one non-empty edge")
         if len(by_child) == 1:
             return next(iter(by_child))
-        canon = tuple(sorted((m, c) for c, m in by_child.items()))
+        return self.canonical_node(var, tuple(sorted((m, c) for c, m in by_child.items())))
+
+    def canonical_node(self, var: int, canon: tuple[tuple[int, int], ...]) -> int:
+        """The node testing ``var`` with edges ``canon`` that are already canonical: at least two,
+        non-empty masks, distinct children, sorted by mask (what :meth:`node` makes of any
+        edges)."""
         key = (var, canon)
         n = self._unique.get(key)
         if n is None:
@@ -247,25 +252,17 @@ class DGManager:
 
         Negation maps distinct nodes to distinct nodes and keeps every edge label, so each
         negated node is already reduced and its edges already in canonical order: it only needs
-        the unique-table lookup of :meth:`node`, not its merging and sorting."""
+        the unique-table lookup of :meth:`canonical_node`, not :meth:`node`'s merging and
+        sorting."""
         cache = self._neg_cache
         hit = cache.get(root)
         if hit is not None:
             return hit
-        var, edges, vars_mask, unique = self.var, self.edges, self.vars_mask, self._unique
+        var, edges, make = self.var, self.edges, self.canonical_node
         for n in self.reachable([root]):
             if n in cache:
                 continue
-            v = var[n]
-            canon = tuple([(m, cache[c]) for m, c in edges[n]])
-            key = (v, canon)
-            k = unique.get(key)
-            if k is None:
-                k = len(var)
-                var.append(v)
-                edges.append(canon)
-                vars_mask.append(vars_mask[n])
-                unique[key] = k
+            k = make(var[n], tuple([(m, cache[c]) for m, c in edges[n]]))
             cache[n] = k
             cache[k] = n
         return cache[root]

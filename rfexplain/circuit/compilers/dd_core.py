@@ -1,0 +1,243 @@
+"""A compact, compiled core for the vote graphs of Algorithm 3B (Ji and Darwiche (2026),
+Algorithm 3B [JD26]).
+
+:class:`~.votecount.VoteCounter` builds a vote-threshold graph by a product construction over
+the forest's *residuals* (trees restricted by the states read so far), one Python tuple and one
+dict entry per product node and per graph node. :class:`CompactCounter` runs the same
+construction, with the same interval memo (Abio et al., "BDDs for pseudo-Boolean constraints --
+revisited", SAT 2011), inside one function compiled by numba [Lam15] over flat integer arrays:
+
+- **graph nodes** are rows ``(variable, first edge, number of edges)`` of one array, their edges
+  ``(last state of the interval, child)`` pairs in two more; an edge covers the states from the
+  previous edge's last state plus one. Adjacent intervals with the same child are merged, so a
+  node's interval list is canonical and an open-addressing table on it gives one id per node;
+- **product nodes** are sorted residual tuples interned in a flat pool (another open-addressing
+  table); each carries a linked list of memo entries ``(lowest need, highest need, node)``;
+- the depth-first walk keeps its frames and their pending children in two integer arrays.
+
+Every array grows by doubling inside the compiled code. The walk stops after a number of product
+nodes so that a :class:`~rfexplain.core.budget.Budget` is polled between slices; all its state
+lives in the arrays, so the next slice resumes where the last one stopped.
+
+The finished graph is written into the :class:`~.dgraph.DGManager` through
+:meth:`~.dgraph.DGManager.node`, children first: ordered graphs are canonical, so the ids are
+the ones :class:`~.votecount.VoteCounter` would have returned (a test builds both in one
+manager and compares them).
+
+Example
+-------
+>>> from rfexplain.core.forest import Forest
+>>> from rfexplain.circuit.compilers.dgraph import DGManager
+>>> def stump(t):  # x0 <= t votes class 0, else class 1
+...     return {"feature": [0, -1, -1], "threshold": [t, 0, 0], "left": [1, -1, -1],
+...             "right": [2, -1, -1], "label": [0, 0, 1]}
+>>> forest = Forest.from_raw_trees([stump(1.0), stump(2.0), stump(3.0)], n_features=1, classes=[0, 1])
+>>> dg = DGManager(forest.states_per_feature)
+>>> root = CompactCounter(forest, dg).at_least({0: 1}, 2)     # at least 2 votes for class 0
+>>> [dg.evaluate(root, (s,)) for s in range(4)]              # x0 <= 2.0
+[True, True, False, False]
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from rfexplain.circuit.compilers.dgraph import DGManager
+from rfexplain.circuit.compilers.votecount import VoteCounter
+from rfexplain.core.budget import Budget, BudgetExpired
+from rfexplain.core.errors import RFExplainError
+from rfexplain.core.forest import Forest
+
+__all__ = ["CompactCounter", "CoreUnavailableError", "available"]
+
+log = logging.getLogger(__name__)
+
+
+class CoreUnavailableError(RFExplainError, ImportError):
+    """The compact core needs numba (``pip install numba``)."""
+
+
+def available() -> bool:
+    """Whether numba is installed (the compact core's only extra dependency)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+#: product nodes expanded per compiled slice, between two budget polls
+SLICE = 1 << 16
+
+
+class CompactCounter:
+    """Builds ``[sum over trees of weight(vote) >= need]`` as an ordered graph in ``dg``, like
+    :class:`~.votecount.VoteCounter`, with the product construction compiled (module docstring).
+
+    ``stats`` holds the figures of the last graph (product nodes expanded, graph nodes, interned
+    residual tuples and their pool, the bytes the arrays took at their largest, CPU milliseconds
+    of the product and of writing the graph out); ``history`` those of every graph."""
+
+    def __init__(self, forest: Forest, dg: DGManager) -> None:
+        if not available():
+            raise CoreUnavailableError("the compact decision-diagram core needs numba: pip install numba")
+        from rfexplain.circuit.compilers import dd_kernels
+
+        self._kernels = dd_kernels
+        self.forest = forest
+        self.dg = dg
+        #: the weighted trees and their restrictions, hash-consed in Python (they are small)
+        self.trees = VoteCounter(forest, dg)
+        self.stats: dict[str, int] = {}
+        self.history: list[dict[str, int]] = []
+
+    def at_least(self, weights: Mapping[int, int], need: int, budget: Budget | None = None) -> int:
+        """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0).
+
+        Raises :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` expires first."""
+        trees = self.trees
+        roots = [trees.weighted_tree(t, weights) for t in range(self.forest.n_trees)]
+        key_of, mins, maxs = trees._key, trees._min, trees._max
+        open_ = []
+        for r in roots:
+            if key_of[r][0] < 0:
+                need -= key_of[r][1]
+            else:
+                open_.append(r)
+        if sum(mins[r] for r in open_) >= need:
+            return self.dg.true
+        if sum(maxs[r] for r in open_) < need:
+            return self.dg.false
+        tables = self._tables(open_)
+        return self._product(tables, sorted(open_), need, budget)
+
+    def _tables(self, roots: list[int]) -> tuple[np.ndarray, ...]:
+        """Every residual reachable from ``roots`` by restricting a residual on its first
+        variable, as flat arrays: first variable (-1 for a leaf), its rank, leaf weight, smallest
+        and largest sum, and the segments ``(last state, restricted residual)``."""
+        trees = self.trees
+        rank = self.dg.rank
+        by_rank = trees._by_rank
+        seen = set(roots)
+        stack = list(roots)
+        while stack:
+            r = stack.pop()
+            if trees._key[r][0] < 0:
+                continue
+            var = by_rank[trees._first_rank[r]]
+            for _, child in trees._segments(r, var):
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+        n = len(trees._key)
+        first = np.full(n, -1, np.int64)
+        first_rank = np.full(n, len(rank), np.int64)
+        weight = np.zeros(n, np.int64)
+        seg = np.zeros(n + 1, np.int64)
+        last: list[int] = []
+        child_of: list[int] = []
+        for r in range(n):
+            seg[r] = len(last)
+            v = trees._key[r][0]
+            if v < 0:
+                weight[r] = trees._key[r][1]
+            elif r in seen:
+                var = by_rank[trees._first_rank[r]]
+                first[r] = var
+                first_rank[r] = rank[var]
+                for end, child in trees._segments(r, var):
+                    last.append(end)
+                    child_of.append(child)
+        seg[n] = len(last)
+        return (
+            first,
+            first_rank,
+            weight,
+            np.asarray(trees._min, np.int64),
+            np.asarray(trees._max, np.int64),
+            seg,
+            np.asarray(last, np.int64),
+            np.asarray(child_of, np.int64),
+        )
+
+    def _product(self, tables: tuple[np.ndarray, ...], root: list[int], need: int, budget: Budget | None) -> int:
+        k = self._kernels
+        n_states = np.asarray(self.dg.n_states, np.int64)
+        ctr = np.zeros(9, np.int64)
+        nodes = np.zeros((1024, 3), np.int64)
+        nodes[:2, 0] = -1
+        ctr[k.N_NODES] = 2
+        eend = np.zeros(2048, np.int32)
+        echild = np.zeros(2048, np.int32)
+        ntab = np.full(2048, -1, np.int64)
+        tups = np.zeros((1024, 2), np.int64)
+        pool = np.zeros(max(4096, 2 * len(root)), np.int32)
+        ttab = np.full(2048, -1, np.int64)
+        memo_head = np.full(1024, -1, np.int64)
+        memo = np.zeros((1024, 4), np.int64)
+        frames = np.zeros((64, 8), np.int64)
+        kids = np.zeros((256, 6), np.int64)
+        # the root as the single pending child of a sentinel frame
+        pool[: len(root)] = root
+        tups[0] = (0, len(root))
+        ctr[k.N_TUPLES] = 1
+        ctr[k.POOL] = len(root)
+        ttab = k.rehash_tuples(tups, pool, 1)
+        frames[0] = (-1, need, -1, -k.UNBOUNDED, k.UNBOUNDED, 0, 1, 0)
+        kids[0] = (0, 0, need, -k.UNBOUNDED, k.UNBOUNDED, -1)
+        ctr[k.DEPTH] = 1
+        ctr[k.N_CHILD] = 1
+        arrays = (nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids)
+        peak = 0
+        start = time.process_time()
+        while True:
+            finished, *grown = k.run(*tables, n_states, int(n_states.max()), ctr, *arrays, SLICE)
+            arrays = tuple(grown)
+            peak = max(peak, sum(a.nbytes for a in arrays))
+            if finished:
+                break
+            if budget is not None and budget.expired():
+                raise BudgetExpired(f"compiling a vote graph: {int(ctr[k.EXPANDED])} product nodes expanded")
+        nodes, eend, echild = arrays[0], arrays[1], arrays[2]
+        del arrays, grown  # the product's tables go before the graph is written out
+        n_nodes = int(ctr[k.N_NODES])
+        self.stats = {
+            "product_nodes": int(ctr[k.EXPANDED]),
+            "graph_nodes": n_nodes - 2,
+            "tuples": int(ctr[k.N_TUPLES]),
+            "pool": int(ctr[k.POOL]),
+            "peak_bytes": peak,
+            "product_ms": int(1000 * (time.process_time() - start)),
+        }
+        n_edges = int(ctr[k.N_EDGES])
+        start = time.process_time()
+        graph = self._export(nodes[:n_nodes], eend[:n_edges], echild[:n_edges], int(ctr[k.ROOT]))
+        self.stats["export_ms"] = int(1000 * (time.process_time() - start))
+        self.history.append(self.stats)
+        return graph
+
+    def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int) -> int:
+        """Write the compact graph into the manager, children first (ids increase upwards)."""
+        dg = self.dg
+        ids = [dg.false, dg.true]
+        var_col = nodes[:, 0].tolist()
+        start_col = nodes[:, 1].tolist()
+        count_col = nodes[:, 2].tolist()
+        ends = eend.tolist()
+        children = echild.tolist()
+        make, canonical = dg.node, dg.canonical_node
+        for k in range(2, len(var_col)):
+            s = start_col[k]
+            low = 0
+            edges = []
+            for q in range(s, s + count_col[k]):
+                end = ends[q]
+                edges.append(((1 << (end + 1)) - (1 << low), ids[children[q]]))
+                low = end + 1
+            if len({c for _, c in edges}) == len(edges):
+                # intervals in increasing order have increasing masks: already canonical
+                ids.append(canonical(var_col[k], tuple(edges)))
+            else:
+                ids.append(make(var_col[k], edges))
+        return ids[root]

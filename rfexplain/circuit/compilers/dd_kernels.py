@@ -1,0 +1,359 @@
+"""The compiled loops of the compact core (:mod:`.dd_core`): the product construction of a vote
+graph over flat integer arrays (Ji and Darwiche (2026), Algorithm 3B [JD26], with the interval
+memo of Abio et al., SAT 2011), compiled by numba [Lam15]. Imported only when the compact core
+is used, so that numba loads only then."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+# counters (one int64 array, so that a slice can resume)
+N_NODES, N_EDGES, N_TUPLES, POOL, N_MEMO, DEPTH, N_CHILD, ROOT, EXPANDED = range(9)
+# columns of a frame: tuple, need, variable, lowest need, highest need, first child, children, done
+_F_TUP, _F_NEED, _F_VAR, _F_LOW, _F_HIGH, _F_CH, _F_NCH, _F_DONE = range(8)
+# columns of a pending child: last state, tuple (-1: decided), need, smallest sum, largest sum,
+# result node
+_C_END, _C_TUP, _C_NEED, _C_LO, _C_HI, _C_RES = range(6)
+UNBOUNDED = 1 << 60
+
+
+def _compile(fn: Any) -> Any:
+    return njit(cache=True, nogil=True)(fn)
+
+
+@_compile
+def _grow1(a, need):
+    if a.shape[0] >= need:
+        return a
+    size = a.shape[0]
+    while size < need:
+        size *= 2
+    b = np.empty(size, a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@_compile
+def _grow2(a, need):
+    if a.shape[0] >= need:
+        return a
+    size = a.shape[0]
+    while size < need:
+        size *= 2
+    b = np.empty((size, a.shape[1]), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@_compile
+def _finish(h):
+    """Spread the high bits of a product hash into the low bits the tables index by."""
+    h ^= (h >> 31) & 0x1FFFFFFFF
+    h *= -7046029254386353131
+    h ^= (h >> 29) & 0x7FFFFFFFF
+    return h
+
+
+@_compile
+def _node_hash(var, ends, kids, k):
+    h = var * 1000003 + 7
+    for i in range(k):
+        h = (h ^ ends[i]) * 1099511628211
+        h = (h ^ kids[i]) * 1099511628211
+    return _finish(h)
+
+
+@_compile
+def _tuple_hash(items, k):
+    h = k + 11
+    for i in range(k):
+        h = (h ^ items[i]) * 1099511628211
+    return _finish(h)
+
+
+@_compile
+def _place(table, h, key_id):
+    mask = table.shape[0] - 1
+    i = h & mask
+    while table[i] >= 0:
+        i = (i + 1) & mask
+    table[i] = key_id
+
+
+@_compile
+def _rehash_nodes(nodes, eend, echild, n):
+    size = 64
+    while size < 4 * n:
+        size *= 2
+    table = np.full(size, -1, np.int64)
+    for k in range(2, n):
+        s = nodes[k, 1]
+        _place(table, _node_hash(nodes[k, 0], eend[s:], echild[s:], nodes[k, 2]), k)
+    return table
+
+
+@_compile
+def rehash_tuples(tups, pool, n):
+    size = 64
+    while size < 4 * n:
+        size *= 2
+    table = np.full(size, -1, np.int64)
+    for k in range(n):
+        _place(table, _tuple_hash(pool[tups[k, 0] :], tups[k, 1]), k)
+    return table
+
+
+@_compile
+def run(
+    r_first,
+    r_rank,
+    r_weight,
+    r_min,
+    r_max,
+    r_seg,
+    seg_last,
+    seg_child,
+    n_states,
+    max_states,
+    ctr,
+    nodes,
+    eend,
+    echild,
+    ntab,
+    tups,
+    pool,
+    ttab,
+    memo_head,
+    memo,
+    frames,
+    kids,
+    budget_steps,
+):
+    """One slice of the walk (see the module docstring); returns the arrays, grown as needed,
+    and whether the walk finished."""
+    tmp_t = np.empty(tups[0, 1] + 1, np.int64)  # no tuple is wider than the root's
+    tmp_b = np.empty(16, np.int64)
+    m_ends = np.empty(max_states, np.int64)
+    m_kids = np.empty(max_states, np.int64)
+    steps = 0
+    while True:
+        depth = ctr[DEPTH]
+        if depth == 1 and frames[0, _F_DONE] == 1:  # the sentinel frame has its root
+            ctr[ROOT] = kids[0, _C_RES]
+            return True, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+        top = depth - 1
+        fr = frames[top]
+        first_child = fr[_F_CH]
+        n_children = fr[_F_NCH]
+        push = -1
+        while fr[_F_DONE] < n_children:
+            c = kids[first_child + fr[_F_DONE]]
+            cneed = c[_C_NEED]
+            if c[_C_LO] >= cneed:
+                c[_C_RES] = 1
+                shifted = c[_C_LO] + fr[_F_NEED] - cneed
+                if shifted < fr[_F_HIGH]:
+                    fr[_F_HIGH] = shifted
+                fr[_F_DONE] += 1
+                continue
+            if c[_C_HI] < cneed:
+                c[_C_RES] = 0
+                shifted = c[_C_HI] + 1 + fr[_F_NEED] - cneed
+                if shifted > fr[_F_LOW]:
+                    fr[_F_LOW] = shifted
+                fr[_F_DONE] += 1
+                continue
+            e = memo_head[c[_C_TUP]]
+            while e >= 0:
+                if memo[e, 0] <= cneed <= memo[e, 1]:
+                    break
+                e = memo[e, 3]
+            if e < 0:
+                push = c[_C_TUP]
+                break
+            c[_C_RES] = memo[e, 2]
+            shift = fr[_F_NEED] - cneed
+            if memo[e, 0] + shift > fr[_F_LOW]:
+                fr[_F_LOW] = memo[e, 0] + shift
+            if memo[e, 1] + shift < fr[_F_HIGH]:
+                fr[_F_HIGH] = memo[e, 1] + shift
+            fr[_F_DONE] += 1
+        if push < 0:
+            # every child known: make the node (adjacent equal children merged)
+            var = fr[_F_VAR]
+            k = 0
+            for q in range(n_children):
+                c = kids[first_child + q]
+                if k > 0 and m_kids[k - 1] == c[_C_RES]:
+                    m_ends[k - 1] = c[_C_END]
+                else:
+                    m_ends[k] = c[_C_END]
+                    m_kids[k] = c[_C_RES]
+                    k += 1
+            if k == 1:
+                result = m_kids[0]
+            else:
+                h = _node_hash(var, m_ends, m_kids, k)
+                mask = ntab.shape[0] - 1
+                i = h & mask
+                result = -1
+                while ntab[i] >= 0:
+                    cand = ntab[i]
+                    if nodes[cand, 0] == var and nodes[cand, 2] == k:
+                        s = nodes[cand, 1]
+                        same = True
+                        for q in range(k):
+                            if eend[s + q] != m_ends[q] or echild[s + q] != m_kids[q]:
+                                same = False
+                                break
+                        if same:
+                            result = cand
+                            break
+                    i = (i + 1) & mask
+                if result < 0:
+                    result = ctr[N_NODES]
+                    nodes = _grow2(nodes, result + 1)
+                    s = ctr[N_EDGES]
+                    eend = _grow1(eend, s + k)
+                    echild = _grow1(echild, s + k)
+                    for q in range(k):
+                        eend[s + q] = m_ends[q]
+                        echild[s + q] = m_kids[q]
+                    nodes[result, 0] = var
+                    nodes[result, 1] = s
+                    nodes[result, 2] = k
+                    ctr[N_EDGES] = s + k
+                    ctr[N_NODES] = result + 1
+                    ntab[i] = result
+                    if 2 * ctr[N_NODES] > ntab.shape[0]:
+                        ntab = _rehash_nodes(nodes, eend, echild, ctr[N_NODES])
+            e = ctr[N_MEMO]
+            memo = _grow2(memo, e + 1)
+            memo[e, 0] = fr[_F_LOW]
+            memo[e, 1] = fr[_F_HIGH]
+            memo[e, 2] = result
+            memo[e, 3] = memo_head[fr[_F_TUP]]
+            memo_head[fr[_F_TUP]] = e
+            ctr[N_MEMO] = e + 1
+            ctr[N_CHILD] = first_child
+            ctr[DEPTH] = top
+            parent = frames[top - 1]
+            c = kids[parent[_F_CH] + parent[_F_DONE]]
+            c[_C_RES] = result
+            shift = parent[_F_NEED] - fr[_F_NEED]
+            if fr[_F_LOW] + shift > parent[_F_LOW]:
+                parent[_F_LOW] = fr[_F_LOW] + shift
+            if fr[_F_HIGH] + shift < parent[_F_HIGH]:
+                parent[_F_HIGH] = fr[_F_HIGH] + shift
+            parent[_F_DONE] += 1
+            continue
+        # expand the product node (push, need) into a new frame
+        if steps == budget_steps:
+            return False, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+        steps += 1
+        ctr[EXPANDED] += 1
+        need = kids[first_child + fr[_F_DONE], _C_NEED]
+        ts = tups[push, 0]
+        tl = tups[push, 1]
+        best = 1 << 60
+        var = -1
+        nb = 0
+        for q in range(tl):
+            r = pool[ts + q]
+            if r_rank[r] < best:
+                best = r_rank[r]
+                var = r_first[r]
+        for q in range(tl):
+            r = pool[ts + q]
+            if r_first[r] == var:
+                tmp_b = _grow1(tmp_b, nb + r_seg[r + 1] - r_seg[r])
+                for g in range(r_seg[r], r_seg[r + 1]):
+                    tmp_b[nb] = seg_last[g]
+                    nb += 1
+        tmp_b[:nb].sort()
+        n_new = 0
+        for q in range(nb):
+            if n_new == 0 or tmp_b[q] != tmp_b[n_new - 1]:
+                tmp_b[n_new] = tmp_b[q]
+                n_new += 1
+        ends = tmp_b
+        base = ctr[N_CHILD]
+        kids = _grow2(kids, base + n_new)
+        frames = _grow2(frames, depth + 1)
+        low = 0
+        for x in range(n_new):
+            leaf = 0
+            m = 0
+            lo = 0
+            hi = 0
+            for q in range(tl):
+                r = pool[ts + q]
+                if r_first[r] == var:
+                    g = r_seg[r]
+                    while seg_last[g] < low:
+                        g += 1
+                    r = seg_child[g]
+                    if r_first[r] < 0:
+                        leaf += r_weight[r]
+                        continue
+                tmp_t[m] = r
+                m += 1
+                lo += r_min[r]
+                hi += r_max[r]
+            cneed = need - leaf
+            tid = -1
+            if lo < cneed <= hi:
+                tmp_t[:m].sort()
+                h = _tuple_hash(tmp_t, m)
+                mask = ttab.shape[0] - 1
+                i = h & mask
+                while ttab[i] >= 0:
+                    cand = ttab[i]
+                    if tups[cand, 1] == m:
+                        s = tups[cand, 0]
+                        same = True
+                        for q in range(m):
+                            if pool[s + q] != tmp_t[q]:
+                                same = False
+                                break
+                        if same:
+                            tid = cand
+                            break
+                    i = (i + 1) & mask
+                if tid < 0:
+                    tid = ctr[N_TUPLES]
+                    tups = _grow2(tups, tid + 1)
+                    memo_head = _grow1(memo_head, tid + 1)
+                    s = ctr[POOL]
+                    pool = _grow1(pool, s + m)
+                    pool[s : s + m] = tmp_t[:m]
+                    tups[tid, 0] = s
+                    tups[tid, 1] = m
+                    memo_head[tid] = -1
+                    ctr[POOL] = s + m
+                    ctr[N_TUPLES] = tid + 1
+                    ttab[i] = tid
+                    if 2 * ctr[N_TUPLES] > ttab.shape[0]:
+                        ttab = rehash_tuples(tups, pool, ctr[N_TUPLES])
+            c = kids[base + x]
+            c[_C_END] = ends[x]
+            c[_C_TUP] = tid
+            c[_C_NEED] = cneed
+            c[_C_LO] = lo
+            c[_C_HI] = hi
+            c[_C_RES] = -1
+            low = ends[x] + 1
+        f = frames[depth]
+        f[_F_TUP] = push
+        f[_F_NEED] = need
+        f[_F_VAR] = var
+        f[_F_LOW] = -UNBOUNDED
+        f[_F_HIGH] = UNBOUNDED
+        f[_F_CH] = base
+        f[_F_NCH] = n_new
+        f[_F_DONE] = 0
+        ctr[N_CHILD] = base + n_new
+        ctr[DEPTH] = depth + 1

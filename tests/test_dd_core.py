@@ -1,0 +1,78 @@
+"""The compact decision-diagram core: its vote graphs are the Python core's nodes, id for id
+(ordered graphs are canonical in one manager), on random forests and on real ones, also when
+the walk is cut into many slices and every array has to grow."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from rfexplain import Forest
+from rfexplain.circuit.compilers import dd_core
+from rfexplain.circuit.compilers.classformula import ClassFormulas, vote_thresholds
+from rfexplain.circuit.compilers.votecount import VoteCounter
+from rfexplain.core.budget import Budget, BudgetExpired
+from tests.strategies import forests
+
+pytestmark = pytest.mark.skipif(not dd_core.available(), reason="the compact core needs numba")
+
+
+def same_vote_graphs(forest: Forest) -> tuple[int, int]:
+    """Every vote threshold of every class pair, built by both cores in one manager; returns the
+    most product nodes and graph nodes one graph took in the compact core."""
+    cf = ClassFormulas(forest)
+    python, compact = VoteCounter(forest, cf.dg), dd_core.CompactCounter(forest, cf.dg)
+    n, k = forest.n_trees, forest.n_classes
+    product = graph = 0
+    for i in range(k):
+        for j, out in vote_thresholds(n, k, i):
+            weights = {i: 1} if j is None else {i: 1, j: -1}
+            need = out if j is None else out - n
+            want = python.at_least(weights, need)
+            assert compact.at_least(weights, need) == want, (i, j)
+            product = max(product, compact.stats.get("product_nodes", 0))
+            graph = max(graph, compact.stats.get("graph_nodes", 0))
+    return product, graph
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forest=forests())
+def test_compact_core_builds_the_python_cores_nodes(forest: Forest) -> None:
+    same_vote_graphs(forest)
+
+
+@pytest.mark.parametrize("loader,trees,depth,grows", [("load_iris", 30, 4, False), ("load_wine", 7, 4, True)])
+def test_compact_core_on_sklearn_forests_in_small_slices(
+    loader: str, trees: int, depth: int, grows: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sklearn import datasets
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = getattr(datasets, loader)(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0).fit(X, y)
+    monkeypatch.setattr(dd_core, "SLICE", 7)  # resume the walk thousands of times
+    product, graph = same_vote_graphs(Forest.from_sklearn(model))
+    if grows:  # past the initial 1024 rows of the node, tuple and memo arrays
+        assert product > 2048 and graph > 2048
+
+
+def test_compact_core_stops_at_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sklearn import datasets
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = datasets.load_wine(return_X_y=True)
+    forest = Forest.from_sklearn(RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y))
+    monkeypatch.setattr(dd_core, "SLICE", 1)  # the budget is polled between slices
+    cf = ClassFormulas(forest, core="compact")
+    with pytest.raises(BudgetExpired):
+        cf.vote_graph(0, 1, Budget(timeout=0))
+    # nothing half-built is kept: the next call compiles the whole graph
+    assert cf.vote_graph(0, 1) == VoteCounter(forest, cf.dg).at_least({0: 1, 1: -1}, 0)
+
+
+def test_unknown_core_is_a_value_error() -> None:
+    forest = Forest.from_raw_trees(
+        [{"feature": [-1], "threshold": [0], "left": [-1], "right": [-1], "label": [0]}], n_features=1, classes=[0, 1]
+    )
+    with pytest.raises(ValueError, match="core must be one of"):
+        ClassFormulas(forest, core="cudd")
