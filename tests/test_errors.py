@@ -131,3 +131,19 @@ def test_deliberate_errors_are_rfexplain_errors(iris_model: RandomForestClassifi
         explain_many(explainer, [[1.0, 2.0, 3.0, 4.0]], "robustness", limit=2)
     with pytest.raises(rx.InvalidTargetError):
         explainer.explain([5.1, 3.5, 1.4, 0.2]).contrastive_reasons(0)
+
+
+def test_bad_engine_options_are_rfexplain_errors() -> None:
+    """An option value an engine does not accept is the user's error (status 2 in the CLI), not an
+    internal one: it is an RFExplainError as well as the ValueError it always was."""
+    import pytest
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    import rfexplain as rx
+
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, y)
+    for options in ({"card": "ladder"}, {"solver": "nosuchsolver"}, {"multiclass": "both"}):
+        with pytest.raises(rx.InvalidOptionError):
+            rx.Explainer(model, engine="sat", **options).explain(X[0]).sufficient_reason()

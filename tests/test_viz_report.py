@@ -99,10 +99,19 @@ FLAGS = [
 
 
 def _chromium(url: str, *extra: str) -> tuple[str, str]:
-    with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, url], capture_output=True, text=True, timeout=120
-        )
+    """Chromium's output for ``url``; a DOM dump that came back empty (seen on a machine loaded
+    to 8 on 2 cores: the headless browser gave up before the page loaded) is asked again, up to
+    three times, so a slow machine is not mistaken for a broken report."""
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as profile:
+            done = subprocess.run(
+                [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, url],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        if "--dump-dom" not in extra or done.stdout.strip():
+            break
     return done.stdout, done.stderr
 
 

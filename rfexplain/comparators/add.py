@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import RFExplainError
+from rfexplain.core.errors import InvalidOptionError, RFExplainError
 from rfexplain.core.forest import Forest, Tree, winning_class
 
 __all__ = [
@@ -116,14 +116,16 @@ class PredicateOrder:
                 weight = forest.depth_weights()
                 order = sorted(tested, key=lambda f: (-weight[f], f))
             else:
-                raise ValueError(
+                raise InvalidOptionError(
                     f"feature_order must be one of ['frequency', 'index'] or a sequence. Got {feature_order!r} instead."
                 )
         else:
             order = [int(f) for f in feature_order]
             missing = set(tested) - set(order)
             if missing or len(set(order)) != len(order):
-                raise ValueError(f"feature_order must list every tested feature once; missing {sorted(missing)}")
+                raise InvalidOptionError(
+                    f"feature_order must list every tested feature once; missing {sorted(missing)}"
+                )
             order = [f for f in order if forest.thresholds[f]]
         variables = tuple((f, j) for f in order for j in range(len(forest.thresholds[f])))
         return cls(variables=variables, feature_order=tuple(order))
@@ -543,7 +545,7 @@ class AggregatedForest:
         """The class characterisation BDD ``Ξ_C(c)`` ([GS21], Def. 30-31): terminals True
         where the forest decides ``cls``."""
         if not 0 <= cls < self.forest.n_classes:
-            raise ValueError(f"cls must be a class index in [0, {self.forest.n_classes}). Got {cls!r} instead.")
+            raise InvalidOptionError(f"cls must be a class index in [0, {self.forest.n_classes}). Got {cls!r} instead.")
         if cls not in self._bdds:
             self._bdds[cls] = self.manager.map_terminals(lambda c: c == cls, self.majority, name=f"is{cls}")
         return self._bdds[cls]
@@ -551,7 +553,7 @@ class AggregatedForest:
     def counts(self) -> list[int]:
         """Number of state vectors decided as each class (exact; reduced diagrams only)."""
         if not self.manager.reduce:
-            raise ValueError("state counts need the infeasible-path reduction (aggregate(..., reduce=True))")
+            raise InvalidOptionError("state counts need the infeasible-path reduction (aggregate(..., reduce=True))")
         by_class = self.manager.count_states(self.majority, self.forest.states_per_feature)
         return [by_class.get(c, 0) for c in range(self.forest.n_classes)]
 
@@ -618,7 +620,7 @@ def aggregate(
     (1, 0)
     """
     if strategy not in ("balanced", "sequential"):
-        raise ValueError(f"strategy must be one of ['balanced', 'sequential']. Got {strategy!r} instead.")
+        raise InvalidOptionError(f"strategy must be one of ['balanced', 'sequential']. Got {strategy!r} instead.")
     budget = Budget.of(timeout)
     start = time.perf_counter()
 

@@ -69,7 +69,7 @@ from pysdd.sdd import SddManager, SddNode, Vtree  # type: ignore[import-untyped]
 
 from rfexplain.core.bits import bits_of
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import UnsupportedQueryError
+from rfexplain.core.errors import InvalidOptionError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
 
 __all__ = ["SDDForest", "equivalent", "ENCODINGS", "VTREES", "count_models"]
@@ -132,9 +132,9 @@ class SDDForest:
         timeout: float | Budget | None = None,
     ) -> None:
         if encoding not in ENCODINGS:
-            raise ValueError(f"encoding must be one of {list(ENCODINGS)}. Got {encoding!r} instead.")
+            raise InvalidOptionError(f"encoding must be one of {list(ENCODINGS)}. Got {encoding!r} instead.")
         if vtree not in VTREES:
-            raise ValueError(f"vtree must be one of {list(VTREES)}. Got {vtree!r} instead.")
+            raise InvalidOptionError(f"vtree must be one of {list(VTREES)}. Got {vtree!r} instead.")
         if not forest.votes_agree:
             raise UnsupportedQueryError(
                 "the SDD comparator compiles the hard majority vote only, and this forest decides by soft "
@@ -320,7 +320,7 @@ class SDDForest:
         budget = self.budget if budget is None else budget
         forest = self.forest
         if not 0 <= c < forest.n_classes:
-            raise ValueError(f"c must be a class index in [0, {forest.n_classes}). Got {c!r} instead.")
+            raise InvalidOptionError(f"c must be a class index in [0, {forest.n_classes}). Got {c!r} instead.")
         if c in self._classes:
             return self._classes[c]
         start = time.perf_counter()
@@ -644,7 +644,7 @@ def equivalent(
             return all(
                 sdd.difference((class_formula.dg, tuple(class_formula.dg_3b(c))), c, budget) is None for c in classes
             )
-        raise ValueError(f"compiler must be one of ['3A', '3B', 'nnf']. Got {compiler!r} instead.")
+        raise InvalidOptionError(f"compiler must be one of ['3A', '3B', 'nnf']. Got {compiler!r} instead.")
     if cls is None:
-        raise ValueError("cls is required for a single class formula")
+        raise InvalidOptionError("cls is required for a single class formula")
     return sdd.difference(class_formula, cls, budget) is None

@@ -26,6 +26,8 @@ __all__ = [
     "CSVFormatError",
     "TrainingOptionError",
     "OracleTooLargeError",
+    "InvalidOptionError",
+    "CompilationTooLargeError",
 ]
 
 
@@ -100,6 +102,11 @@ class TrainingOptionError(RFExplainError, ValueError):
 
 class OracleTooLargeError(RFExplainError, ValueError):
     """The forest has too many state vectors for brute-force enumeration."""
+
+
+class InvalidOptionError(RFExplainError, ValueError):
+    """An engine's or a comparator's option has a value it does not accept (the message lists the
+    accepted ones)."""
 
 
 class CompilationTooLargeError(RFExplainError, MemoryError):

@@ -45,6 +45,7 @@ import numpy as np
 from pysat.solvers import SolverNames
 
 from rfexplain.core.budget import Budget
+from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
@@ -110,7 +111,7 @@ class SatEngine(EngineBase):
         no_assumptions = set(getattr(SolverNames, "kissat404", ()))
         if solver not in aliases or solver in no_assumptions:
             aliases = [a for a in aliases if a not in no_assumptions]
-            raise ValueError(f"solver must be one of {aliases}. Got {solver!r} instead.")
+            raise InvalidOptionError(f"solver must be one of {aliases}. Got {solver!r} instead.")
         self.solver = solver
         self.card = card
         self.multiclass = multiclass
@@ -225,7 +226,9 @@ class SatEngine(EngineBase):
 
     def contrastive_reasons(self, instance: Instance, target: int, budget: Budget) -> Iterator[Reason]:
         if not 0 <= target < self.forest.n_classes:
-            raise ValueError(f"target must be a class index in [0, {self.forest.n_classes}). Got {target!r} instead.")
+            raise InvalidOptionError(
+                f"target must be a class index in [0, {self.forest.n_classes}). Got {target!r} instead."
+            )
         for found in self._search(instance, target).necessary_reasons(budget):
             yield self._reason("contrastive", instance, found, target)
 

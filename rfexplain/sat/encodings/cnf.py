@@ -40,6 +40,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest
 from rfexplain.sat.encodings.domains import decode_state, domain_clauses, state_literal
 from rfexplain.sat.encodings.pool import Var, VarPool
@@ -94,9 +95,11 @@ class ForestEncoding:
 
     def __init__(self, forest: Forest, *, card: str = "cardnetwrk", multiclass: str = "selectors") -> None:
         if card not in CARD_ENCODINGS:
-            raise ValueError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
+            raise InvalidOptionError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
         if multiclass not in MULTICLASS_CONSTRUCTIONS:
-            raise ValueError(f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead.")
+            raise InvalidOptionError(
+                f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead."
+            )
         self.forest = forest
         self.card = card
         self.multiclass = multiclass

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 from pysat.card import CardEnc, EncType
 
+from rfexplain.core.errors import InvalidOptionError
 from rfexplain.sat.encodings.pool import Var, VarPool
 from rfexplain.sat.encodings.trees import TreeVotes
 
@@ -132,7 +133,9 @@ def not_class(
     if construction == "selectors":
         return implied + _not_class_selectors(pool, trees, counts, c, card)
     if construction != "challengers":
-        raise ValueError(f"construction must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {construction!r} instead.")
+        raise InvalidOptionError(
+            f"construction must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {construction!r} instead."
+        )
     out: list[Clause] = []
     guards: list[int] = []
     for j in range(n_classes):
