@@ -102,7 +102,7 @@ class Explainer:
             self.forest = forest if vote in ("auto", forest.vote) else forest.with_vote(vote)
             self.model = None
         elif is_transforming_pipeline(model_or_forest):
-            self.pipeline = PipelineModel(model_or_forest, monotone)
+            self.pipeline = PipelineModel(model_or_forest, monotone, vote=vote)
             check_feature_names(feature_names, self.pipeline.forest.feature_names, self.pipeline.forest.n_features)
             self.forest = self.pipeline.forest
             self.model = model_or_forest
