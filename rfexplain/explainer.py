@@ -59,7 +59,8 @@ class Explainer:
         position.
     vote : {"auto", "soft", "hard"}
         The decision explained. ``"auto"`` (default) is what the model's own ``predict`` does
-        (soft vote for random forests and extra trees; a :class:`~rfexplain.Forest`'s own mode);
+        (soft vote for random forests and extra trees, also at the end of a pipeline; a
+        :class:`~rfexplain.Forest`'s own mode);
         ``"hard"`` explains the majority vote of the papers (a :class:`SoftVoteWarning` then
         flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
         explains the hard vote only and refuses a soft-vote forest with impure leaves.

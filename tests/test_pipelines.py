@@ -468,3 +468,21 @@ def test_pipeline_forest_json_round_trip_keeps_categories_bounds_and_vote() -> N
         assert back.predict_index(values).tolist() == forest.predict_index(values).tolist()
     assert bounded.vote == "soft" and bounded.bounds[age] == (18.0, 80.0)
     assert bounded.with_vote("hard").bounds == bounded.bounds  # with_vote keeps the domain
+
+
+def test_near_tie_is_the_float64_rounding_margin_of_the_soft_vote() -> None:
+    """Two trees with pure leaves: where they disagree the soft vote is an exact tie (a near-tie,
+    decided for the lowest class by both sides); where they agree the margin is a whole tree."""
+    pipe, frame = make_case(3, "onehot", "passthrough", 2, 8)
+    model = PipelineModel(pipe)
+    assert model.forest.votes_agree  # pure leaves
+    encoded = pipe[:-1].transform(frame)
+    votes = np.stack([t.predict(encoded) for t in pipe[-1].estimators_], axis=1)
+    split = np.flatnonzero(votes[:, 0] != votes[:, 1])
+    agree = np.flatnonzero(votes[:, 0] == votes[:, 1])
+    assert len(split) and len(agree)
+    for k in split:
+        assert model.near_tie(frame.iloc[[k]], 0, 1) and model.decides(frame.iloc[[k]])[0] == 0
+    for k in agree:
+        assert not model.near_tie(frame.iloc[[k]], 0, 1)
+    assert_pipeline_decides(model, model.forest.predict_index(model.encode(frame)), frame)

@@ -272,7 +272,7 @@ class PipelineModel:
         encoded = self.pre.encode_frame(frame).astype(np.float32)[:1]
         trees = getattr(self.estimator, "estimators_", [self.estimator])
         vectors = [np.asarray(t.predict_proba(encoded), dtype=np.float64)[0] for t in trees]
-        gap = sum(Fraction(float(v[a])) - Fraction(float(v[b])) for v in vectors)
+        gap = sum((Fraction(float(v[a])) - Fraction(float(v[b])) for v in vectors), Fraction(0))
         return bool(abs(gap) <= Fraction(len(trees) ** 2, 2**52))
 
     def hard_vote(self, frame: Any) -> np.ndarray:
