@@ -486,3 +486,18 @@ def test_near_tie_is_the_float64_rounding_margin_of_the_soft_vote() -> None:
     for k in agree:
         assert not model.near_tie(frame.iloc[[k]], 0, 1)
     assert_pipeline_decides(model, model.forest.predict_index(model.encode(frame)), frame)
+
+
+def test_explain_many_in_processes_keeps_the_pipeline_vote() -> None:
+    """Workers receive the forest as JSON: the leaf vectors and the soft vote travel with it."""
+    pipe, frame = make_case(1, "onehot", "standard", 7, 2)
+    explainer = rx.Explainer(pipe, engine="sat")
+    model = explainer.pipeline
+    assert model is not None
+    rows = frame.iloc[:8]
+    records = explainer.explain_many(rows, "sufficient_reason", n_jobs=2, chunk_size=4)
+    assert all(r.ok for r in records)
+    ours = np.asarray([model.forest.class_index(r.prediction) for r in records])
+    assert_pipeline_decides(model, ours, rows)
+    hard = PipelineModel(pipe, vote="hard").forest.predict_index(model.encode(rows))
+    assert ours.tolist() != hard.tolist()  # these rows include ones where the two votes differ
