@@ -60,7 +60,8 @@ class Explainer:
         position.
     vote : {"auto", "soft", "hard"}
         The decision explained. ``"auto"`` (default) is what the model's own ``predict`` does
-        (soft vote for random forests and extra trees; a :class:`~rfexplain.Forest`'s own mode);
+        (soft vote for random forests and extra trees, also at the end of a pipeline; a
+        :class:`~rfexplain.Forest`'s own mode);
         ``"hard"`` explains the majority vote of the papers (a :class:`SoftVoteWarning` then
         flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
         explains the hard vote only and refuses a soft-vote forest with impure leaves.
@@ -108,7 +109,7 @@ class Explainer:
             self.forest = forest if vote in ("auto", forest.vote) else forest.with_vote(vote)
             self.model = None
         elif is_transforming_pipeline(model_or_forest):
-            self.pipeline = PipelineModel(model_or_forest, monotone)
+            self.pipeline = PipelineModel(model_or_forest, monotone, vote=vote)
             check_feature_names(feature_names, self.pipeline.forest.feature_names, self.pipeline.forest.n_features)
             self.forest = self.pipeline.forest
             self.model = model_or_forest

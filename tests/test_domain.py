@@ -16,6 +16,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import rfexplain as rx
 from rfexplain import Forest
+from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
 from tests.strategies import forests
 
@@ -42,7 +43,7 @@ def _minimal_sets(features: list[int], good: callable) -> set[frozenset[int]]:  
 
 @st.composite
 def constrained(draw: st.DrawFn) -> tuple[Forest, list[float], dict[int, tuple[float, float]], list[int]]:
-    forest = draw(forests(max_trees=5))
+    forest = draw(forests(max_trees=5, vote=draw(st.sampled_from(["hard", "soft"]))))
     x = [float(draw(st.sampled_from([0.0, 1.0, 2.0, 3.0, 4.0]))) for _ in range(forest.n_features)]
     bounds = {}
     for f in range(forest.n_features):
@@ -60,12 +61,13 @@ def test_bounds_and_immutable_against_brute_force(
 ) -> None:
     forest, x, bounds, immutable = case
     names = forest.feature_names
-    explainer = rx.Explainer(
-        forest,
-        engine=engine,
-        bounds={names[f]: b for f, b in bounds.items()},
-        immutable=[names[f] for f in immutable],
-    )
+    given = {"bounds": {names[f]: b for f, b in bounds.items()}, "immutable": [names[f] for f in immutable]}
+    try:
+        explainer = rx.Explainer(forest, engine=engine, **given)
+    except UnsupportedQueryError:  # the circuit engine counts votes: it refuses this soft vote
+        assert engine == "circuit" and not forest.votes_agree
+        return
+    assert explainer.forest.vote == forest.vote
     decision = explainer.explain(x)
     expected = int(forest.predict_index([x])[0])
     assert decision.prediction_index == expected
@@ -121,3 +123,27 @@ def test_bounds_from_data_and_refusals() -> None:
         warnings.simplefilter("ignore", rx.SoftVoteWarning)
         held = rx.Explainer(model, engine="oracle", immutable=["x2", "x3"]).explain(X[60])
     assert all(not ({2, 3} & r.features) for r in held.necessary_reasons())
+
+
+@pytest.mark.parametrize("vote", ["soft", "hard"])
+def test_restriction_keeps_the_vote_and_the_leaf_vectors(vote: str) -> None:
+    """Bounds and fixed features rebuild the trees: the vote mode and every leaf's
+    class-probability vector survive, so the restricted forest decides as the original on every
+    input it allows (a depth-limited forest, whose impure leaves make the two votes differ)."""
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=7, max_depth=2, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model, vote=vote)
+    assert not forest.with_vote("soft").votes_agree
+    low, high = X.min(axis=0), X.max(axis=0)
+    bounded = restrict(forest, bounds={f: (float(low[f]), float(high[f])) for f in range(4)})
+    states = forest.states(X)
+    for restricted, rows in [
+        (bounded, np.arange(len(X))),
+        *[
+            (restrict(forest, fixed={2: int(states[k, 2])}), np.flatnonzero(states[:, 2] == states[k, 2]))
+            for k in (0, 75)
+        ],
+    ]:
+        assert restricted.vote == vote and restricted.has_proba
+        assert restricted.predict(X[rows]).tolist() == forest.predict(X[rows]).tolist()
+    assert bounded.with_vote("hard").bounds == bounded.bounds

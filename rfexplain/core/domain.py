@@ -95,6 +95,7 @@ def restrict(
         source=forest.source,
         categories=categories,
         bounds=raw_bounds if any(b is not None for b in raw_bounds) else None,
+        vote=forest.vote,
     )
 
 
@@ -105,6 +106,7 @@ def _prune(tree: Tree, ranges: list[tuple[int, int]]) -> Tree:
     left: list[int] = []
     right: list[int] = []
     label: list[int] = []
+    proba: list[tuple[float, ...] | None] = []
 
     def emit(node: int) -> int:
         while tree.feature[node] >= 0:
@@ -123,10 +125,18 @@ def _prune(tree: Tree, ranges: list[tuple[int, int]]) -> Tree:
         left.append(-1)
         right.append(-1)
         label.append(tree.label[node])
+        proba.append(tree.proba[node] if tree.proba is not None else None)
         if f >= 0:
             left[me] = emit(tree.left[node])
             right[me] = emit(tree.right[node])
         return me
 
     emit(0)
-    return Tree(tuple(feature), tuple(split), tuple(left), tuple(right), tuple(label))
+    return Tree(
+        tuple(feature),
+        tuple(split),
+        tuple(left),
+        tuple(right),
+        tuple(label),
+        tuple(proba) if tree.proba is not None else None,
+    )

@@ -395,13 +395,16 @@ class Forest:
         return all(t.proba is not None for t in self.trees)
 
     def with_vote(self, vote: str) -> Forest:
-        """The same forest deciding under ``vote`` (``"soft"`` or ``"hard"``)."""
+        """The same forest (categories and bounds included) deciding under ``vote`` (``"soft"`` or
+        ``"hard"``)."""
         return Forest(
             thresholds=self.thresholds,
             trees=self.trees,
             classes=self.classes,
             feature_names=self.feature_names,
             source=self.source,
+            categories=self.categories,
+            bounds=self.bounds,
             vote=vote,
         )
 

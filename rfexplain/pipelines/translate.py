@@ -16,9 +16,12 @@ chain of threshold tests on the state index, each routing a run of consecutive s
 subtrees are copied where the chain needs them, pruned by the states still possible on the path.
 Because one feature holds one category at a time, "exactly one category" is structural: no
 engine, the oracle included, can consider an input with two colours or none, and every engine
-works unchanged on the result. The translation is exact: on every original row, the forest's
-hard vote equals the hard vote of the pipeline's own trees (tests check it on every state vector
-of small pipelines).
+works unchanged on the result. Each leaf keeps its class-probability vector, so the forest decides
+under the vote the user asks for, by default the pipeline's own (``vote="auto"``: the soft vote
+of a random forest's ``predict``). The translation is exact: on every original row, the forest's
+hard vote equals the hard vote of the pipeline's own trees, and its soft vote equals
+``pipeline.predict`` up to float64 near-ties (:meth:`PipelineModel.near_tie`; tests check both
+on every state vector of small pipelines).
 
 Example
 -------
@@ -32,20 +35,21 @@ Example
 >>> prep = ColumnTransformer([("cat", OneHotEncoder(), ["color"]), ("num", StandardScaler(), ["age"])])
 >>> pipe = make_pipeline(prep, RandomForestClassifier(n_estimators=3, random_state=0)).fit(X, y)
 >>> model = PipelineModel(pipe)
->>> model.forest.feature_names, model.forest.categories[0]
-(('color', 'age'), ('blue', 'green', 'red'))
+>>> model.forest.feature_names, model.forest.categories[0], model.forest.vote
+(('color', 'age'), ('blue', 'green', 'red'), 'soft')
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from rfexplain.core.errors import InvalidInstanceError, UnsupportedModelError
-from rfexplain.core.forest import Forest, Tree
+from rfexplain.core.forest import VOTE_MODES, Forest, Tree
 from rfexplain.core.instances import in_model_order, pandas
 from rfexplain.core.sklearn_import import raw_trees_of
 from rfexplain.pipelines.reading import Preprocessing, read_preprocessing
@@ -73,9 +77,14 @@ class PipelineModel:
         Fitted on a pandas DataFrame; its last step a supported forest.
     monotone : sequence of str
         Names of ``FunctionTransformer`` steps the user declares monotone increasing.
+    vote : {"auto", "soft", "hard"}
+        The forest's vote mode: ``"auto"`` is the pipeline's own ``predict`` (soft for random
+        forests and extra trees, hard for a decision tree).
     """
 
-    def __init__(self, pipeline: Any, monotone: Sequence[str] = ()) -> None:
+    def __init__(self, pipeline: Any, monotone: Sequence[str] = (), vote: str = "auto") -> None:
+        if vote not in VOTE_MODES:
+            raise ValueError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
         self.pipeline = pipeline
         self.pre: Preprocessing = read_preprocessing(pipeline, monotone)
         imported = raw_trees_of(pipeline.steps[-1][1])
@@ -104,6 +113,7 @@ class PipelineModel:
             feature_names=[c.name for c in columns],
             source=f"Pipeline({', '.join(name for name, _ in pipeline.steps[:-1])}, {imported.source})",
             categories=[c.labels for c in columns],
+            vote=imported.own_vote if vote == "auto" else vote,
         )
 
     # ------------------------------------------------------------------ translation
@@ -143,9 +153,10 @@ class PipelineModel:
         left: list[int] = []
         right: list[int] = []
         label: list[int] = []
+        proba: list[tuple[float, ...] | None] = []
         n_states = [len(ts) + 1 for ts in self._thresholds]
 
-        def add(f: int, s: int, lab: int) -> int:
+        def add(f: int, s: int, lab: int, vector: tuple[float, ...] | None = None) -> int:
             if len(feature) >= MAX_NODES:
                 raise UnsupportedModelError(
                     f"a tree of the pipeline's forest needs more than {MAX_NODES} nodes over the original columns"
@@ -155,12 +166,13 @@ class PipelineModel:
             left.append(-1)
             right.append(-1)
             label.append(lab)
+            proba.append(vector)
             return len(feature) - 1
 
         def emit(node: int, allowed: dict[int, frozenset[int]]) -> int:
             j = raw["feature"][node]
             if j < 0:
-                return add(-1, -1, raw["label"][node])
+                return add(-1, -1, raw["label"][node], tuple(float(p) for p in raw["proba"][node]))
             test = self._left_states(j, float(raw["threshold"][node]))
             if isinstance(test, bool):
                 return emit(raw["left"][node] if test else raw["right"][node], allowed)
@@ -180,7 +192,7 @@ class PipelineModel:
             return me
 
         emit(0, {})
-        return Tree(tuple(feature), tuple(split), tuple(left), tuple(right), tuple(label))
+        return Tree(tuple(feature), tuple(split), tuple(left), tuple(right), tuple(label), tuple(proba))
 
     # ------------------------------------------------------------------ rows
     def encode(self, X: Any) -> np.ndarray:
@@ -241,6 +253,27 @@ class PipelineModel:
                     row[column.name] = self.pre.state_value(c, int(states[r, c]))
             rows.append(row)
         return self.pre.frame(rows)
+
+    def decides(self, frame: Any) -> np.ndarray:
+        """Class indices the pipeline itself decides on original rows under the forest's vote:
+        ``pipeline.predict`` for the soft vote (exact up to :meth:`near_tie`), the hard majority of
+        its own trees (:meth:`hard_vote`) for the hard vote."""
+        if self.forest.vote == "hard":
+            return self.hard_vote(frame)
+        classes = list(np.asarray(self.estimator.classes_).tolist())
+        return np.asarray([classes.index(v) for v in np.asarray(self.pipeline.predict(frame)).tolist()], dtype=np.int64)
+
+    def near_tie(self, frame: Any, a: int, b: int) -> bool:
+        """Whether classes ``a`` and ``b`` are a float64 near-tie of the soft vote on the first row:
+        their exact sums of the pipeline's trees' ``predict_proba`` differ by no more than the
+        rounding error of adding the vectors one by one in float64 (``trees**2 * 2**-52``, the
+        entries being in [0, 1]), so ``pipeline.predict`` may decide them otherwise than the exact
+        soft vote (see :mod:`rfexplain.core.forest`)."""
+        encoded = self.pre.encode_frame(frame).astype(np.float32)[:1]
+        trees = getattr(self.estimator, "estimators_", [self.estimator])
+        vectors = [np.asarray(t.predict_proba(encoded), dtype=np.float64)[0] for t in trees]
+        gap = sum((Fraction(float(v[a])) - Fraction(float(v[b])) for v in vectors), Fraction(0))
+        return bool(abs(gap) <= Fraction(len(trees) ** 2, 2**52))
 
     def hard_vote(self, frame: Any) -> np.ndarray:
         """Class indices by hard majority of the pipeline's own trees on original rows."""
