@@ -200,7 +200,7 @@ def test_bare_encoded_reasons_are_not_minimal_in_original_features() -> None:
     # sometimes names two indicators of one group.
     pipe, frame = make_case(7, "onehot", "passthrough", 5, 3)
     explainer = rx.Explainer(pipe, engine="oracle")
-    bare = rx.Explainer(pipe[-1], engine="oracle")
+    bare = rx.Explainer(pipe[-1], engine="oracle", vote="hard")
     encoded = pipe[:-1].transform(frame)
     group_of = [n.split("__")[1].split("_")[0] for n in pipe[:-1].get_feature_names_out()]
     names = explainer.forest.feature_names
