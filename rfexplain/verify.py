@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.budget import Budget
+from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest, soft_vote
 from rfexplain.core.reasons import Reason
 from rfexplain.core.sklearn_import import final_estimator
@@ -315,22 +316,26 @@ def _vote_of(reason: Reason, model: Any) -> str:
     return "soft" if vote == "soft" else "hard"
 
 
-def verify(reason: Reason, model: Any, *, timeout: float | None = None) -> Verification:
+def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: float | None = None) -> Verification:
     """Prove or refute every claim of ``reason`` with ``model``'s own trees (a fitted scikit-learn
     forest or tree, a pipeline ending in one, or a :class:`~rfexplain.core.forest.Forest`).
 
-    ``timeout`` bounds the search (a :class:`~rfexplain.core.budget.BudgetExpired` past it).
+    ``vote`` (``"soft"`` or ``"hard"``) is the decision rule the claims are checked under; by
+    default the one the reason was computed under. ``timeout`` bounds the search (a
+    :class:`~rfexplain.core.budget.BudgetExpired` past it).
     """
+    if vote is not None and vote not in ("soft", "hard"):
+        raise InvalidOptionError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
     if reason.instance is None or reason.decision is None or reason.space is None:
         return Verification((Check("describes", "the reason names its instance", False, "it carries none"),))
-    return _Verifier(reason, model, Budget.of(timeout)).run()
+    return _Verifier(reason, model, Budget.of(timeout), vote).run()
 
 
 class _Verifier:
-    def __init__(self, reason: Reason, model: Any, budget: Budget) -> None:
+    def __init__(self, reason: Reason, model: Any, budget: Budget, vote: str | None = None) -> None:
         self.reason = reason
         self.model = model
-        self.vote = _vote_of(reason, model)
+        self.vote = vote or _vote_of(reason, model)
         self.trees = _trees_of(model)
         self.checks: list[Check] = []
         assert reason.space is not None and reason.instance is not None and reason.decision is not None

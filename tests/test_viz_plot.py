@@ -11,6 +11,7 @@ import pytest
 import rfexplain as rx
 from rfexplain.core.reasons import Reason
 from rfexplain.viz import MissingExtraError, plot_feature_relevance
+from rfexplain.viz.plot import decision_layers
 from tests.viz_helpers import MODEL, NAMES, X
 
 
@@ -109,3 +110,82 @@ def test_feature_relevance_counts_read_back_from_the_bars() -> None:
         sum(len(rec.reasons) for rec in records)
         + sum(1 for rec in records if rec.query == "robustness" and np.isfinite(rec.result))
     )
+
+
+# ---------------------------------------------------------------------- categorical features
+def _cells(ax, prefix):
+    """The categories (tick labels) under the cells whose gid starts with ``prefix``, checking
+    each cell spans exactly its category's slot ``s - 0.5 .. s + 0.5``."""
+    labels = {round(x): t.get_text() for x, t in zip(ax.get_xticks(), ax.get_xticklabels())}
+    out = []
+    for p in ax.patches:
+        if p.get_gid().startswith(prefix):
+            s = int(p.get_gid().rsplit("-", 1)[1])
+            assert (p.get_x(), p.get_x() + p.get_width()) == pytest.approx((s - 0.5, s + 0.5))
+            out.append(labels[s])
+    return out
+
+
+@pytest.fixture(scope="module")
+def loans():
+    from rfexplain.pipeline_demo import loans_pipeline
+
+    pipe, X_test, _ = loans_pipeline()
+    return rx.Explainer(pipe, engine="circuit", vote="hard"), X_test
+
+
+def test_categorical_rows_are_category_strips_with_the_reasons_categories_shaded(loans) -> None:
+    explainer, X_test = loans
+    space = explainer.forest.space
+    checked = {"sufficient": 0, "general_sufficient": 0, "general_necessary": 0, "several": 0, "numeric": 0}
+    for k in range(8):
+        row = X_test.iloc[k]
+        decision = explainer.explain(row)
+        layers = decision_layers(decision)
+        fig = decision.plot(layers=layers)
+        axes = {ax.get_ylabel(): ax for ax in fig.axes}
+        assert set(axes) == {space.feature_names[f] for r in layers for f in r.features}
+        for name, ax in axes.items():
+            f = space.feature_names.index(name)
+            labels = space.category_labels(f)
+            if labels is None:  # numeric rows as before: thresholds as ticks, intervals, no cells
+                assert not _cells(ax, "category-")
+                assert list(ax.get_xticks(minor=True)) == pytest.approx(list(space.thresholds[f]))
+                assert _marker(ax) == pytest.approx(row[name])
+                checked["numeric"] += 1
+                continue
+            # one outlined cell per category, labelled with the category names in state order
+            assert [t.get_text() for t in ax.get_xticklabels()] == list(labels)
+            assert _cells(ax, f"category-f{f}-") == list(labels)
+            # the instance's diamond on the instance's own category
+            assert labels[round(_marker(ax))] == row[name]
+            for reason in layers:
+                states = reason.literals.get(f)
+                prefix = "flip" if reason.kind == "general_necessary" else reason.kind
+                shown = _cells(ax, f"{prefix}-f{f}-")
+                if states is None:
+                    assert shown == []
+                    continue
+                assert sorted(shown) == sorted(labels[s] for s in states)  # exactly the literal's categories
+                checked[reason.kind] += 1
+                checked["several"] += len(states) > 1
+    assert all(checked.values()), checked
+
+
+def test_categorical_reason_plot_shades_a_set_of_categories(loans) -> None:
+    explainer, X_test = loans
+    decision = explainer.explain(X_test.iloc[0])
+    space = decision.sufficient_reason().space
+    f = space.feature_names.index("credit_history")
+    labels = space.category_labels(f)
+    reason = Reason.of("sufficient", {f: {0, 1, 3}, 1: {2, 3}}, space=space, instance=decision.values, decision=1)
+    fig = reason.plot()
+    strip, income = fig.axes[1], fig.axes[0]  # rows in feature order: income (1), credit_history (7)
+    assert strip.get_ylabel() == "credit_history" and income.get_ylabel() == "income"
+    assert _cells(strip, f"sufficient-f{f}-") == [labels[0], labels[1], labels[3]]
+    assert labels[round(_marker(strip))] == X_test.iloc[0]["credit_history"]
+    t = space.thresholds[1]
+    assert _spans(income, "sufficient") == [pytest.approx((t[1], t[3]))]
+    html = reason._repr_html_()
+    assert "<svg" in html and "credit_history in {" in html
+    assert "<svg" in decision._repr_html_()

@@ -10,9 +10,14 @@ shaded, the general sufficient reason's wider interval shaded lighter (rectangle
 ``<kind>-f<feature>-<k>``), the
 boundaries of a shortest flip as dashed red lines (gid ``flip-f<feature>-...``).
 
-Every row is drawn by a *row painter* chosen per feature (:func:`_painter`): numeric features
-(thresholds, intervals) are the only kind the forest knows today; a categorical feature would get
-its own painter drawing one strip per category, with nothing else to change.
+Every row is drawn by a *row painter* chosen per feature (:func:`_painter`). A numeric feature is
+drawn as above. A categorical feature (a pipeline's column, :mod:`rfexplain.pipelines`) is a strip
+of one cell per category: the cell of state ``s`` spans ``s - 0.5 .. s + 0.5`` on the x axis,
+its tick at ``s`` labelled with the category's name, an empty outlined cell with gid
+``category-f<feature>-<s>``. A reason's literal on it is a set of states, so each category it
+allows is a shaded cell (gid ``<kind>-f<feature>-<s>``, same colours as the intervals), each
+category of a shortest flip's literal (the set to leave) a dashed red outline (gid
+``flip-f<feature>-<s>``), and the instance's diamond sits on its category's cell at ``x = s``.
 
 Figures are built with :class:`matplotlib.figure.Figure` (no pyplot state, any backend).
 """
@@ -55,6 +60,8 @@ class _Row:
     name: str
     thresholds: tuple[float, ...]
     value: float | None
+    #: The category of each state of a categorical feature; ``None`` for a numeric one.
+    categories: tuple[str, ...] | None = None
 
 
 def _figure(n_rows: int, figsize: tuple[float, float] | None) -> Any:
@@ -74,31 +81,72 @@ def _limits(row: _Row) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
-    """A numeric feature: its axis, thresholds as ticks, the layers' intervals, the instance."""
-    from matplotlib.patches import Rectangle
-
-    left, right = _limits(row)
+def _frame_row(ax: Any, row: _Row, left: float, right: float) -> None:
+    """What every row has: its x range, no y axis, the feature's name on the left."""
     ax.set_xlim(left, right)
     ax.set_ylim(0, 1)
     ax.set_yticks([])
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     ax.set_ylabel(row.name, rotation=0, ha="right", va="center", fontsize=9)
+
+
+def _band(ax: Any, x0: float, x1: float, style: dict[str, Any], gid: str) -> None:
+    """A shaded rectangle across ``x0 .. x1`` (data) centred on the row, in the style's height."""
+    from matplotlib.patches import Rectangle
+
+    bottom = (1 - style["height"]) / 2
+    ax.add_patch(
+        Rectangle(
+            (x0, bottom),
+            x1 - x0,
+            style["height"],
+            transform=ax.get_xaxis_transform(),
+            facecolor=style["color"],
+            alpha=style["alpha"],
+            edgecolor="none",
+            label=style["label"],
+            gid=gid,
+        )
+    )
+
+
+def _instance_marker(ax: Any, row: _Row) -> None:
+    if row.value is not None:
+        ax.plot(
+            [row.value],
+            [0.5],
+            marker="D",
+            color="black",
+            markersize=6,
+            linestyle="none",
+            transform=ax.get_xaxis_transform(),
+            label="instance",
+            gid=f"instance-f{row.feature}",
+            zorder=5,
+        )
+
+
+def _in_draw_order(layers: Sequence[Reason]) -> list[Reason]:
+    return sorted(layers, key=lambda r: _DRAW_ORDER.index(r.kind))
+
+
+def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
+    """A numeric feature: its axis, thresholds as ticks, the layers' intervals, the instance."""
+    left, right = _limits(row)
+    _frame_row(ax, row, left, right)
     # the forest's thresholds as ticks (unlabelled: they crowd), round numbers as labels
     ax.set_xticks(list(row.thresholds), minor=True)
     ax.xaxis.remove_overlapping_locs = False  # a threshold on a labelled tick stays a tick
     ax.tick_params(axis="x", which="minor", length=5, width=1, color="#555555")
     ax.tick_params(axis="x", which="major", labelsize=7)
-    transform = ax.get_xaxis_transform()
-    for reason in sorted(layers, key=lambda r: _DRAW_ORDER.index(r.kind)):
+    for reason in _in_draw_order(layers):
         states = reason.literals.get(row.feature)
         if states is None:
             continue
         style = LAYER_STYLES[reason.kind]
         for k, (lo, hi) in enumerate(_intervals(states, row.thresholds)):
             x0, x1 = max(lo, left), min(hi, right)
-            gid = f"{reason.kind}-f{row.feature}-{k}"  # unique in the figure: SVG ids
             if reason.kind == "general_necessary":
                 for side, edge in (("low", lo), ("high", hi)):
                     if math.isfinite(edge):
@@ -111,38 +159,62 @@ def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
                             gid=f"flip-f{row.feature}-{k}-{side}",
                         )
                 continue
-            bottom = (1 - style["height"]) / 2
-            ax.add_patch(
-                Rectangle(
-                    (x0, bottom),
-                    x1 - x0,
-                    style["height"],
-                    transform=transform,
-                    facecolor=style["color"],
-                    alpha=style["alpha"],
-                    edgecolor="none",
-                    label=style["label"],
-                    gid=gid,
-                )
+            _band(ax, x0, x1, style, f"{reason.kind}-f{row.feature}-{k}")  # unique in the figure: SVG ids
+    _instance_marker(ax, row)
+
+
+def _paint_categorical(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
+    """A categorical feature: a strip of one cell per category (state ``s`` at ``x = s``), the
+    categories each layer allows shaded, a shortest flip's categories outlined, the instance."""
+    from matplotlib.patches import Rectangle
+
+    labels = row.categories or ()
+    _frame_row(ax, row, -0.5, len(labels) - 0.5)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.tick_params(axis="x", which="major", labelsize=7, length=0)
+    if sum(len(label) for label in labels) > 60:  # long names would overlap: tilt them
+        ax.tick_params(axis="x", which="major", labelrotation=25)
+    height = LAYER_STYLES["general_sufficient"]["height"]
+
+    def outline(state: int, gid: str, **style: Any) -> None:
+        ax.add_patch(
+            Rectangle(
+                (state - 0.5, (1 - height) / 2),
+                1.0,
+                height,
+                transform=ax.get_xaxis_transform(),
+                facecolor="none",
+                gid=gid,
+                **style,
             )
-    if row.value is not None:
-        ax.plot(
-            [row.value],
-            [0.5],
-            marker="D",
-            color="black",
-            markersize=6,
-            linestyle="none",
-            transform=transform,
-            label="instance",
-            gid=f"instance-f{row.feature}",
-            zorder=5,
         )
+
+    for s in range(len(labels)):
+        outline(s, f"category-f{row.feature}-{s}", edgecolor="#999999", linewidth=0.8)
+    for reason in _in_draw_order(layers):
+        states = reason.literals.get(row.feature)
+        if states is None:
+            continue
+        style = LAYER_STYLES[reason.kind]
+        for s in sorted(states):
+            if reason.kind == "general_necessary":
+                outline(
+                    s,
+                    f"flip-f{row.feature}-{s}",
+                    edgecolor=style["color"],
+                    linestyle="--",
+                    linewidth=1.6,
+                    label=style["label"],
+                    zorder=4,
+                )
+                continue
+            _band(ax, s - 0.5, s + 0.5, style, f"{reason.kind}-f{row.feature}-{s}")
+    _instance_marker(ax, row)
 
 
 def _painter(row: _Row) -> Callable[[Any, _Row, Sequence[Reason]], None]:
-    """The painter of a feature's row (numeric for every feature the forest can test today)."""
-    return _paint_numeric
+    """The painter of a feature's row: a category strip for a categorical feature, else an axis."""
+    return _paint_categorical if row.categories is not None else _paint_numeric
 
 
 def _plot_layers(
@@ -154,7 +226,13 @@ def _plot_layers(
     space = spaces[0]
     features = sorted(set().union(*(r.features for r in layers)))
     rows = [
-        _Row(f, space.feature_names[f], tuple(space.thresholds[f]), None if values is None else float(values[f]))
+        _Row(
+            f,
+            space.feature_names[f],
+            tuple(space.thresholds[f]),
+            None if values is None else float(values[f]),
+            space.category_labels(f),
+        )
         for f in features
     ]
     fig, axes = _figure(len(rows), figsize)
