@@ -143,3 +143,12 @@ def test_report_in_headless_chromium(report, tmp_path: Path) -> None:
     assert pixels.std() > 10  # not blank
     blue = np.abs(pixels - np.array([147, 172, 208])).max(axis=1) < 20  # #4c72b0 at alpha .55 on white
     assert blue.sum() > 500
+
+
+def test_the_report_refuses_a_pipeline_with_a_clear_error(tmp_path: Path) -> None:
+    from rfexplain.pipeline_demo import loans_pipeline
+
+    pipeline, X_test, _ = loans_pipeline(trees=3, depth=3)
+    explainer = rx.Explainer(pipeline, engine="sat")
+    with pytest.raises(rx.UnsupportedQueryError, match="does not take pipelines"):
+        explainer.report(X_test.head(2), tmp_path / "r.html")

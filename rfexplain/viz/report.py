@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.errors import QueryArgumentError, UnsupportedQuery, UnsupportedQueryError
 from rfexplain.core.instances import as_matrix
 from rfexplain.progress import Progress
 from rfexplain.verify import verify
@@ -240,17 +240,26 @@ def write_report(
     """
     unknown = [q for q in queries if q not in _KNOWN]
     if unknown:
-        raise ValueError(f"queries must be among {sorted(_KNOWN)}. Got {unknown} instead.")
+        raise QueryArgumentError(f"queries must be among {sorted(_KNOWN)}. Got {unknown} instead.")
     if max_sections < 0:
-        raise ValueError(f"max_sections must be >= 0, got {max_sections}")
+        raise QueryArgumentError(f"max_sections must be >= 0, got {max_sections}")
+    if getattr(explainer, "pipeline", None) is not None:
+        raise UnsupportedQueryError(
+            "the HTML report does not take pipelines yet: explain their rows with Explainer.explain or explain_many"
+        )
     rows = as_matrix(X, explainer.forest.feature_names)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):
-        raise ValueError(f"indices has {len(ids)} entries for {len(rows)} instances")
+        raise QueryArgumentError(f"indices has {len(ids)} entries for {len(rows)} instances")
     other = None
     if compare_engine is not None:
         source = explainer.model if explainer.model is not None else explainer.forest
-        other = type(explainer)(source, engine=compare_engine, feature_names=list(explainer.forest.feature_names))
+        other = type(explainer)(
+            source,
+            engine=compare_engine,
+            feature_names=list(explainer.forest.feature_names),
+            vote=explainer.forest.vote,  # both engines explain the same classifier
+        )
     reports = []
     try:
         with Progress(len(rows), f"report ({explainer.engine_name})", enabled=progress) as bar:
