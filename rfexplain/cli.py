@@ -21,7 +21,7 @@ import json
 import math
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,26 +148,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _count(text: str) -> int:
-    """An argparse type: a non-negative integer."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
+def _non_negative(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, refused unless it is ``>= 0`` (NaN included)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not value >= 0:
+            raise argparse.ArgumentTypeError(f"expected a non-negative {what}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _seconds(text: str) -> float:
-    """An argparse type: a non-negative number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text!r}")
-    return value
+_count = _non_negative(int, "integer")
+_seconds = _non_negative(float, "number of seconds")
 
 
 def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
