@@ -344,26 +344,10 @@ def _parse_rows(text: str, n: int) -> range:
 def cmd_batch(args: argparse.Namespace) -> int:
     import time
 
-    from rfexplain import datasets
     from rfexplain.batch import write_csv, write_jsonl
     from rfexplain.explainer import Explainer
 
-    pool: Any = None
-    pool_ids: list[int] = []
-    if args.model:
-        forest, model = load_forest_or_model(args.model)
-        if args.dataset and not args.input:
-            data = datasets.load(args.dataset, args.data)
-            pool, pool_ids = data.X, list(range(len(data.X)))
-    elif args.dataset:
-        forest, model, pool, pool_ids = _train_split(args)
-    else:
-        raise UsageError("give a model file or --dataset")
-    if args.input:
-        pool = read_input(args.input, forest, model)
-        pool_ids = list(range(len(pool)))
-    if pool is None:
-        raise UsageError("give the instances: --dataset (its rows) or --input CSV")
+    forest, model, pool, pool_ids = _instance_pool(args, args.model)
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     X = pool.iloc[list(chosen)] if hasattr(pool, "iloc") else pool[list(chosen)]
     ids = [pool_ids[k] for k in chosen]
@@ -424,13 +408,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def _instance_pool(args: argparse.Namespace, path: str | None) -> tuple[Any, Any, Any, list[int]]:
+    """``(forest, model, rows, row ids)`` of ``batch`` and ``report``: a saved model or a forest
+    trained on ``--dataset``, and the rows to explain (``--input`` CSV, else the dataset's rows)."""
     from rfexplain import datasets
-    from rfexplain.explainer import Explainer
-    from rfexplain.viz.report import write_report
 
-    path = args.model or args.model_option
     pool: Any = None
+    pool_ids: list[int] = []
     if path:
         forest, model = load_forest_or_model(path)
         if args.dataset and not args.input:
@@ -439,12 +423,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.dataset:
         forest, model, pool, pool_ids = _train_split(args)
     else:
-        raise UsageError("give a model file (--model) or --dataset")
+        raise UsageError("give a model file or --dataset")
     if args.input:
         pool = read_input(args.input, forest, model)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")
+    return forest, model, pool, pool_ids
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rfexplain.explainer import Explainer
+    from rfexplain.viz.report import write_report
+
+    forest, model, pool, pool_ids = _instance_pool(args, args.model or args.model_option)
     if hasattr(pool, "iloc"):
         raise UsageError("report does not take pipelines yet: use batch, or the API's Explainer(pipeline)")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
