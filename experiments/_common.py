@@ -20,6 +20,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import metadata
@@ -336,3 +337,38 @@ def line_plot(
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def cpu_budget(cap: float) -> Any:
+    """A :class:`rfexplain.Budget` whose clock is this process's CPU time, so that a shared,
+    loaded machine does not eat the per-instance cap (the engine polls ``expired()``)."""
+    from rfexplain import Budget
+
+    class CPUBudget(Budget):
+        def __init__(self, timeout: float) -> None:
+            super().__init__(timeout=timeout)
+            self.cpu_started = time.process_time()
+
+        def remaining(self) -> float | None:
+            return max(0.0, float(self.timeout or 0.0) - (time.process_time() - self.cpu_started))
+
+        def expired(self) -> bool:
+            if time.process_time() - self.cpu_started >= float(self.timeout or 0.0):
+                self.timed_out = True
+            return self.timed_out
+
+    return CPUBudget(cap)
+
+
+def count_within(reasons: Iterator[Any]) -> int:
+    """How many reasons an enumeration yields before it ends or its budget expires (the
+    engine then raises :class:`BudgetExpired`; the caller reads ``budget.expired()``)."""
+    from rfexplain import BudgetExpired
+
+    count = 0
+    try:
+        for _ in reasons:
+            count += 1
+    except BudgetExpired:
+        pass
+    return count

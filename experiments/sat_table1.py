@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import data_dir, markdown_table, results_stem, write_report
+from experiments._common import count_within, cpu_budget, data_dir, markdown_table, results_stem, write_report
 
 log = logging.getLogger("experiments.sat_table1")
 
@@ -122,27 +122,6 @@ def explain_instances(engine: Any, forest: Any, samples: np.ndarray) -> list[dic
     return rows
 
 
-def _cpu_budget(cap: float) -> Any:
-    """A :class:`rfexplain.Budget` whose clock is this process's CPU time, so that a shared,
-    loaded machine does not eat the per-instance cap (the engine polls ``expired()``)."""
-    from rfexplain import Budget
-
-    class CPUBudget(Budget):
-        def __init__(self, timeout: float) -> None:
-            super().__init__(timeout=timeout)
-            self.cpu_started = time.process_time()
-
-        def remaining(self) -> float | None:
-            return max(0.0, float(self.timeout or 0.0) - (time.process_time() - self.cpu_started))
-
-        def expired(self) -> bool:
-            if time.process_time() - self.cpu_started >= float(self.timeout or 0.0):
-                self.timed_out = True
-            return self.timed_out
-
-    return CPUBudget(cap)
-
-
 def enumerate_all(engine: Any, forest: Any, samples: np.ndarray, cap: float) -> list[dict[str, Any]]:
     """All AXps then all CXps of each instance within one ``cap``-second budget (CPU seconds)."""
     from rfexplain.engines.base import Instance
@@ -151,10 +130,10 @@ def enumerate_all(engine: Any, forest: Any, samples: np.ndarray, cap: float) -> 
     for x in samples:
         instance = Instance.of(forest, x)
         engine.oracle("not", instance.prediction)
-        budget = _cpu_budget(cap)
+        budget = cpu_budget(cap)
         cpu = time.process_time()
-        n_axp = sum(1 for _ in engine.sufficient_reasons(instance, budget))
-        n_cxp = sum(1 for _ in engine.necessary_reasons(instance, budget)) if not budget.expired() else 0
+        n_axp = count_within(engine.sufficient_reasons(instance, budget))
+        n_cxp = count_within(engine.necessary_reasons(instance, budget)) if not budget.expired() else 0
         complete = not budget.expired()
         rows.append(
             {

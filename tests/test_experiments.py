@@ -285,3 +285,19 @@ def test_peers_pyxai_quick_results_are_quick_files(tmp_path: Path, monkeypatch: 
     peers_pyxai._write(rows, [], ["sat"], ["pyxai"], settings, str(tmp_path), tmp_path / "python", partial=False)
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written and all("_quick" in n for n in written), written
+
+
+def test_sat_table1_enumeration_past_its_cap_is_an_incomplete_row_not_a_crash() -> None:
+    """CI's sat_table1 quick run crashed when an enumeration outlived its CPU cap: the engine
+    raises BudgetExpired there, and the benchmark must record the row as incomplete."""
+    from experiments.sat_table1 import enumerate_all
+    from rfexplain.sat.engine import SatEngine
+    from tests.handmade import rfxpl_running_example
+
+    forest = rfxpl_running_example()
+    samples = np.array([[0.0] * forest.n_features, [1.0] * forest.n_features])
+    with SatEngine(forest) as engine:
+        rows = enumerate_all(engine, forest, samples, 0.0)
+        assert [r["complete"] for r in rows] == [False, False]
+        full = enumerate_all(engine, forest, samples, 60.0)
+    assert all(r["complete"] and r["axps"] >= 1 and r["cxps"] >= 1 for r in full)
