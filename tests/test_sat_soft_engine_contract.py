@@ -1,7 +1,7 @@
 """The SAT engine under the soft vote against the brute-force oracle (which decides the soft vote
 by definition from the leaf vectors): impure leaves, exact ties and float64 near-ties."""
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tests.engine_contract import EngineContract
 
@@ -16,3 +16,20 @@ class TestOracleEngineSoftVote(EngineContract):
     engine = "oracle"
     vote: ClassVar[str] = "soft"
     max_examples = 20
+
+
+class TestSatEngineSoftVoteCoarseRelaxation(EngineContract):
+    """One bit per tree weight: the relaxed comparisons are far from exact, so most candidate
+    counterexamples are refuted and refined (counterexample-guided exactness)."""
+
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    options: ClassVar[dict[str, Any]] = {"soft_bits": 1}
+    max_examples = 60
+
+
+class TestSatEngineSoftVoteExactUpFront(EngineContract):
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    options: ClassVar[dict[str, Any]] = {"soft_bits": None}
+    max_examples = 30

@@ -18,6 +18,7 @@ from rfexplain import Budget, Forest, SoftVoteWarning
 from rfexplain.core.errors import UnsupportedQueryError
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
+from rfexplain.sat.encodings.cnf import SOFT_BITS
 from rfexplain.sat.engine import SatEngine
 from tests.strategies import forests
 
@@ -31,13 +32,17 @@ def _keys(reasons: Any) -> set[Any]:
     return {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
 
 
+@pytest.mark.parametrize("soft_bits", [SOFT_BITS, 1, None])
 @pytest.mark.parametrize(
     "cls, trees, depth, seed",
     [(RandomForestClassifier, 5, 2, 3), (RandomForestClassifier, 4, 3, 5), (ExtraTreesClassifier, 4, 2, 1)],
 )
-def test_sat_equals_oracle_where_hard_and_soft_differ(cls: Any, trees: int, depth: int, seed: int) -> None:
+def test_sat_equals_oracle_where_hard_and_soft_differ(
+    cls: Any, trees: int, depth: int, seed: int, soft_bits: int | None
+) -> None:
     """Real forests small enough for the oracle: every query of the SAT engine under the soft
-    vote equals the oracle's on inputs whose hard and soft votes differ."""
+    vote equals the oracle's on inputs whose hard and soft votes differ, whether comparisons
+    start relaxed (and are refined on demand: one bit per weight forces refinements) or exact."""
     X, y = load_iris(return_X_y=True)
     model = cls(n_estimators=trees, max_depth=depth, min_samples_leaf=5, random_state=seed).fit(X, y)
     forest = Forest.from_sklearn(model)
@@ -46,7 +51,7 @@ def test_sat_equals_oracle_where_hard_and_soft_differ(cls: Any, trees: int, dept
     grid = np.asarray(oracle.grid)
     differ = np.flatnonzero(forest.predict_states(grid) != forest.with_vote("hard").predict_states(grid))
     assert len(differ), "expected inputs where the hard and soft votes differ"
-    with SatEngine(forest) as engine:
+    with SatEngine(forest, soft_bits=soft_bits) as engine:
         for k in np.random.default_rng(seed).choice(differ, size=min(3, len(differ)), replace=False):
             instance = Instance.from_states(forest, grid[k])
             values = np.asarray([instance.values], dtype=np.float32)
@@ -60,6 +65,11 @@ def test_sat_equals_oracle_where_hard_and_soft_differ(cls: Any, trees: int, dept
                     assert got == _keys(oracle.contrastive_reasons(instance, target))
             for reason in engine.sufficient_reasons(instance, Budget()):
                 assert rx.verify(reason, model).ok
+        refined = sum(len(o.refined) for o in engine._oracles.values())
+        if soft_bits is None:
+            assert not any(o.formula.relaxed for o in engine._oracles.values())
+        elif soft_bits == 1:
+            assert refined > 0, "one bit per weight should have needed exact comparisons"
 
 
 def test_explanations_of_differing_rows_verify_against_the_model() -> None:

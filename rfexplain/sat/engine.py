@@ -50,6 +50,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
 from rfexplain.sat.encodings import ForestEncoding
+from rfexplain.sat.encodings.cnf import SOFT_BITS
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
@@ -87,6 +88,10 @@ class SatEngine(EngineBase):
         the paper's two-constraint construction) or ``"challengers"`` (one guarded constraint per
         challenger class). Measured on the benchmark's multi-class forests (``sat_cards``), the
         selector construction halves the formula and is 2-6x faster per AXp.
+    soft_bits : int or None
+        Soft vote only: each comparison starts relaxed to this many bits per tree weight and is
+        made exact when a candidate counterexample needs it (default
+        :data:`~rfexplain.sat.encodings.cnf.SOFT_BITS`); ``None`` encodes everything exactly.
     """
 
     name = "sat"
@@ -104,7 +109,13 @@ class SatEngine(EngineBase):
     )
 
     def __init__(
-        self, forest: Forest, *, solver: str = DEFAULT_SOLVER, card: str = "mtotalizer", multiclass: str = "selectors"
+        self,
+        forest: Forest,
+        *,
+        solver: str = DEFAULT_SOLVER,
+        card: str = "mtotalizer",
+        multiclass: str = "selectors",
+        soft_bits: int | None = SOFT_BITS,
     ) -> None:
         super().__init__(forest)
         aliases = _solver_aliases()
@@ -115,7 +126,7 @@ class SatEngine(EngineBase):
         self.solver = solver
         self.card = card
         self.multiclass = multiclass
-        self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass)
+        self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
         self.stats = SolverStats()
         self._oracles: dict[tuple[str, int], SelectorOracle] = {}
         self._representatives: dict[tuple[int, int], float] = {}

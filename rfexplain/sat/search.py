@@ -31,6 +31,7 @@ from pysat.solvers import Solver
 from rfexplain.core.bits import mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding, Formula
+from rfexplain.sat.encodings.softvote import Comparison
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
@@ -80,23 +81,39 @@ class SelectorOracle:
         self.solver_name = solver
         self.solver = Solver(name=solver, bootstrap_with=[list(cl) for cl in formula.clauses])
         self.stats = stats
+        #: The relaxed soft-vote comparisons whose exact clauses this solver has received.
+        self.refined: set[Comparison] = set()
 
     def solve(self, assumptions: Sequence[int], budget: Budget | None = None) -> bool:
         """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
-        budget runs out first."""
+        budget runs out first.
+
+        A formula with relaxed soft-vote comparisons is solved by counterexample-guided
+        refinement (:meth:`~rfexplain.sat.encodings.ForestEncoding.refinement`): a model the exact
+        soft vote refutes brings in the exact clauses it broke, and the call is repeated. UNSAT of
+        the relaxed formula is final, since the exact formula implies it."""
         start = time.process_time()
         budget = budget if budget is not None else Budget.current()
-        if budget is None or budget.deadline is None:
-            outcome: bool | None = bool(self.solver.solve(assumptions=list(assumptions)))
-        else:
-            outcome = None
-            while outcome is None:
-                budget.check("solving")
-                self.solver.conf_budget(CONFLICT_CHUNK)
-                outcome = self.solver.solve_limited(assumptions=list(assumptions))
-        assert outcome is not None  # the loop above only ends on an answer
+        outcome = self._solve_once(assumptions, budget)
+        while outcome and self.formula.relaxed:
+            extra = self.encoding.refinement(self.formula, self.solver.get_model(), self.refined)
+            if not extra:
+                break
+            log.debug("%s: %d exact clauses added", self.formula.name, len(extra))
+            self.solver.append_formula([list(cl) for cl in extra])
+            outcome = self._solve_once(assumptions, budget)
         self.stats.record(outcome, time.process_time() - start)
         return outcome
+
+    def _solve_once(self, assumptions: Sequence[int], budget: Budget | None) -> bool:
+        if budget is None or budget.deadline is None:
+            return bool(self.solver.solve(assumptions=list(assumptions)))
+        outcome = None
+        while outcome is None:
+            budget.check("solving")
+            self.solver.conf_budget(CONFLICT_CHUNK)
+            outcome = self.solver.solve_limited(assumptions=list(assumptions))
+        return bool(outcome)
 
     def model(self) -> list[int]:
         model = self.solver.get_model()
@@ -405,7 +422,7 @@ class Search:
         ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
         RC2's own SAT calls run in conflict chunks under a deadline, so the budget stops them too."""
         wcnf = WCNF()
-        for cl in self.oracle.formula.clauses:
+        for cl in self.encoding.exact(self.oracle.formula):  # RC2 takes no clauses between calls
             wcnf.append(list(cl))
         for f in self.features:
             wcnf.append([self.sel[f]], weight=1)

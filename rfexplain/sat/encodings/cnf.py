@@ -44,7 +44,18 @@ from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest
 from rfexplain.sat.encodings.domains import decode_state, domain_clauses, state_literal
 from rfexplain.sat.encodings.pool import Var, VarPool
-from rfexplain.sat.encodings.softvote import TreeValues, soft_not_class, soft_predicts_class, tree_value_clauses
+from rfexplain.sat.encodings.softvote import (
+    Comparison,
+    SoftFormula,
+    TreeValues,
+    class_sums,
+    exact_comparison,
+    soft_not_class,
+    soft_predicts_class,
+    soft_winner,
+    tree_value_clauses,
+    truth,
+)
 from rfexplain.sat.encodings.trees import TreeVotes, tree_clauses
 from rfexplain.sat.encodings.votes import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, not_class, predicts_class
 
@@ -54,13 +65,25 @@ log = logging.getLogger(__name__)
 
 Clause = list[int]
 
+#: Bits each tree's weight keeps in the relaxed soft-vote comparisons (see
+#: :meth:`ForestEncoding.refinement`): a relaxed comparison differs from the exact one only when
+#: the exact margin is within ``trees * 2**-SOFT_BITS`` of a tie (in units of the largest leaf
+#: weight), and costs about ``SOFT_BITS / 60`` of the exact adders.
+SOFT_BITS = 12
+
 
 @dataclass(frozen=True)
 class Formula:
-    """A CNF over the encoding's variables: base clauses plus the clauses of one condition."""
+    """A CNF over the encoding's variables: base clauses plus the clauses of one condition.
+
+    Under the soft vote, ``relaxed`` lists the weighted comparisons encoded only approximately
+    (implied by the exact ones): a model of ``clauses`` is then a candidate that
+    :meth:`ForestEncoding.refinement` confirms or answers with the exact clauses to add.
+    """
 
     name: str
     clauses: tuple[tuple[int, ...], ...]
+    relaxed: tuple[Comparison, ...] = ()
 
     @property
     def n_clauses(self) -> int:
@@ -91,16 +114,29 @@ class ForestEncoding:
         The cardinality encoding (one of :data:`~.votes.CARD_ENCODINGS`), default ``"cardnetwrk"``.
     multiclass : str
         ``"selectors"`` (default, the paper's construction) or ``"challengers"``; see :mod:`.votes`.
+    soft_bits : int or None
+        Soft vote only: the bits each tree's weight keeps in the relaxed comparisons the formulas
+        start from (:data:`SOFT_BITS`); ``None`` encodes every comparison exactly up front.
     """
 
-    def __init__(self, forest: Forest, *, card: str = "cardnetwrk", multiclass: str = "selectors") -> None:
+    def __init__(
+        self,
+        forest: Forest,
+        *,
+        card: str = "cardnetwrk",
+        multiclass: str = "selectors",
+        soft_bits: int | None = SOFT_BITS,
+    ) -> None:
         if card not in CARD_ENCODINGS:
             raise InvalidOptionError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
         if multiclass not in MULTICLASS_CONSTRUCTIONS:
             raise InvalidOptionError(
                 f"multiclass must be one of {list(MULTICLASS_CONSTRUCTIONS)}. Got {multiclass!r} instead."
             )
+        if soft_bits is not None and (isinstance(soft_bits, bool) or not isinstance(soft_bits, int) or soft_bits < 1):
+            raise InvalidOptionError(f"soft_bits must be a positive integer or None. Got {soft_bits!r} instead.")
         self.forest = forest
+        self.soft_bits = soft_bits
         self.card = card
         self.multiclass = multiclass
         self.pool = VarPool()
@@ -139,17 +175,66 @@ class ForestEncoding:
                 self.trees.append(votes)
         self.base: tuple[tuple[int, ...], ...] = tuple(tuple(cl) for cl in base)
         self._formulas: dict[tuple[str, int], Formula] = {}
+        self._exact: dict[Comparison, tuple[Clause, ...]] = {}
         self._order_vars: list[list[int]] | None = None
 
-    def _formula(self, name: str, cls: int, extra: Iterable[Clause]) -> Formula:
+    def _formula(self, name: str, cls: int, extra: Iterable[Clause] | SoftFormula) -> Formula:
+        if isinstance(extra, SoftFormula):
+            clauses = self.base + tuple(tuple(cl) for cl in extra.clauses)
+            return Formula(f"{name}({cls})", clauses, extra.relaxed)
         return Formula(f"{name}({cls})", self.base + tuple(tuple(cl) for cl in extra))
+
+    # ------------------------------------------------------------------ soft vote: lazy exactness
+    def exact_clauses(self, comparison: Comparison) -> tuple[Clause, ...]:
+        """The exact clauses of a relaxed comparison (built once, shared by every solver)."""
+        if comparison not in self._exact:
+            self._exact[comparison] = tuple(exact_comparison(self.pool, self.values, comparison))
+        return self._exact[comparison]
+
+    def exact(self, formula: Formula) -> tuple[tuple[int, ...], ...]:
+        """Every clause of ``formula`` made exact: its clauses plus those of all its relaxed
+        comparisons (for solvers that cannot take clauses between calls, such as MaxSAT)."""
+        extra = (tuple(cl) for comparison in formula.relaxed for cl in self.exact_clauses(comparison))
+        return formula.clauses + tuple(extra)
+
+    def refinement(self, formula: Formula, model: Sequence[int], done: set[Comparison]) -> list[Clause]:
+        """Counterexample-guided exactness (CEGAR) for a soft-vote formula.
+
+        ``model`` satisfies ``formula`` with its relaxed comparisons plus the exact clauses of those
+        in ``done``. If the soft vote at the model's tree values really meets the condition, the
+        model is a true solution and nothing is returned. Otherwise some relaxed comparison the
+        model switches on fails exactly: its exact clauses are returned (and added to ``done``),
+        which excludes this model; as there are finitely many comparisons, the loop ends, and once
+        every comparison is exact no model is ever refuted.
+        """
+        if not formula.relaxed:
+            return []
+        sums = class_sums(self.values, model)
+        holds = truth(model)
+        winner = soft_winner(sums)
+        kind, cls = formula.name.split("(")[0], int(formula.name[formula.name.index("(") + 1 : -1])
+        if (winner != cls) if kind == "not" else (winner == cls):
+            return []
+        out: list[Clause] = []
+        for comparison in formula.relaxed:
+            if comparison in done:
+                continue
+            on = comparison.guard is None or holds(comparison.guard)
+            delta = 1 if comparison.winner > comparison.loser else 0
+            if on and sums[comparison.winner] - sums[comparison.loser] < delta:
+                done.add(comparison)
+                out.extend(self.exact_clauses(comparison))
+        if not out:
+            raise RuntimeError(f"soft-vote refinement: a model of {formula.name} breaks no relaxed comparison")
+        return out
 
     def not_class(self, c: int) -> Formula:
         """The forest does not predict class ``c``."""
         key = ("not", c)
         if key not in self._formulas:
+            extra: list[Clause] | SoftFormula
             if self.soft:
-                extra = soft_not_class(self.pool, self.values, self.forest.n_classes, c)
+                extra = soft_not_class(self.pool, self.values, self.forest.n_classes, c, bits=self.soft_bits)
             else:
                 extra = not_class(
                     self.pool, self.trees, self.forest.n_classes, c, card=self.card, construction=self.multiclass
@@ -161,8 +246,9 @@ class ForestEncoding:
         """The forest predicts class ``t``."""
         key = ("is", t)
         if key not in self._formulas:
+            extra: list[Clause] | SoftFormula
             if self.soft:
-                extra = soft_predicts_class(self.pool, self.values, self.forest.n_classes, t)
+                extra = soft_predicts_class(self.pool, self.values, self.forest.n_classes, t, bits=self.soft_bits)
             else:
                 extra = predicts_class(self.pool, self.trees, self.forest.n_classes, t, card=self.card)
             self._formulas[key] = self._formula("predicts", t, extra)

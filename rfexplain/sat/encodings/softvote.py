@@ -35,6 +35,15 @@ sum (Abio et al., 2012) would be arc-consistent; it was not implemented because 
 number of distinct partial sums a layer must tell apart, which exact float64 weights make
 nearly all distinct (an argument, not a measurement).
 
+Lazy exactness. Exact comparisons carry about 60 bits per tree weight. The formulas therefore
+start from *relaxed* comparisons (``bits=``, 12 by default: every weight rounded up to 12
+significant bits), which the exact ones imply, and the SAT engine checks each model against the
+exact sums (:meth:`.cnf.ForestEncoding.refinement`): a model that the exact soft vote refutes brings
+in the exact clauses of the comparisons it broke (counterexample-guided abstraction refinement),
+so UNSAT answers of the relaxed formula are final and SAT answers are confirmed exactly. Measured
+on iris (100 trees of depth 6, 10 instances, this machine): one formula loads in 1.4 s instead of
+4.9 s and an AXp takes 0.06-0.08 s instead of 0.11 s; no comparison needed refining there.
+
 Two formulas mirror :mod:`.votes`: :func:`soft_not_class` ("some class beats ``c``": one guarded
 comparison per challenger, a clause picking one guard) and :func:`soft_predicts_class`.
 """
@@ -42,7 +51,7 @@ comparison per challenger, a clause picking one guard) and :func:`soft_predicts_
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rfexplain.core.forest import Tree
@@ -50,7 +59,19 @@ from rfexplain.sat.encodings.domains import range_literals
 from rfexplain.sat.encodings.pool import Var, VarPool
 from rfexplain.sat.encodings.votes import at_least
 
-__all__ = ["TreeValues", "tree_value_clauses", "beats_clauses", "soft_not_class", "soft_predicts_class"]
+__all__ = [
+    "TreeValues",
+    "Comparison",
+    "SoftFormula",
+    "tree_value_clauses",
+    "beats_clauses",
+    "soft_not_class",
+    "soft_predicts_class",
+    "exact_comparison",
+    "class_sums",
+    "truth",
+    "soft_winner",
+]
 
 Clause = list[int]
 
@@ -122,9 +143,17 @@ class _Adders:
         return s, k
 
 
-def beats_clauses(pool: VarPool, trees: Sequence[TreeValues], winner: int, loser: int) -> list[Clause] | None:
+def beats_clauses(
+    pool: VarPool, trees: Sequence[TreeValues], winner: int, loser: int, *, bits: int | None = None
+) -> list[Clause] | None:
     """Clauses for "``winner`` beats ``loser``" under the soft vote: ``[]`` when it always does,
-    ``None`` when it never does (see the module docstring)."""
+    ``None`` when it never does (see the module docstring).
+
+    With ``bits``, the clauses are the *relaxed* comparison instead: every shifted weight ``y_t``
+    rounded up to a multiple of ``s = 2**L`` (``L`` such that the largest keeps ``bits`` bits), so
+    ``sum_t ceil(y_t / s) >= ceil(K / s)`` is implied by the exact ``sum_t y_t >= K`` and differs
+    from it only when the exact sum falls short of ``K`` by less than ``trees * s``. ``[]`` and
+    ``None`` stay exact answers (they are decided before rounding)."""
     delta = 1 if winner > loser else 0
     bound = delta
     terms: list[tuple[TreeValues, list[int]]] = []
@@ -138,6 +167,10 @@ def beats_clauses(pool: VarPool, trees: Sequence[TreeValues], winner: int, loser
         return []
     if not terms:
         return None
+    if bits is not None:
+        step = 1 << max(0, max(max(ys) for _, ys in terms).bit_length() - bits)
+        terms = [(tree, [-(-y // step) for y in ys]) for tree, ys in terms]
+        bound = -(-bound // step)
     g = math.gcd(*(y for _, ys in terms for y in ys))
     bound = -(-bound // g)
     terms = [(tree, [y // g for y in ys]) for tree, ys in terms]
@@ -213,37 +246,117 @@ def _false(pool: VarPool) -> list[Clause]:
     return [[x], [-x]]
 
 
-def soft_not_class(pool: VarPool, trees: Sequence[TreeValues], n_classes: int, c: int) -> list[Clause]:
-    """Clauses saying "the soft vote does not pick ``c``": some class beats ``c``."""
+@dataclass(frozen=True)
+class Comparison:
+    """One "``winner`` beats ``loser``" of a formula, encoded relaxed (``bits`` set) and made exact
+    on demand; ``guard`` is the literal that switches it on (``None``: always on)."""
+
+    winner: int
+    loser: int
+    guard: int | None
+
+
+@dataclass(frozen=True)
+class SoftFormula:
+    """The clauses of a soft-vote condition and the comparisons in them that are only relaxed."""
+
+    clauses: list[Clause]
+    relaxed: tuple[Comparison, ...] = ()
+
+
+def _comparison(
+    pool: VarPool, trees: Sequence[TreeValues], winner: int, loser: int, bits: int | None
+) -> tuple[list[Clause] | None, bool]:
+    """``beats_clauses`` relaxed to ``bits`` where that is smaller, and whether it was relaxed."""
+    if bits is not None:
+        relaxed = beats_clauses(pool, trees, winner, loser, bits=bits)
+        if relaxed:
+            return relaxed, True
+        if relaxed is None:
+            return None, False
+    return beats_clauses(pool, trees, winner, loser), False
+
+
+def soft_not_class(
+    pool: VarPool, trees: Sequence[TreeValues], n_classes: int, c: int, *, bits: int | None = None
+) -> SoftFormula:
+    """Clauses saying "the soft vote does not pick ``c``": some class beats ``c`` (each comparison
+    relaxed to ``bits`` when given, see :func:`beats_clauses`)."""
     out: list[Clause] = []
     guards: list[int] = []
+    relaxed: list[Comparison] = []
     for d in range(n_classes):
         if d == c:
             continue
-        clauses = beats_clauses(pool, trees, d, c)
+        clauses, is_relaxed = _comparison(pool, trees, d, c, bits)
         if clauses is None:
             continue
         if not clauses:
-            return []
+            return SoftFormula([])
         if n_classes == 2:
-            return clauses
+            return SoftFormula(clauses, (Comparison(d, c, None),) if is_relaxed else ())
         guard = pool.var(Var.aux("soft_beats", d, c))
         guards.append(guard)
         out.extend([-guard] + cl for cl in clauses)
+        if is_relaxed:
+            relaxed.append(Comparison(d, c, guard))
     if not guards:
-        return _false(pool)
+        return SoftFormula(_false(pool))
     out.append(guards)
-    return out
+    return SoftFormula(out, tuple(relaxed))
 
 
-def soft_predicts_class(pool: VarPool, trees: Sequence[TreeValues], n_classes: int, t: int) -> list[Clause]:
+def soft_predicts_class(
+    pool: VarPool, trees: Sequence[TreeValues], n_classes: int, t: int, *, bits: int | None = None
+) -> SoftFormula:
     """Clauses saying "the soft vote picks ``t``": ``t`` beats every other class."""
     out: list[Clause] = []
+    relaxed: list[Comparison] = []
     for d in range(n_classes):
         if d == t:
             continue
-        clauses = beats_clauses(pool, trees, t, d)
+        clauses, is_relaxed = _comparison(pool, trees, t, d, bits)
         if clauses is None:
-            return _false(pool)
+            return SoftFormula(_false(pool))
         out.extend(clauses)
-    return out
+        if is_relaxed:
+            relaxed.append(Comparison(t, d, None))
+    return SoftFormula(out, tuple(relaxed))
+
+
+def exact_comparison(pool: VarPool, trees: Sequence[TreeValues], comparison: Comparison) -> list[Clause]:
+    """The exact clauses of a relaxed ``comparison``, under its guard."""
+    clauses = beats_clauses(pool, trees, comparison.winner, comparison.loser)
+    if clauses is None:
+        clauses = _false(pool)
+    if comparison.guard is None:
+        return clauses
+    return [[-comparison.guard] + cl for cl in clauses]
+
+
+def truth(model: Sequence[int]) -> Callable[[int], bool]:
+    """Whether a solver model (python-sat's signed literals) sets a positive literal true; by
+    index when the model lists every variable in order, as python-sat's solvers return it."""
+    if model and abs(model[-1]) == len(model):
+        return lambda lit: model[lit - 1] > 0
+    true = {lit for lit in model if lit > 0}
+    return true.__contains__
+
+
+def class_sums(trees: Sequence[TreeValues], model: Sequence[int]) -> list[int]:
+    """The exact integer soft-vote sum of every class at a solver model (python-sat's signed
+    literals, ``model[v - 1]`` the literal of variable ``v``): each tree's value is the one whose
+    literal the model sets."""
+    holds = truth(model)
+    sums: list[int] = []
+    for tree in trees:
+        vector = tree.constant
+        if vector is None:
+            vector = next(v for v, lit in zip(tree.vectors, tree.literals) if holds(lit))
+        sums = [a + b for a, b in zip(sums, vector)] if sums else list(vector)
+    return sums
+
+
+def soft_winner(sums: Sequence[int]) -> int:
+    """The class the soft vote picks from exact sums (ties to the lowest index)."""
+    return max(range(len(sums)), key=lambda k: (sums[k], -k))
