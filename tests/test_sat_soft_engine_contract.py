@@ -20,11 +20,12 @@ class TestOracleEngineSoftVote(EngineContract):
 
 class TestSatEngineSoftVoteCoarseRelaxation(EngineContract):
     """One bit per tree weight: the relaxed comparisons are far from exact, so most candidate
-    counterexamples are refuted and refined (counterexample-guided exactness)."""
+    counterexamples are refuted and refined (counterexample-guided exactness); no prefilter, so
+    that the solver answers every query."""
 
     engine = "sat"
     vote: ClassVar[str] = "soft"
-    options: ClassVar[dict[str, Any]] = {"soft_bits": 1}
+    options: ClassVar[dict[str, Any]] = {"soft_bits": 1, "prefilter": False}
     max_examples = 60
 
 

@@ -51,6 +51,7 @@ from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.cnf import SOFT_BITS
+from rfexplain.sat.prefilter import InstanceFilter, LeafTable
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
@@ -92,6 +93,10 @@ class SatEngine(EngineBase):
         Soft vote only: each comparison starts relaxed to this many bits per tree weight and is
         made exact when a candidate counterexample needs it (default
         :data:`~rfexplain.sat.encodings.cnf.SOFT_BITS`); ``None`` encodes everything exactly.
+    prefilter : bool
+        Settle the queries whose answer the instance's reachable leaves make plain before
+        calling the solver (:mod:`rfexplain.sat.prefilter`; default ``True``). The answers are the
+        same either way; only witnesses may differ.
     """
 
     name = "sat"
@@ -116,6 +121,7 @@ class SatEngine(EngineBase):
         card: str = "mtotalizer",
         multiclass: str = "selectors",
         soft_bits: int | None = SOFT_BITS,
+        prefilter: bool = True,
     ) -> None:
         super().__init__(forest)
         aliases = _solver_aliases()
@@ -128,6 +134,8 @@ class SatEngine(EngineBase):
         self.multiclass = multiclass
         self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
         self.stats = SolverStats()
+        self.prefilter = bool(prefilter)
+        self._leaf_table: LeafTable | None = None
         self._oracles: dict[tuple[str, int], SelectorOracle] = {}
         self._representatives: dict[tuple[int, int], float] = {}
         self._cache_instance: Instance | None = None
@@ -141,12 +149,14 @@ class SatEngine(EngineBase):
             formula = self.encoding.not_class(cls) if kind == "not" else self.encoding.predicts(cls)
             log.debug("loading %s: %d vars, %d clauses", formula.name, formula.n_vars, formula.n_clauses)
             self._oracles[key] = SelectorOracle(self.encoding, formula, solver=self.solver, stats=self.stats)
+        if self.prefilter and self._leaf_table is None:
+            self._leaf_table = LeafTable(self.forest, self.encoding.empty_states)
         return self._oracles[key]
 
     def _search(self, instance: Instance, target: int | None = None) -> Search:
-        if target is None:
-            return Search(self.oracle("not", instance.prediction), instance.states)
-        return Search(self.oracle("predicts", target), instance.states)
+        oracle = self.oracle("not", instance.prediction) if target is None else self.oracle("predicts", target)
+        screen = InstanceFilter(self._leaf_table, instance.states) if self._leaf_table is not None else None
+        return Search(oracle, instance.states, screen)
 
     def _classify(self, z: tuple[int, ...]) -> int:
         """The forest's decision on a state vector under its vote mode (:meth:`Forest.decide`)."""

@@ -32,6 +32,7 @@ from rfexplain.core.bits import mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding, Formula
 from rfexplain.sat.encodings.softvote import Comparison
+from rfexplain.sat.prefilter import InstanceFilter
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
@@ -53,6 +54,15 @@ class SolverStats:
     unsat_time: float = 0.0
     max_sat_time: float = 0.0
     max_unsat_time: float = 0.0
+    #: Queries settled without the solver (:mod:`rfexplain.sat.prefilter`), by answer.
+    screened_sat: int = 0
+    screened_unsat: int = 0
+
+    def record_screened(self, outcome: bool) -> None:
+        if outcome:
+            self.screened_sat += 1
+        else:
+            self.screened_unsat += 1
 
     def record(self, outcome: bool, seconds: float) -> None:
         if outcome:
@@ -168,8 +178,9 @@ class Search:
         ``state(f, states[f])``.
     """
 
-    def __init__(self, oracle: SelectorOracle, states: Sequence[int]) -> None:
+    def __init__(self, oracle: SelectorOracle, states: Sequence[int], screen: InstanceFilter | None = None) -> None:
         self.oracle = oracle
+        self.screen = screen
         self.encoding = oracle.encoding
         self.v = tuple(states)
         self.features: tuple[int, ...] = self.encoding.features
@@ -187,13 +198,28 @@ class Search:
         return self._last_states
 
     # ------------------------------------------------------------------ one query
-    def has_counterexample(self, fixed: Iterable[int], budget: Budget | None = None) -> bool:
+    def has_counterexample(self, fixed: Iterable[int], budget: Budget | None = None, *, core: bool = False) -> bool:
         """Whether a counterexample exists with ``fixed`` features at the instance's states.
 
         True (SAT: :attr:`last_states` holds it) or False (UNSAT, so ``fixed`` is sufficient:
         :attr:`last_core` holds a subset of ``fixed`` that is sufficient too);
         :class:`~rfexplain.core.budget.BudgetExpired` when the budget runs out first.
+
+        The instance's screen (:mod:`rfexplain.sat.prefilter`) answers first where the answer is
+        plain; its UNSAT answers come with ``fixed`` itself as the core, so callers that feed cores
+        to a hitting-set loop pass ``core=True`` to have UNSAT decided by the solver.
         """
+        fixed = list(fixed)
+        if self.screen is not None:
+            decided = self.screen.decide(fixed, *self.oracle.formula.condition)
+            if decided is not None and (decided.sat or not core):
+                self.oracle.stats.record_screened(decided.sat)
+                if decided.sat:
+                    self._last_model = []
+                    self._last_states = decided.witness
+                else:
+                    self.last_core = frozenset(fixed)
+                return decided.sat
         outcome = self.oracle.solve([self.sel[f] for f in fixed], budget)
         if outcome:
             self._last_model = self.oracle.model()
@@ -283,7 +309,7 @@ class Search:
                 continue
             agreeing = [g for g in features[k + 1 :] if z[g] == self.v[g]]
             if agreeing:
-                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget):
+                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget, core=True):
                     z = self.last_states
                     fixed.append(f)
                     continue
@@ -398,7 +424,7 @@ class Search:
                 if hs_list is None:
                     return
                 hs = frozenset(int(f) for f in hs_list)
-                outcome = self.has_counterexample(sorted(everything - hs), budget)
+                outcome = self.has_counterexample(sorted(everything - hs), budget, core=True)
                 if outcome:
                     yield FoundReason(hs, counterexample=self.last_states)
                     if not hs:

@@ -86,6 +86,12 @@ class Formula:
     relaxed: tuple[Comparison, ...] = ()
 
     @property
+    def condition(self) -> tuple[str, int]:
+        """``("not", c)`` or ``("predicts", t)``: what the formula says of the forest's decision."""
+        kind, _, rest = self.name.partition("(")
+        return kind, int(rest.rstrip(")"))
+
+    @property
     def n_clauses(self) -> int:
         return len(self.clauses)
 
@@ -212,7 +218,7 @@ class ForestEncoding:
         sums = class_sums(self.values, model)
         holds = truth(model)
         winner = soft_winner(sums)
-        kind, cls = formula.name.split("(")[0], int(formula.name[formula.name.index("(") + 1 : -1])
+        kind, cls = formula.condition
         if (winner != cls) if kind == "not" else (winner == cls):
             return []
         out: list[Clause] = []

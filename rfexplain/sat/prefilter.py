@@ -1,0 +1,216 @@
+"""Deciding easy SAT queries without the solver: leaf-box bounds and small boxes searched whole.
+
+A query of the SAT engine asks whether some input that agrees with the instance on a set of
+fixed features makes the forest *not* predict ``c`` (or predict ``t``). Both answers are often
+plain to see from the leaves the instance can still reach (the "per-instance simplification"
+in the SAT engine; reachable leaves as in the abductive reasoning of Izza and Marques-Silva (2021),
+Section 4 [IM21], where every path inconsistent with the fixed features is dead):
+
+- **Bounds.** A leaf is reachable iff its box contains the instance's state on every fixed
+  feature. Summing, over trees, the best score a challenger ``d`` can get against ``c`` among a
+  tree's reachable leaves bounds the margin of ``d`` over ``c`` from above; when no challenger's
+  bound reaches a win, no counterexample exists (UNSAT) and the solver is not called.
+- **Small boxes.** When the free features have few state combinations (at most
+  :data:`BOX_POINTS`), every combination is evaluated with the forest's exact vote; the answer is
+  exact either way, with the first counterexample (in the combinations' lexicographic order) as
+  the witness.
+- **Witnesses by climbing** (soft vote only, whose solver calls cost 10-50 times the hard
+  vote's). Otherwise a few rounds of coordinate ascent on the margin from the instance look for a
+  counterexample (a SAT answer, checked with the exact vote); failing that, the solver decides.
+  Under the hard vote a failed climb cost more than the solver call it might save (enumerations
+  on a 30-feature forest slowed down).
+
+Anything else goes to the solver. The answers are exactly the solver's (both are exact), so the
+explanations do not change; only the witnesses of satisfiable calls may differ.
+
+Scores are float64: hard votes are counts (exact); soft-vote sums are decided again in exact
+integer arithmetic whenever two classes are within :data:`NEAR_TIE` (sums of at most a few
+thousand float64 probabilities err by far less), and a bound counts as "no win" only when it is
+below zero by more than :data:`NEAR_TIE`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rfexplain.core.forest import Forest
+
+__all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Decision"]
+
+#: Most free-feature state combinations searched whole instead of calling the solver.
+BOX_POINTS = 256
+
+#: Float64 distance under which two soft-vote sums are compared again exactly.
+NEAR_TIE = 1e-9
+
+#: Rounds of single-feature changes tried for a witness when the free box is large.
+CLIMB_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A query settled without the solver: ``sat`` and, when satisfiable, a witness state vector."""
+
+    sat: bool
+    witness: tuple[int, ...] | None = None
+
+
+class LeafTable:
+    """Every feasible leaf of a forest as a box of states with its score vector (built once per
+    forest; :class:`InstanceFilter` specialises it to one instance).
+
+    ``excluded`` maps a feature to states the SAT encoding excludes (no float32 value in them):
+    small boxes never use them as witnesses.
+    """
+
+    def __init__(self, forest: Forest, excluded: dict[int, tuple[int, ...]] | None = None) -> None:
+        self.forest = forest
+        self.n_states = forest.states_per_feature
+        self.soft = forest.vote == "soft" and not forest.votes_agree
+        weights = forest.soft_weights()[1] if self.soft else None
+        trees: list[int] = []
+        lows: list[list[int]] = []
+        highs: list[list[int]] = []
+        scores: list[list[float]] = []
+        #: Exact integer score vectors (soft vote only), to settle float64 near-ties.
+        self.exact: list[tuple[int, ...]] = []
+        n = forest.n_features
+        for k, tree in enumerate(forest.trees):
+            for box, leaf in tree.leaf_paths(self.n_states):
+                trees.append(k)
+                lows.append([box.get(f, (0, 0))[0] for f in range(n)])
+                highs.append([box.get(f, (0, self.n_states[f] - 1))[1] for f in range(n)])
+                if weights is not None and tree.proba is not None:
+                    scores.append([float(p) for p in tree.proba[leaf] or ()])
+                    self.exact.append(weights[k][leaf])
+                else:
+                    scores.append([1.0 if c == tree.label[leaf] else 0.0 for c in range(forest.n_classes)])
+        self.tree = np.asarray(trees, dtype=np.int64)
+        self.low = np.asarray(lows, dtype=np.int64).reshape(len(trees), n)
+        self.high = np.asarray(highs, dtype=np.int64).reshape(len(trees), n)
+        self.score = np.asarray(scores, dtype=np.float64).reshape(len(trees), forest.n_classes)
+        #: First leaf row of each tree (rows are grouped by tree), for per-tree maxima.
+        self.starts = np.flatnonzero(np.r_[True, self.tree[1:] != self.tree[:-1]])
+        self.excluded = {f: set(states) for f, states in (excluded or {}).items()}
+
+
+class InstanceFilter:
+    """The leaf table seen from one instance: which leaves each fixed feature rules out."""
+
+    def __init__(self, table: LeafTable, states: Sequence[int]) -> None:
+        self.table = table
+        self.states = np.asarray(states, dtype=np.int64)
+        #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
+        self.outside = (self.states < table.low) | (self.states > table.high)
+
+    def decide(self, fixed: Sequence[int], kind: str, cls: int) -> Decision | None:
+        """The answer to "is there a counterexample with ``fixed`` at the instance's states?"
+        for the condition ``kind`` (``"not"``: the forest does not predict ``cls``;
+        ``"predicts"``: it predicts ``cls``), or ``None`` when it is not plain."""
+        table = self.table
+        n = len(table.n_states)
+        fixed_mask = np.zeros(n, dtype=bool)
+        fixed_mask[list(fixed)] = True
+        rows = np.flatnonzero(~np.any(self.outside[:, fixed_mask], axis=1))  # the reachable leaves
+        if not self._may_hold(rows, kind, cls):
+            return Decision(False)
+        free = [f for f in range(n) if not fixed_mask[f] and table.n_states[f] > 1]
+        if math.prod(table.n_states[f] for f in free) <= BOX_POINTS:
+            return self._search_box(free, rows, kind, cls)
+        return self._climb(free, rows, kind, cls) if table.soft else None
+
+    # ------------------------------------------------------------------ bounds
+    def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
+        """False only when the reachable leaves (``rows`` of the table) rule the condition out."""
+        table = self.table
+        classes = table.score.shape[1]
+        starts = np.flatnonzero(np.r_[True, table.tree[rows][1:] != table.tree[rows][:-1]])
+        if kind == "not":
+            for d in range(classes):
+                if d != cls and self._best_margin(rows, starts, d, cls) > -NEAR_TIE:
+                    return True
+            return False
+        return all(self._best_margin(rows, starts, cls, d) > -NEAR_TIE for d in range(classes) if d != cls)
+
+    def _best_margin(self, rows: np.ndarray, starts: np.ndarray, winner: int, loser: int) -> float:
+        """An upper bound on ``sum(winner) - sum(loser)``; under the hard vote, when the tie goes
+        to ``loser``, minus half a vote (a win then needs a margin of one vote). Soft-vote bounds
+        are float64 sums and stay as they are: the caller's ``NEAR_TIE`` slack covers them."""
+        diff = self.table.score[rows, winner] - self.table.score[rows, loser]
+        bound = float(np.maximum.reduceat(diff, starts).sum())
+        return bound if winner < loser or self.table.soft else bound - 0.5
+
+    # ------------------------------------------------------------------ evaluating points
+    def _choices(self, f: int) -> list[int]:
+        return [s for s in range(self.table.n_states[f]) if s not in self.table.excluded.get(f, ())]
+
+    def _evaluate(
+        self, points: np.ndarray, free: list[int], rows: np.ndarray, kind: str, cls: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For state rows ``points`` (the free features' states, the instance's elsewhere): whether
+        the condition holds exactly, and its float64 margin (positive when it holds)."""
+        table = self.table
+        inside = np.ones((len(points), len(rows)), dtype=bool)
+        for j, f in enumerate(free):
+            column = points[:, j : j + 1]
+            inside &= (column >= table.low[rows, f]) & (column <= table.high[rows, f])
+        sums = inside.astype(np.float64) @ table.score[rows]
+        winners = np.argmax(sums, axis=1)
+        if table.soft and sums.shape[1] > 1:
+            top_two = np.sort(sums, axis=1)[:, -2:]
+            for p in np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= NEAR_TIE):
+                winners[p] = self._exact_winner(rows[inside[p]])
+        others = sums.copy()
+        others[:, cls] = -np.inf
+        if kind == "not":
+            return winners != cls, others.max(axis=1) - sums[:, cls]
+        return winners == cls, sums[:, cls] - others.max(axis=1)
+
+    def _witness(self, free: list[int], point: np.ndarray) -> Decision:
+        witness = self.states.copy()
+        witness[free] = point
+        return Decision(True, tuple(int(s) for s in witness))
+
+    # ------------------------------------------------------------------ small boxes
+    def _search_box(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Decision:
+        choices = [self._choices(f) for f in free]
+        combinations = list(itertools.product(*choices))
+        points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
+        holds, _ = self._evaluate(points, free, rows, kind, cls)
+        hits = np.flatnonzero(holds)
+        return self._witness(free, points[hits[0]]) if len(hits) else Decision(False)
+
+    # ------------------------------------------------------------------ large boxes: a witness by hill climbing
+    def _climb(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Decision | None:
+        """Look for a counterexample by coordinate ascent on the margin from the instance: each
+        round tries every single-feature change (:data:`CLIMB_ROUNDS` rounds at most). ``None``
+        when none is found: the solver decides."""
+        current = self.states[free].copy()
+        moves = [(j, s) for j, f in enumerate(free) for s in self._choices(f)]
+        if not moves:
+            return None
+        columns = np.asarray([j for j, _ in moves], dtype=np.int64)
+        values = np.asarray([s for _, s in moves], dtype=np.int64)
+        best = -np.inf
+        for _ in range(CLIMB_ROUNDS):
+            points = np.repeat(current[None, :], len(moves), axis=0)
+            points[np.arange(len(moves)), columns] = values
+            holds, margin = self._evaluate(points, free, rows, kind, cls)
+            hits = np.flatnonzero(holds)
+            if len(hits):
+                return self._witness(free, points[hits[0]])
+            k = int(np.argmax(margin))
+            if margin[k] <= best:
+                return None
+            best = float(margin[k])
+            current = points[k]
+        return None
+
+    def _exact_winner(self, leaves: np.ndarray) -> int:
+        totals = [sum(column) for column in zip(*(self.table.exact[i] for i in leaves))]
+        return max(range(len(totals)), key=lambda c: (totals[c], -c))

@@ -1,0 +1,115 @@
+"""The SAT engine's prefilter (:mod:`rfexplain.sat.prefilter`) against brute force: every query
+it settles is settled right, every witness it gives is one, under both votes and both
+conditions ("does not predict c", "predicts t")."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_wine
+from sklearn.ensemble import RandomForestClassifier
+
+from rfexplain import Forest
+from rfexplain.engines.base import Instance
+from rfexplain.sat import prefilter
+from rfexplain.sat.engine import SatEngine
+from rfexplain.sat.prefilter import InstanceFilter, LeafTable
+from tests.strategies import forests
+
+
+def _truth(grid: np.ndarray, labels: np.ndarray, states: tuple[int, ...], fixed: list[int], kind: str, c: int) -> bool:
+    agree = np.all(grid[:, fixed] == np.asarray(states)[fixed], axis=1) if fixed else np.ones(len(grid), dtype=bool)
+    hold = labels != c if kind == "not" else labels == c
+    return bool(np.any(agree & hold))
+
+
+def _check(forest: Any, data: Any, box_points: int) -> int:
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    labels = forest.predict_states(grid)
+    table = LeafTable(forest)
+    settled = 0
+    old = prefilter.BOX_POINTS
+    prefilter.BOX_POINTS = box_points
+    try:
+        for _ in range(6):
+            states = tuple(int(s) for s in grid[data.draw(st.integers(0, len(grid) - 1))])
+            screen = InstanceFilter(table, states)
+            fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+            for kind in ("not", "predicts"):
+                for c in range(forest.n_classes):
+                    decided = screen.decide(fixed, kind, c)
+                    if decided is None:
+                        continue
+                    settled += 1
+                    assert decided.sat == _truth(grid, labels, states, fixed, kind, c), (kind, c, fixed)
+                    if decided.sat:
+                        w = decided.witness
+                        assert w is not None and all(w[f] == states[f] for f in fixed)
+                        got = int(forest.predict_states(np.asarray([w]))[0])
+                        assert (got != c) if kind == "not" else (got == c)
+    finally:
+        prefilter.BOX_POINTS = old
+    return settled
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=7, max_classes=4), st.sampled_from([0, 4, 256]), st.data())
+def test_prefilter_hard_vote_settles_right(forest: Any, box_points: int, data: Any) -> None:
+    _check(forest, data, box_points)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=7, max_classes=4, vote="soft"), st.sampled_from([0, 4, 256]), st.data())
+def test_prefilter_soft_vote_settles_right(forest: Any, box_points: int, data: Any) -> None:
+    """Bounds, small boxes and (with ``box_points=0``) climbing, with exact ties and near-ties."""
+    _check(forest, data, box_points)
+
+
+def test_prefilter_settles_most_queries_on_a_real_forest_and_changes_no_answer() -> None:
+    """On a real forest the prefilter answers many queries without the solver, and every reason
+    equals the one the solver alone gives."""
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
+    for vote in ("hard", "soft"):
+        forest = Forest.from_sklearn(model, vote=vote)
+        with SatEngine(forest) as screened, SatEngine(forest, prefilter=False) as plain:
+            for x in X[::20]:
+                instance = Instance.of(forest, x)
+                assert screened.sufficient_reason(instance).literals == plain.sufficient_reason(instance).literals
+                assert screened.necessary_reason(instance).literals == plain.necessary_reason(instance).literals
+            stats = screened.stats
+            assert stats.screened_sat + stats.screened_unsat > 0, vote
+            assert plain.stats.screened_sat + plain.stats.screened_unsat == 0
+
+
+def test_prefilter_decides_float64_near_ties_exactly() -> None:
+    """At state 0 the three trees' class sums are equal in float64 (0.6 and 0.6) but class 1 wins
+    exactly (its vectors sum to 0.6 + 2**-55 in rationals); the prefilter must see the flip."""
+    from rfexplain.core.forest import exact_soft_winner
+
+    left = [(0.1, 0.3), (0.2, 0.2), (0.3, 0.1 + 2**-55)]
+    assert exact_soft_winner(left) == 1 and sum(v[0] for v in left) == sum(v[1] for v in left)
+    raw = [
+        {
+            "feature": [0, -1, -1],
+            "threshold": [0.5, 0.0, 0.0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 1, 0],
+            "proba": [None, v, (1.0, 0.0)],
+        }
+        for v in left
+    ]
+    forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
+    assert forest.predict([[0.0], [1.0]]).tolist() == ["b", "a"]
+    screen = InstanceFilter(LeafTable(forest), (1,))
+    decided = screen.decide([], "not", 0)
+    assert decided is not None and decided.sat and decided.witness == (0,)
+    assert screen.decide([0], "not", 0) == prefilter.Decision(False)
+    with SatEngine(forest) as engine:
+        reason = engine.sufficient_reason(Instance.of(forest, [1.0]))
+        assert set(reason.literals) == {0}
