@@ -19,6 +19,10 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   counterexample (a SAT answer, checked with the exact vote); failing that, the solver decides.
   Under the hard vote a failed climb cost more than the solver call it might save (enumerations
   on a 30-feature forest slowed down).
+- **Branch and bound** (soft vote only). Then the free features' intervals are split until every
+  box is ruled out by its bounds or small enough to search whole (at most :data:`BNB_NODES`
+  boxes): the answer is exact either way. On wine-recog (100 trees of depth 3) a soft-vote query
+  with 11 of 13 features free ran in the solver for over 15 minutes without an answer.
 
 Anything else goes to the solver. The answers are exactly the solver's (both are exact), so the
 explanations do not change; only the witnesses of satisfiable calls may differ.
@@ -50,6 +54,9 @@ NEAR_TIE = 1e-9
 
 #: Rounds of single-feature changes tried for a witness when the free box is large.
 CLIMB_ROUNDS = 3
+
+#: Boxes the soft vote's branch and bound may examine before it leaves a query to the solver.
+BNB_NODES = 3000
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,9 @@ class InstanceFilter:
         free = [f for f in range(n) if not fixed_mask[f] and table.n_states[f] > 1]
         if math.prod(table.n_states[f] for f in free) <= BOX_POINTS:
             return self._search_box(free, rows, kind, cls)
-        return self._climb(free, rows, kind, cls) if table.soft else None
+        if not table.soft:
+            return None
+        return self._climb(free, rows, kind, cls) or self._branch_and_bound(free, rows, kind, cls)
 
     # ------------------------------------------------------------------ bounds
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
@@ -209,6 +218,50 @@ class InstanceFilter:
                 return None
             best = float(margin[k])
             current = points[k]
+        return None
+
+    # ------------------------------------------------------------------ large boxes: branch and bound
+    def _branch_and_bound(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Decision | None:
+        """Decide the query exactly by splitting the free features' state intervals: a box whose
+        reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
+        :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
+        leaf boundary of the feature that cuts the most reachable leaves. ``None`` when
+        :data:`BNB_NODES` boxes did not settle it: the solver decides."""
+        table = self.table
+        columns = np.asarray(free, dtype=np.int64)
+        low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
+        choices = [np.asarray(self._choices(f), dtype=np.int64) for f in free]
+        stack = [(np.zeros(len(free), dtype=np.int64), np.asarray([table.n_states[f] - 1 for f in free]))]
+        for _ in range(BNB_NODES):
+            if not stack:
+                return Decision(False)
+            lo, hi = stack.pop()
+            inside = np.all((low <= hi) & (high >= lo), axis=1)
+            here = rows[inside]
+            if not self._may_hold(here, kind, cls):
+                continue
+            options = [c[(c >= a) & (c <= b)] for c, a, b in zip(choices, lo, hi)]
+            if math.prod(len(o) for o in options) <= max(BOX_POINTS, 1):
+                combinations = list(itertools.product(*options))
+                points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
+                holds, _ = self._evaluate(points, free, here, kind, cls)
+                hits = np.flatnonzero(holds)
+                if len(hits):
+                    return self._witness(free, points[hits[0]])
+                continue
+            cuts = (high[inside] >= lo) & (high[inside] < hi)  # leaf intervals ending inside the box
+            counts = cuts.sum(axis=0)
+            if counts.max() > 0:
+                j = int(np.argmax(counts))
+                ends = np.sort(high[inside][cuts[:, j], j])
+                split = int(ends[len(ends) // 2])
+            else:  # no leaf boundary inside: halve the widest interval
+                j = int(np.argmax(hi - lo))
+                split = int((lo[j] + hi[j]) // 2)
+            left_hi, right_lo = hi.copy(), lo.copy()
+            left_hi[j], right_lo[j] = split, split + 1
+            stack.append((right_lo, hi))
+            stack.append((lo, left_hi))
         return None
 
     def _exact_winner(self, leaves: np.ndarray) -> int:
