@@ -21,8 +21,9 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   on a 30-feature forest slowed down).
 - **Branch and bound** (soft vote only). Then the free features' intervals are split until every
   box is ruled out by its bounds or small enough to search whole (at most :data:`BNB_NODES`
-  boxes): the answer is exact either way. On wine-recog (100 trees of depth 3) a soft-vote query
-  with 11 of 13 features free ran in the solver for over 15 minutes without an answer.
+  boxes): the answer is exact either way. On wine-recog and ann-thyroid (100 trees of depths 3
+  and 4) soft-vote queries with most features free ran in the solver for 15 minutes without an
+  answer; the branch and bound settled each within 4,000 boxes (0.5 s).
 
 Anything else goes to the solver. The answers are exactly the solver's (both are exact), so the
 explanations do not change; only the witnesses of satisfiable calls may differ.
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 
 __all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Decision"]
@@ -56,7 +58,7 @@ NEAR_TIE = 1e-9
 CLIMB_ROUNDS = 3
 
 #: Boxes the soft vote's branch and bound may examine before it leaves a query to the solver.
-BNB_NODES = 3000
+BNB_NODES = 50_000
 
 
 @dataclass(frozen=True)
@@ -115,10 +117,11 @@ class InstanceFilter:
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
         self.outside = (self.states < table.low) | (self.states > table.high)
 
-    def decide(self, fixed: Sequence[int], kind: str, cls: int) -> Decision | None:
+    def decide(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Decision | None:
         """The answer to "is there a counterexample with ``fixed`` at the instance's states?"
         for the condition ``kind`` (``"not"``: the forest does not predict ``cls``;
-        ``"predicts"``: it predicts ``cls``), or ``None`` when it is not plain."""
+        ``"predicts"``: it predicts ``cls``), or ``None`` when it is not plain. ``budget`` stops
+        a long branch and bound with :class:`~rfexplain.core.budget.BudgetExpired`."""
         table = self.table
         n = len(table.n_states)
         fixed_mask = np.zeros(n, dtype=bool)
@@ -131,7 +134,7 @@ class InstanceFilter:
             return self._search_box(free, rows, kind, cls)
         if not table.soft:
             return None
-        return self._climb(free, rows, kind, cls) or self._branch_and_bound(free, rows, kind, cls)
+        return self._climb(free, rows, kind, cls) or self._branch_and_bound(free, rows, kind, cls, budget)
 
     # ------------------------------------------------------------------ bounds
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
@@ -221,7 +224,9 @@ class InstanceFilter:
         return None
 
     # ------------------------------------------------------------------ large boxes: branch and bound
-    def _branch_and_bound(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Decision | None:
+    def _branch_and_bound(
+        self, free: list[int], rows: np.ndarray, kind: str, cls: int, budget: Budget | None = None
+    ) -> Decision | None:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
         :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
@@ -232,9 +237,11 @@ class InstanceFilter:
         low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
         choices = [np.asarray(self._choices(f), dtype=np.int64) for f in free]
         stack = [(np.zeros(len(free), dtype=np.int64), np.asarray([table.n_states[f] - 1 for f in free]))]
-        for _ in range(BNB_NODES):
+        for node in range(BNB_NODES):
             if not stack:
                 return Decision(False)
+            if budget is not None and node % 256 == 255:
+                budget.check("searching boxes")
             lo, hi = stack.pop()
             inside = np.all((low <= hi) & (high >= lo), axis=1)
             here = rows[inside]
