@@ -138,24 +138,26 @@ class InstanceFilter:
 
     # ------------------------------------------------------------------ bounds
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
-        """False only when the reachable leaves (``rows`` of the table) rule the condition out."""
-        table = self.table
-        classes = table.score.shape[1]
-        starts = np.flatnonzero(np.r_[True, table.tree[rows][1:] != table.tree[rows][:-1]])
-        if kind == "not":
-            for d in range(classes):
-                if d != cls and self._best_margin(rows, starts, d, cls) > -NEAR_TIE:
-                    return True
-            return False
-        return all(self._best_margin(rows, starts, cls, d) > -NEAR_TIE for d in range(classes) if d != cls)
+        """False only when the reachable leaves (``rows`` of the table) rule the condition out.
 
-    def _best_margin(self, rows: np.ndarray, starts: np.ndarray, winner: int, loser: int) -> float:
-        """An upper bound on ``sum(winner) - sum(loser)``; under the hard vote, when the tie goes
-        to ``loser``, minus half a vote (a win then needs a margin of one vote). Soft-vote bounds
-        are float64 sums and stay as they are: the caller's ``NEAR_TIE`` slack covers them."""
-        diff = self.table.score[rows, winner] - self.table.score[rows, loser]
-        bound = float(np.maximum.reduceat(diff, starts).sum())
-        return bound if winner < loser or self.table.soft else bound - 0.5
+        For every other class ``d`` at once: the sum over trees of the best score difference a
+        reachable leaf gives (``d`` against ``cls`` for "not", ``cls`` against ``d`` for "predicts")
+        bounds the margin from above. Under the hard vote a win against a lower class index needs
+        a margin of one vote, so such bounds lose half a vote; soft-vote bounds are float64 sums,
+        covered by the ``NEAR_TIE`` slack."""
+        table = self.table
+        score = table.score[rows]
+        tree = table.tree[rows]
+        starts = np.flatnonzero(np.r_[True, tree[1:] != tree[:-1]])
+        diff = score - score[:, cls : cls + 1] if kind == "not" else score[:, cls : cls + 1] - score
+        bounds = np.maximum.reduceat(diff, starts, axis=0).sum(axis=0)
+        if not table.soft:
+            others = np.arange(score.shape[1])
+            loses_ties = others > cls if kind == "not" else others < cls
+            bounds = bounds - 0.5 * loses_ties
+        bounds[cls] = -np.inf if kind == "not" else np.inf
+        possible = bounds > -NEAR_TIE
+        return bool(possible.any()) if kind == "not" else bool(possible.all())
 
     # ------------------------------------------------------------------ evaluating points
     def _choices(self, f: int) -> list[int]:
@@ -236,15 +238,16 @@ class InstanceFilter:
         columns = np.asarray(free, dtype=np.int64)
         low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
         choices = [np.asarray(self._choices(f), dtype=np.int64) for f in free]
-        stack = [(np.zeros(len(free), dtype=np.int64), np.asarray([table.n_states[f] - 1 for f in free]))]
+        # a box: its intervals and the positions (in ``rows``) of the leaves it reaches
+        top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
+        stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]
         for node in range(BNB_NODES):
             if not stack:
                 return Decision(False)
             if budget is not None and node % 256 == 255:
                 budget.check("searching boxes")
-            lo, hi = stack.pop()
-            inside = np.all((low <= hi) & (high >= lo), axis=1)
-            here = rows[inside]
+            lo, hi, at = stack.pop()
+            here = rows[at]
             if not self._may_hold(here, kind, cls):
                 continue
             options = [c[(c >= a) & (c <= b)] for c, a, b in zip(choices, lo, hi)]
@@ -256,19 +259,19 @@ class InstanceFilter:
                 if len(hits):
                     return self._witness(free, points[hits[0]])
                 continue
-            cuts = (high[inside] >= lo) & (high[inside] < hi)  # leaf intervals ending inside the box
+            ends_at = high[at]
+            cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
             counts = cuts.sum(axis=0)
             if counts.max() > 0:
                 j = int(np.argmax(counts))
-                ends = np.sort(high[inside][cuts[:, j], j])
-                split = int(ends[len(ends) // 2])
+                split = int(np.sort(ends_at[cuts[:, j], j])[int(counts[j]) // 2])
             else:  # no leaf boundary inside: halve the widest interval
                 j = int(np.argmax(hi - lo))
                 split = int((lo[j] + hi[j]) // 2)
             left_hi, right_lo = hi.copy(), lo.copy()
             left_hi[j], right_lo[j] = split, split + 1
-            stack.append((right_lo, hi))
-            stack.append((lo, left_hi))
+            stack.append((right_lo, hi, at[high[at, j] >= split + 1]))
+            stack.append((lo, left_hi, at[low[at, j] <= split]))
         return None
 
     def _exact_winner(self, leaves: np.ndarray) -> int:

@@ -309,7 +309,7 @@ class Search:
                 continue
             agreeing = [g for g in features[k + 1 :] if z[g] == self.v[g]]
             if agreeing:
-                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget, core=True):
+                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget):
                     z = self.last_states
                     fixed.append(f)
                     continue
