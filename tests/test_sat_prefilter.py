@@ -123,3 +123,17 @@ def test_prefilter_decides_float64_near_ties_exactly() -> None:
     with SatEngine(forest) as engine:
         reason = engine.sufficient_reason(Instance.of(forest, [1.0]))
         assert set(reason.literals) == {0}
+
+
+def test_prefilter_default_is_on_for_the_soft_vote_and_small_hard_forests(monkeypatch: Any) -> None:
+    """Measured: the screen pays under the soft vote and on the paper's forests, not on
+    scikit-learn's unlimited-depth forests under the hard vote (see ``PREFILTER_LEAVES``)."""
+    from rfexplain.sat import engine as engine_module
+
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    hard, soft = Forest.from_sklearn(model, vote="hard"), Forest.from_sklearn(model, vote="soft")
+    assert SatEngine(hard).prefilter and SatEngine(soft).prefilter
+    monkeypatch.setattr(engine_module, "PREFILTER_LEAVES", 10)
+    assert not SatEngine(hard).prefilter and SatEngine(soft).prefilter
+    assert SatEngine(hard, prefilter=True).prefilter and not SatEngine(soft, prefilter=False).prefilter
