@@ -16,6 +16,7 @@ from sklearn.ensemble import RandomForestClassifier
 from rfexplain import Forest
 from rfexplain.engines.base import Instance
 from rfexplain.sat import prefilter
+from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.engine import SatEngine
 from rfexplain.sat.prefilter import InstanceFilter, LeafTable
 from tests.strategies import forests
@@ -30,7 +31,7 @@ def _truth(grid: np.ndarray, labels: np.ndarray, states: tuple[int, ...], fixed:
 def _check(forest: Any, data: Any, box_points: int, climb_rounds: int = prefilter.CLIMB_ROUNDS) -> int:
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     labels = forest.predict_states(grid)
-    table = LeafTable(forest)
+    table = LeafTable(ForestEncoding(forest))
     settled = 0
     old = prefilter.BOX_POINTS, prefilter.CLIMB_ROUNDS
     prefilter.BOX_POINTS, prefilter.CLIMB_ROUNDS = box_points, climb_rounds
@@ -116,10 +117,10 @@ def test_prefilter_decides_float64_near_ties_exactly() -> None:
     ]
     forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
     assert forest.predict([[0.0], [1.0]]).tolist() == ["b", "a"]
-    screen = InstanceFilter(LeafTable(forest), (1,))
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), (1,))
     decided = screen.decide([], "not", 0)
     assert decided is not None and decided.sat and decided.witness == (0,)
-    assert screen.decide([0], "not", 0) == prefilter.Decision(False)
+    assert screen.decide([0], "not", 0) == prefilter.Settled(False)
     with SatEngine(forest) as engine:
         reason = engine.sufficient_reason(Instance.of(forest, [1.0]))
         assert set(reason.literals) == {0}

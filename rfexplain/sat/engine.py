@@ -143,8 +143,7 @@ class SatEngine(EngineBase):
         self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
         self.stats = SolverStats()
         if prefilter is None:
-            leaves = sum(1 for tree in forest.trees for f in tree.feature if f < 0)
-            prefilter = self.encoding.soft or leaves <= PREFILTER_LEAVES
+            prefilter = self.encoding.soft or sum(t.n_leaves for t in forest.trees) <= PREFILTER_LEAVES
         self.prefilter = bool(prefilter)
         self._leaf_table: LeafTable | None = None
         self._oracles: dict[tuple[str, int], SelectorOracle] = {}
@@ -161,7 +160,7 @@ class SatEngine(EngineBase):
             log.debug("loading %s: %d vars, %d clauses", formula.name, formula.n_vars, formula.n_clauses)
             self._oracles[key] = SelectorOracle(self.encoding, formula, solver=self.solver, stats=self.stats)
         if self.prefilter and self._leaf_table is None:
-            self._leaf_table = LeafTable(self.forest, self.encoding.empty_states)
+            self._leaf_table = LeafTable(self.encoding)
         return self._oracles[key]
 
     def _search(self, instance: Instance, target: int | None = None) -> Search:

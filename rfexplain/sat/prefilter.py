@@ -44,9 +44,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from rfexplain.core.budget import Budget
-from rfexplain.core.forest import Forest
+from rfexplain.sat.encodings import ForestEncoding
+from rfexplain.sat.encodings.softvote import soft_winner
 
-__all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Decision"]
+__all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Settled"]
 
 #: Most free-feature state combinations searched whole instead of calling the solver.
 BOX_POINTS = 256
@@ -62,7 +63,7 @@ BNB_NODES = 50_000
 
 
 @dataclass(frozen=True)
-class Decision:
+class Settled:
     """A query settled without the solver: ``sat`` and, when satisfiable, a witness state vector."""
 
     sat: bool
@@ -71,17 +72,18 @@ class Decision:
 
 class LeafTable:
     """Every feasible leaf of a forest as a box of states with its score vector (built once per
-    forest; :class:`InstanceFilter` specialises it to one instance).
+    forest from its SAT encoding; :class:`InstanceFilter` specialises it to one instance).
 
-    ``excluded`` maps a feature to states the SAT encoding excludes (no float32 value in them):
-    small boxes never use them as witnesses.
+    Small boxes never use, as witnesses, the states the encoding excludes (no float32 value in
+    them); soft-vote near-ties are decided with the encoding's exact leaf weights.
     """
 
-    def __init__(self, forest: Forest, excluded: dict[int, tuple[int, ...]] | None = None) -> None:
+    def __init__(self, encoding: ForestEncoding) -> None:
+        forest = encoding.forest
         self.forest = forest
         self.n_states = forest.states_per_feature
-        self.soft = forest.vote == "soft" and not forest.votes_agree
-        weights = forest.soft_weights()[1] if self.soft else None
+        self.soft = encoding.soft
+        weights = encoding.weights if self.soft else None
         trees: list[int] = []
         lows: list[list[int]] = []
         highs: list[list[int]] = []
@@ -105,7 +107,7 @@ class LeafTable:
         self.score = np.asarray(scores, dtype=np.float64).reshape(len(trees), forest.n_classes)
         #: First leaf row of each tree (rows are grouped by tree), for per-tree maxima.
         self.starts = np.flatnonzero(np.r_[True, self.tree[1:] != self.tree[:-1]])
-        self.excluded = {f: set(states) for f, states in (excluded or {}).items()}
+        self.excluded = {f: set(states) for f, states in encoding.empty_states.items()}
 
 
 class InstanceFilter:
@@ -117,7 +119,7 @@ class InstanceFilter:
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
         self.outside = (self.states < table.low) | (self.states > table.high)
 
-    def decide(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Decision | None:
+    def decide(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Settled | None:
         """The answer to "is there a counterexample with ``fixed`` at the instance's states?"
         for the condition ``kind`` (``"not"``: the forest does not predict ``cls``;
         ``"predicts"``: it predicts ``cls``), or ``None`` when it is not plain. ``budget`` stops
@@ -128,7 +130,7 @@ class InstanceFilter:
         fixed_mask[list(fixed)] = True
         rows = np.flatnonzero(~np.any(self.outside[:, fixed_mask], axis=1))  # the reachable leaves
         if not self._may_hold(rows, kind, cls):
-            return Decision(False)
+            return Settled(False)
         free = [f for f in range(n) if not fixed_mask[f] and table.n_states[f] > 1]
         if math.prod(table.n_states[f] for f in free) <= BOX_POINTS:
             return self._search_box(free, rows, kind, cls)
@@ -185,22 +187,22 @@ class InstanceFilter:
             return winners != cls, others.max(axis=1) - sums[:, cls]
         return winners == cls, sums[:, cls] - others.max(axis=1)
 
-    def _witness(self, free: list[int], point: np.ndarray) -> Decision:
+    def _witness(self, free: list[int], point: np.ndarray) -> Settled:
         witness = self.states.copy()
         witness[free] = point
-        return Decision(True, tuple(int(s) for s in witness))
+        return Settled(True, tuple(int(s) for s in witness))
 
     # ------------------------------------------------------------------ small boxes
-    def _search_box(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Decision:
+    def _search_box(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Settled:
         choices = [self._choices(f) for f in free]
         combinations = list(itertools.product(*choices))
         points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
         holds, _ = self._evaluate(points, free, rows, kind, cls)
         hits = np.flatnonzero(holds)
-        return self._witness(free, points[hits[0]]) if len(hits) else Decision(False)
+        return self._witness(free, points[hits[0]]) if len(hits) else Settled(False)
 
     # ------------------------------------------------------------------ large boxes: a witness by hill climbing
-    def _climb(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Decision | None:
+    def _climb(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Settled | None:
         """Look for a counterexample by coordinate ascent on the margin from the instance: each
         round tries every single-feature change (:data:`CLIMB_ROUNDS` rounds at most). ``None``
         when none is found: the solver decides."""
@@ -228,7 +230,7 @@ class InstanceFilter:
     # ------------------------------------------------------------------ large boxes: branch and bound
     def _branch_and_bound(
         self, free: list[int], rows: np.ndarray, kind: str, cls: int, budget: Budget | None = None
-    ) -> Decision | None:
+    ) -> Settled | None:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
         :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
@@ -243,7 +245,7 @@ class InstanceFilter:
         stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]
         for node in range(BNB_NODES):
             if not stack:
-                return Decision(False)
+                return Settled(False)
             if budget is not None and node % 256 == 255:
                 budget.check("searching boxes")
             lo, hi, at = stack.pop()
@@ -275,5 +277,4 @@ class InstanceFilter:
         return None
 
     def _exact_winner(self, leaves: np.ndarray) -> int:
-        totals = [sum(column) for column in zip(*(self.table.exact[i] for i in leaves))]
-        return max(range(len(totals)), key=lambda c: (totals[c], -c))
+        return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])

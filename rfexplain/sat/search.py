@@ -211,7 +211,8 @@ class Search:
         """
         fixed = list(fixed)
         if self.screen is not None:
-            decided = self.screen.decide(fixed, *self.oracle.formula.condition, budget or Budget.current())
+            formula = self.oracle.formula
+            decided = self.screen.decide(fixed, formula.kind, formula.cls, budget or Budget.current())
             if decided is not None and (decided.sat or not core):
                 self.oracle.stats.record_screened(decided.sat)
                 if decided.sat:

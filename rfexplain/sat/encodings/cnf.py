@@ -81,15 +81,15 @@ class Formula:
     :meth:`ForestEncoding.refinement` confirms or answers with the exact clauses to add.
     """
 
-    name: str
+    kind: str
+    cls: int
     clauses: tuple[tuple[int, ...], ...]
     relaxed: tuple[Comparison, ...] = ()
 
     @property
-    def condition(self) -> tuple[str, int]:
-        """``("not", c)`` or ``("predicts", t)``: what the formula says of the forest's decision."""
-        kind, _, rest = self.name.partition("(")
-        return kind, int(rest.rstrip(")"))
+    def name(self) -> str:
+        """``not(c)`` ("the forest does not predict ``c``") or ``predicts(t)``."""
+        return f"{self.kind}({self.cls})"
 
     @property
     def n_clauses(self) -> int:
@@ -168,10 +168,12 @@ class ForestEncoding:
         self.soft = not forest.votes_agree
         self.trees: list[TreeVotes] = []
         self.values: list[TreeValues] = []
+        #: Soft vote only: every leaf's exact integer weight vector (:meth:`Forest.soft_weights`).
+        self.weights: list[dict[int, tuple[int, ...]]] = []
         if self.soft:
-            _, weights = forest.soft_weights()
+            _, self.weights = forest.soft_weights()
             for k, tree in enumerate(forest.trees):
-                clauses, values = tree_value_clauses(self.pool, k, tree, self.n_states, weights[k])
+                clauses, values = tree_value_clauses(self.pool, k, tree, self.n_states, self.weights[k])
                 base.extend(clauses)
                 self.values.append(values)
         else:
@@ -187,8 +189,8 @@ class ForestEncoding:
     def _formula(self, name: str, cls: int, extra: Iterable[Clause] | SoftFormula) -> Formula:
         if isinstance(extra, SoftFormula):
             clauses = self.base + tuple(tuple(cl) for cl in extra.clauses)
-            return Formula(f"{name}({cls})", clauses, extra.relaxed)
-        return Formula(f"{name}({cls})", self.base + tuple(tuple(cl) for cl in extra))
+            return Formula(name, cls, clauses, extra.relaxed)
+        return Formula(name, cls, self.base + tuple(tuple(cl) for cl in extra))
 
     # ------------------------------------------------------------------ soft vote: lazy exactness
     def exact_clauses(self, comparison: Comparison) -> tuple[Clause, ...]:
@@ -218,8 +220,7 @@ class ForestEncoding:
         sums = class_sums(self.values, model)
         holds = truth(model)
         winner = soft_winner(sums)
-        kind, cls = formula.condition
-        if (winner != cls) if kind == "not" else (winner == cls):
+        if (winner != formula.cls) if formula.kind == "not" else (winner == formula.cls):
             return []
         out: list[Clause] = []
         for comparison in formula.relaxed:
