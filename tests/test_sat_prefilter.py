@@ -138,3 +138,28 @@ def test_prefilter_default_is_on_for_the_soft_vote_and_small_hard_forests(monkey
     monkeypatch.setattr(engine_module, "PREFILTER_LEAVES", 10)
     assert not SatEngine(hard).prefilter and SatEngine(soft).prefilter
     assert SatEngine(hard, prefilter=True).prefilter and not SatEngine(soft, prefilter=False).prefilter
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=6, max_classes=3, max_features=4, max_depth=4), st.data())
+def test_one_state_per_cell_stands_for_every_state(forest: Any, data: Any) -> None:
+    """Every allowed state of a free feature sends every point (agreeing with the instance on the
+    fixed features) to the same leaves as the state chosen for its cell, and the chosen states
+    are allowed, distinct and sorted."""
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    table = LeafTable(ForestEncoding(forest))
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    screen = InstanceFilter(table, states)
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    reachable = np.flatnonzero(~np.any(screen.outside[:, fixed], axis=1))
+    agree = grid[np.all(grid[:, fixed] == states[fixed], axis=1)]
+    for f in set(range(forest.n_features)) - set(fixed):
+        cells = screen._cells(f, table.low[reachable, f], table.high[reachable, f], 0, forest.n_states(f) - 1)
+        assert list(cells) == sorted(set(cells.tolist())) and set(cells.tolist()) <= set(table.allowed[f].tolist())
+        for s in table.allowed[f]:
+            stand_in = cells[cells <= s].max()
+            moved = agree.copy()
+            moved[:, f] = s
+            chosen = agree.copy()
+            chosen[:, f] = stand_in
+            assert np.array_equal(forest.tree_leaves(moved), forest.tree_leaves(chosen)), (f, s, stand_in)

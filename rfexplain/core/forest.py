@@ -47,6 +47,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -649,23 +650,35 @@ class Forest:
         return out
 
     def tree_leaves(self, S: np.ndarray) -> np.ndarray:
-        """The leaf each tree reaches, for every row of a state matrix: shape (rows, trees)."""
+        """The leaf each tree reaches, for every row of a state matrix: shape (rows, trees).
+
+        All trees walk at once over their nodes laid end to end (one step per level of the
+        deepest tree), so a call costs a few numpy operations per level, not per tree."""
         S = np.asarray(S, dtype=np.int64)
         if S.ndim == 1:
             S = S[None, :]
-        rows = np.arange(S.shape[0])
-        leaves = np.empty((S.shape[0], self.n_trees), dtype=np.int64)
-        for k, (feature, split, left, right, _) in enumerate(self._node_arrays):
-            node = np.zeros(S.shape[0], dtype=np.int64)
-            while True:
-                f = feature[node]
-                internal = f >= 0
-                if not internal.any():
-                    break
-                go_left = S[rows, np.where(internal, f, 0)] <= split[node]
-                node = np.where(internal, np.where(go_left, left[node], right[node]), node)
-            leaves[:, k] = node
-        return leaves
+        feature, split, left, right, roots = self._flat_nodes
+        rows = np.arange(S.shape[0])[:, None]
+        node = np.broadcast_to(roots, (S.shape[0], len(roots))).copy()
+        while True:
+            f = feature[node]
+            internal = f >= 0
+            if not internal.any():
+                break
+            go_left = S[rows, np.maximum(f, 0)] <= split[node]
+            node = np.where(internal, np.where(go_left, left[node], right[node]), node)
+        return node - roots
+
+    @functools.cached_property
+    def _flat_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every tree's node arrays laid end to end (children as positions in the whole), and
+        each tree's root position."""
+        sizes = np.asarray([t.n_nodes for t in self.trees], dtype=np.int64)
+        roots = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        parts = list(zip(*self._node_arrays)) if self.trees else [()] * 5
+        feature, split, left, right = (np.concatenate(p) if p else np.empty(0, dtype=np.int64) for p in parts[:4])
+        offset = np.repeat(roots, sizes)
+        return feature, split, left + offset, right + offset, roots
 
     def tree_votes(self, S: np.ndarray) -> np.ndarray:
         """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""

@@ -10,10 +10,11 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   feature. Summing, over trees, the best score a challenger ``d`` can get against ``c`` among a
   tree's reachable leaves bounds the margin of ``d`` over ``c`` from above; when no challenger's
   bound reaches a win, no counterexample exists (UNSAT) and the solver is not called.
-- **Small boxes.** When the free features have few state combinations (at most
-  :data:`BOX_POINTS`), every combination is evaluated with the forest's exact vote; the answer is
-  exact either way, with the first counterexample (in the combinations' lexicographic order) as
-  the witness.
+- **Small boxes.** States of a free feature that no reachable leaf's box tells apart (one
+  *cell*) send every point to the same leaves, so one state per cell stands for them all. When
+  the free features have few cell combinations (at most :data:`BOX_POINTS`), every combination is
+  evaluated with the forest's exact vote; the answer is exact either way, with the first
+  counterexample (in the combinations' lexicographic order) as the witness.
 - **Witnesses by climbing** (soft vote only, whose solver calls cost 10-50 times the hard
   vote's). Otherwise a few rounds of coordinate ascent on the margin from the instance look for a
   counterexample (a SAT answer, checked with the exact vote); failing that, the solver decides.
@@ -91,8 +92,14 @@ class LeafTable:
         #: Exact integer score vectors (soft vote only), to settle float64 near-ties.
         self.exact: list[tuple[int, ...]] = []
         n = forest.n_features
+        sizes = [tree.n_nodes for tree in forest.trees]
+        #: Position of each tree's first node when the trees' nodes are laid end to end.
+        self.first_node = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        #: Table row of every (feasible) leaf, by its position among all trees' nodes.
+        self.row_of_node = np.full(sum(sizes), -1, dtype=np.int64)
         for k, tree in enumerate(forest.trees):
             for box, leaf in tree.leaf_paths(self.n_states):
+                self.row_of_node[self.first_node[k] + leaf] = len(trees)
                 trees.append(k)
                 lows.append([box.get(f, (0, 0))[0] for f in range(n)])
                 highs.append([box.get(f, (0, self.n_states[f] - 1))[1] for f in range(n)])
@@ -101,13 +108,20 @@ class LeafTable:
                     self.exact.append(weights[k][leaf])
                 else:
                     scores.append([1.0 if c == tree.label[leaf] else 0.0 for c in range(forest.n_classes)])
+        #: The deepest tree's depth (the number of steps of a walk down every tree).
+        self.depth = max((tree.depth() for tree in forest.trees), default=0)
         self.tree = np.asarray(trees, dtype=np.int64)
         self.low = np.asarray(lows, dtype=np.int64).reshape(len(trees), n)
         self.high = np.asarray(highs, dtype=np.int64).reshape(len(trees), n)
         self.score = np.asarray(scores, dtype=np.float64).reshape(len(trees), forest.n_classes)
         #: First leaf row of each tree (rows are grouped by tree), for per-tree maxima.
         self.starts = np.flatnonzero(np.r_[True, self.tree[1:] != self.tree[:-1]])
-        self.excluded = {f: set(states) for f, states in encoding.empty_states.items()}
+        #: The states of each feature a witness may use (the encoding excludes the others: no
+        #: float32 value lies in them), sorted.
+        self.allowed = [
+            np.asarray([s for s in range(k) if s not in set(encoding.empty_states.get(f, ()))], dtype=np.int64)
+            for f, k in enumerate(self.n_states)
+        ]
 
 
 class InstanceFilter:
@@ -132,11 +146,16 @@ class InstanceFilter:
         if not self._may_hold(rows, kind, cls):
             return Settled(False)
         free = [f for f in range(n) if not fixed_mask[f] and table.n_states[f] > 1]
-        if math.prod(table.n_states[f] for f in free) <= BOX_POINTS:
-            return self._search_box(free, rows, kind, cls)
-        if not table.soft:
+        columns = np.asarray(free, dtype=np.int64)
+        lows, highs = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
+        top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
+        small = math.prod(_cell_counts(lows, highs, np.zeros_like(top), top).tolist()) <= BOX_POINTS
+        if not small and not table.soft:
             return None
-        return self._climb(free, rows, kind, cls) or self._branch_and_bound(free, rows, kind, cls, budget)
+        cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
+        if small:
+            return self._search_box(free, cells, rows, kind, cls)
+        return self._climb(free, cells, rows, kind, cls) or self._branch_and_bound(free, rows, kind, cls, budget)
 
     # ------------------------------------------------------------------ bounds
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
@@ -162,25 +181,53 @@ class InstanceFilter:
         return bool(possible.any()) if kind == "not" else bool(possible.all())
 
     # ------------------------------------------------------------------ evaluating points
-    def _choices(self, f: int) -> list[int]:
-        return [s for s in range(self.table.n_states[f]) if s not in self.table.excluded.get(f, ())]
+    def _cells(self, f: int, lows: np.ndarray, highs: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """One state of ``f`` per cell of ``lo..hi`` cut by the leaf boxes ``lows..highs`` (on
+        ``f``) of the leaves a point can reach: states in one cell send every point, whatever its
+        other states, to the same leaves, so one state per cell decides them all. The state is the
+        cell's first one the encoding allows; a cell with none is left out."""
+        bounds = np.concatenate((lows, highs + 1, [lo]))
+        starts = np.unique(bounds[(bounds >= lo) & (bounds <= hi)])
+        ends = np.append(starts[1:] - 1, hi)
+        allowed = self.table.allowed[f]
+        at = np.searchsorted(allowed, starts)
+        picked = allowed[np.minimum(at, len(allowed) - 1)]
+        return picked[(at < len(allowed)) & (picked <= ends)]
 
     def _evaluate(
         self, points: np.ndarray, free: list[int], rows: np.ndarray, kind: str, cls: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """For state rows ``points`` (the free features' states, the instance's elsewhere): whether
-        the condition holds exactly, and its float64 margin (positive when it holds)."""
+        """For state rows ``points`` (the free features' states, the instance's elsewhere; every
+        leaf they reach among ``rows``): whether the condition holds exactly, and its float64
+        margin (positive when it holds).
+
+        The leaves reached are found by testing every point against the boxes of ``rows`` when
+        there are few of them (most features fixed), else by walking the trees."""
         table = self.table
-        inside = np.ones((len(points), len(rows)), dtype=bool)
-        for j, f in enumerate(free):
-            column = points[:, j : j + 1]
-            inside &= (column >= table.low[rows, f]) & (column <= table.high[rows, f])
-        sums = inside.astype(np.float64) @ table.score[rows]
+        forest = table.forest
+        if len(rows) * max(len(free), 1) <= 2 * forest.n_trees * max(table.depth, 1):
+            inside = np.ones((len(points), len(rows)), dtype=bool)
+            for j, f in enumerate(free):
+                column = points[:, j : j + 1]
+                inside &= (column >= table.low[rows, f]) & (column <= table.high[rows, f])
+            sums = inside.astype(np.float64) @ table.score[rows]
+
+            def reached(p: int) -> np.ndarray:
+                return rows[inside[p]]
+        else:
+            full = np.broadcast_to(self.states, (len(points), len(self.states))).copy()
+            full[:, free] = points
+            leaves = table.row_of_node[forest.tree_leaves(full) + table.first_node]  # (points, trees)
+            sums = table.score[leaves].sum(axis=1)
+
+            def reached(p: int) -> np.ndarray:
+                return leaves[p]
+
         winners = np.argmax(sums, axis=1)
         if table.soft and sums.shape[1] > 1:
             top_two = np.sort(sums, axis=1)[:, -2:]
             for p in np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= NEAR_TIE):
-                winners[p] = self._exact_winner(rows[inside[p]])
+                winners[p] = self._exact_winner(reached(int(p)))
         others = sums.copy()
         others[:, cls] = -np.inf
         if kind == "not":
@@ -193,21 +240,20 @@ class InstanceFilter:
         return Settled(True, tuple(int(s) for s in witness))
 
     # ------------------------------------------------------------------ small boxes
-    def _search_box(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Settled:
-        choices = [self._choices(f) for f in free]
-        combinations = list(itertools.product(*choices))
+    def _search_box(self, free: list[int], cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int) -> Settled:
+        combinations = list(itertools.product(*cells))
         points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
         holds, _ = self._evaluate(points, free, rows, kind, cls)
         hits = np.flatnonzero(holds)
         return self._witness(free, points[hits[0]]) if len(hits) else Settled(False)
 
     # ------------------------------------------------------------------ large boxes: a witness by hill climbing
-    def _climb(self, free: list[int], rows: np.ndarray, kind: str, cls: int) -> Settled | None:
+    def _climb(self, free: list[int], cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int) -> Settled | None:
         """Look for a counterexample by coordinate ascent on the margin from the instance: each
         round tries every single-feature change (:data:`CLIMB_ROUNDS` rounds at most). ``None``
         when none is found: the solver decides."""
         current = self.states[free].copy()
-        moves = [(j, s) for j, f in enumerate(free) for s in self._choices(f)]
+        moves = [(j, int(s)) for j, states in enumerate(cells) for s in states]
         if not moves:
             return None
         columns = np.asarray([j for j, _ in moves], dtype=np.int64)
@@ -239,7 +285,6 @@ class InstanceFilter:
         table = self.table
         columns = np.asarray(free, dtype=np.int64)
         low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
-        choices = [np.asarray(self._choices(f), dtype=np.int64) for f in free]
         # a box: its intervals and the positions (in ``rows``) of the leaves it reaches
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]
@@ -252,8 +297,8 @@ class InstanceFilter:
             here = rows[at]
             if not self._may_hold(here, kind, cls):
                 continue
-            options = [c[(c >= a) & (c <= b)] for c, a, b in zip(choices, lo, hi)]
-            if math.prod(len(o) for o in options) <= max(BOX_POINTS, 1):
+            if math.prod(_cell_counts(low[at], high[at], lo, hi).tolist()) <= max(BOX_POINTS, 1):
+                options = [self._cells(f, low[at, j], high[at, j], lo[j], hi[j]) for j, f in enumerate(free)]
                 combinations = list(itertools.product(*options))
                 points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
                 holds, _ = self._evaluate(points, free, here, kind, cls)
@@ -263,13 +308,9 @@ class InstanceFilter:
                 continue
             ends_at = high[at]
             cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
-            counts = cuts.sum(axis=0)
-            if counts.max() > 0:
-                j = int(np.argmax(counts))
-                split = int(np.sort(ends_at[cuts[:, j], j])[int(counts[j]) // 2])
-            else:  # no leaf boundary inside: halve the widest interval
-                j = int(np.argmax(hi - lo))
-                split = int((lo[j] + hi[j]) // 2)
+            counts = cuts.sum(axis=0)  # > 0 somewhere: a feature with two cells has a leaf end inside
+            j = int(np.argmax(counts))
+            split = int(np.sort(ends_at[cuts[:, j], j])[int(counts[j]) // 2])
             left_hi, right_lo = hi.copy(), lo.copy()
             left_hi[j], right_lo[j] = split, split + 1
             stack.append((right_lo, hi, at[high[at, j] >= split + 1]))
@@ -278,3 +319,14 @@ class InstanceFilter:
 
     def _exact_winner(self, leaves: np.ndarray) -> int:
         return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])
+
+
+def _cell_counts(lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For every column (a free feature) of the leaf boxes ``lows..highs``: how many cells they cut
+    ``lo..hi`` into (at least the number :meth:`InstanceFilter._cells` returns), all columns in a
+    few numpy passes."""
+    cuts = np.concatenate((lows, highs + 1))
+    cuts = np.where((cuts > lo) & (cuts <= hi), cuts, -1)
+    cuts.sort(axis=0)
+    distinct = (cuts[0] >= 0).astype(np.int64) + ((np.diff(cuts, axis=0) != 0) & (cuts[1:] >= 0)).sum(axis=0)
+    return 1 + distinct
