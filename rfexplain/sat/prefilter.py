@@ -159,13 +159,18 @@ class InstanceFilter:
 
     # ------------------------------------------------------------------ bounds
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
-        """False only when the reachable leaves (``rows`` of the table) rule the condition out.
+        """False only when the reachable leaves (``rows`` of the table) rule the condition out."""
+        return self._slack(rows, kind, cls) > -NEAR_TIE
+
+    def _slack(self, rows: np.ndarray, kind: str, cls: int) -> float:
+        """An upper bound on the margin by which the condition can hold with the reachable leaves
+        ``rows`` of the table: it cannot hold when the bound is below ``-NEAR_TIE``.
 
         For every other class ``d`` at once: the sum over trees of the best score difference a
         reachable leaf gives (``d`` against ``cls`` for "not", ``cls`` against ``d`` for "predicts")
-        bounds the margin from above. Under the hard vote a win against a lower class index needs
-        a margin of one vote, so such bounds lose half a vote; soft-vote bounds are float64 sums,
-        covered by the ``NEAR_TIE`` slack."""
+        bounds the margin from above; "not" needs one challenger, "predicts" beats them all. Under
+        the hard vote a win against a lower class index needs a margin of one vote, so such bounds
+        lose half a vote; soft-vote bounds are float64 sums, covered by the ``NEAR_TIE`` slack."""
         table = self.table
         score = table.score[rows]
         tree = table.tree[rows]
@@ -177,8 +182,7 @@ class InstanceFilter:
             loses_ties = others > cls if kind == "not" else others < cls
             bounds = bounds - 0.5 * loses_ties
         bounds[cls] = -np.inf if kind == "not" else np.inf
-        possible = bounds > -NEAR_TIE
-        return bool(possible.any()) if kind == "not" else bool(possible.all())
+        return float(bounds.max() if kind == "not" else bounds.min())
 
     # ------------------------------------------------------------------ evaluating points
     def _cells(self, f: int, lows: np.ndarray, highs: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -288,37 +292,52 @@ class InstanceFilter:
         # a box: its intervals and the positions (in ``rows``) of the leaves it reaches
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]
+        if not self._may_hold(rows, kind, cls):
+            return Settled(False)
         for node in range(BNB_NODES):
             if not stack:
                 return Settled(False)
             if budget is not None and node % 256 == 255:
                 budget.check("searching boxes")
             lo, hi, at = stack.pop()
-            here = rows[at]
-            if not self._may_hold(here, kind, cls):
-                continue
-            if math.prod(_cell_counts(low[at], high[at], lo, hi).tolist()) <= max(BOX_POINTS, 1):
+            ends_at = high[at]
+            cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
+            counts = cuts.sum(axis=0)
+            if _few_cells(counts, low[at], high[at], lo, hi):
                 options = [self._cells(f, low[at, j], high[at, j], lo[j], hi[j]) for j, f in enumerate(free)]
                 combinations = list(itertools.product(*options))
                 points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
-                holds, _ = self._evaluate(points, free, here, kind, cls)
+                holds, _ = self._evaluate(points, free, rows[at], kind, cls)
                 hits = np.flatnonzero(holds)
                 if len(hits):
                     return self._witness(free, points[hits[0]])
                 continue
-            ends_at = high[at]
-            cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
-            counts = cuts.sum(axis=0)  # > 0 somewhere: a feature with two cells has a leaf end inside
+            # not few cells: some feature has a leaf end inside
             j = int(np.argmax(counts))
             split = int(np.sort(ends_at[cuts[:, j], j])[int(counts[j]) // 2])
             left_hi, right_lo = hi.copy(), lo.copy()
             left_hi[j], right_lo[j] = split, split + 1
-            stack.append((right_lo, hi, at[high[at, j] >= split + 1]))
-            stack.append((lo, left_hi, at[low[at, j] <= split]))
+            children = [(lo, left_hi, at[low[at, j] <= split]), (right_lo, hi, at[high[at, j] >= split + 1])]
+            slacks = [self._slack(rows[child[2]], kind, cls) for child in children]
+            # the more promising child is searched first (a witness sooner); hopeless ones never
+            for k in sorted(range(2), key=lambda k: slacks[k]):
+                if slacks[k] > -NEAR_TIE:
+                    stack.append(children[k])
         return None
 
     def _exact_winner(self, leaves: np.ndarray) -> int:
         return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])
+
+
+def _few_cells(counts: np.ndarray, lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether the box ``lo..hi`` has at most :data:`BOX_POINTS` cell combinations, given the
+    leaf boxes ``lows..highs`` reaching it and ``counts``, per feature, of their intervals ending
+    inside: ``1 + counts`` cells at most, and at least two on every feature with a count."""
+    if math.prod((1 + counts).tolist()) <= max(BOX_POINTS, 1):
+        return True
+    if 2 ** int(np.count_nonzero(counts)) > max(BOX_POINTS, 1):
+        return False
+    return math.prod(_cell_counts(lows, highs, lo, hi).tolist()) <= max(BOX_POINTS, 1)
 
 
 def _cell_counts(lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
