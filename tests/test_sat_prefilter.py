@@ -1,6 +1,6 @@
 """The SAT engine's prefilter (:mod:`rfexplain.sat.prefilter`) against brute force: every query
-it settles is settled right, every witness it gives is one, under both votes and both
-conditions ("does not predict c", "predicts t")."""
+it settles is settled right, every witness it gives is one and every core it gives suffices,
+under both votes and both conditions ("does not predict c", "predicts t")."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def _check(forest: Any, data: Any, box_points: int, climb_rounds: int = prefilte
                         continue
                     settled += 1
                     assert decided.sat == _truth(grid, labels, states, fixed, kind, c), (kind, c, fixed)
+                    if decided.core is not None:  # a bound core: fixed features that suffice too
+                        assert not decided.sat and decided.core <= set(fixed)
+                        assert not _truth(grid, labels, states, sorted(decided.core), kind, c), (kind, c, fixed)
                     if decided.sat:
                         w = decided.witness
                         assert w is not None and all(w[f] == states[f] for f in fixed)
@@ -120,7 +123,7 @@ def test_prefilter_decides_float64_near_ties_exactly() -> None:
     screen = InstanceFilter(LeafTable(ForestEncoding(forest)), (1,))
     decided = screen.decide([], "not", 0)
     assert decided is not None and decided.sat and decided.witness == (0,)
-    assert screen.decide([0], "not", 0) == prefilter.Settled(False)
+    assert screen.decide([0], "not", 0) == prefilter.Settled(False, core=frozenset({0}))
     with SatEngine(forest) as engine:
         reason = engine.sufficient_reason(Instance.of(forest, [1.0]))
         assert set(reason.literals) == {0}
@@ -163,3 +166,22 @@ def test_one_state_per_cell_stands_for_every_state(forest: Any, data: Any) -> No
             chosen = agree.copy()
             chosen[:, f] = stand_in
             assert np.array_equal(forest.tree_leaves(moved), forest.tree_leaves(chosen)), (f, s, stand_in)
+
+
+def test_queries_the_prefilter_settles_build_no_formula() -> None:
+    """A forest over two features has at most a few hundred cell combinations, so the prefilter
+    settles every query: no formula is built and no solver is loaded. Without the prefilter the
+    same queries load one."""
+    X, y = load_wine(return_X_y=True)
+    X = X[:, [0, 6]]
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    with SatEngine(forest, prefilter=True) as screened, SatEngine(forest, prefilter=False) as plain:
+        for engine in (screened, plain):
+            instance = Instance.of(forest, X[0])
+            engine.sufficient_reason(instance)
+            engine.necessary_reason(instance)
+        assert screened.stats.sat_calls + screened.stats.unsat_calls == 0
+        assert not any(oracle.loaded for oracle in screened._oracles.values())
+        assert screened.encoding._formulas == {} and screened.describe()["formulas"] == {}
+        assert any(oracle.loaded for oracle in plain._oracles.values()) and plain.describe()["formulas"]

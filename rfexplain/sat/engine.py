@@ -36,7 +36,6 @@ True
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -56,7 +55,6 @@ from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStat
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
 
-log = logging.getLogger(__name__)
 
 #: Glucose 3: incremental, gives cores, and can be budgeted (CaDiCaL works too via ``solver=``).
 DEFAULT_SOLVER = "g3"
@@ -153,12 +151,11 @@ class SatEngine(EngineBase):
 
     # ------------------------------------------------------------------ plumbing
     def oracle(self, kind: str, cls: int) -> SelectorOracle:
-        """The incremental solver for ``("not", c)`` or ``("predicts", t)``, built on first use."""
+        """The incremental solver for ``("not", c)`` or ``("predicts", t)``; its formula and
+        solver are built when a query first needs them."""
         key = (kind, cls)
         if key not in self._oracles:
-            formula = self.encoding.not_class(cls) if kind == "not" else self.encoding.predicts(cls)
-            log.debug("loading %s: %d vars, %d clauses", formula.name, formula.n_vars, formula.n_clauses)
-            self._oracles[key] = SelectorOracle(self.encoding, formula, solver=self.solver, stats=self.stats)
+            self._oracles[key] = SelectorOracle(self.encoding, kind, cls, solver=self.solver, stats=self.stats)
         if self.prefilter and self._leaf_table is None:
             self._leaf_table = LeafTable(self.encoding)
         return self._oracles[key]
@@ -282,5 +279,7 @@ class SatEngine(EngineBase):
             "solver": self.solver,
             "card": self.card,
             "multiclass": self.multiclass,
-            "formulas": {o.formula.name: (o.formula.n_vars, o.formula.n_clauses) for o in self._oracles.values()},
+            "formulas": {
+                o.formula.name: (o.formula.n_vars, o.formula.n_clauses) for o in self._oracles.values() if o.loaded
+            },
         }

@@ -20,14 +20,20 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   counterexample (a SAT answer, checked with the exact vote); failing that, the solver decides.
   Under the hard vote a failed climb cost more than the solver call it might save (enumerations
   on a 30-feature forest slowed down).
-- **Branch and bound** (soft vote only). Then the free features' intervals are split until every
-  box is ruled out by its bounds or small enough to search whole (at most :data:`BNB_NODES`
-  boxes): the answer is exact either way. On wine-recog and ann-thyroid (100 trees of depths 3
-  and 4) soft-vote queries with most features free ran in the solver for 15 minutes without an
-  answer; the branch and bound settled each within 4,000 boxes (0.5 s).
+- **Branch and bound.** Then the free features' intervals are split until every box is ruled out
+  by its bounds or small enough to search whole (at most :data:`BNB_NODES` boxes; under the
+  hard vote only with at most :data:`HARD_BNB_FREE` free features and :data:`HARD_BNB_NODES`
+  boxes): the answer is exact either way. The more promising half of a box is searched first.
+  On wine-recog and ann-thyroid (100 trees of depths 3 and 4) soft-vote queries with most
+  features free ran in the solver for 15 minutes without an answer; the branch and bound
+  settled each within 4,000 boxes (0.5 s).
+- **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
+  deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
+  deletion loops skip calls).
 
-Anything else goes to the solver. The answers are exactly the solver's (both are exact), so the
-explanations do not change; only the witnesses of satisfiable calls may differ.
+Anything else goes to the solver, whose formula is built only then. The answers are exactly the
+solver's (both are exact), so the explanations do not change; only the witnesses of satisfiable
+calls and the cores of unsatisfiable ones may differ.
 
 Scores are float64: hard votes are counts (exact); soft-vote sums are decided again in exact
 integer arithmetic whenever two classes are within :data:`NEAR_TIE` (sums of at most a few
@@ -62,6 +68,15 @@ CLIMB_ROUNDS = 3
 #: Boxes the soft vote's branch and bound may examine before it leaves a query to the solver.
 BNB_NODES = 50_000
 
+#: Boxes the hard vote's branch and bound may examine (0: none). Its solver calls are cheap, so
+#: the branch and bound gets a short leash: per AXp on the SAT paper's forests it took iris
+#: 0.012 -> 0.004 s, ecoli 0.037 -> 0.008 s, new-thyroid 0.022 -> 0.005 s, and twonorm and
+#: ann-thyroid unchanged; trying it with up to 10 free features made twonorm 4x slower.
+HARD_BNB_NODES = 64
+
+#: Most free features for which the hard vote's branch and bound is tried.
+HARD_BNB_FREE = 6
+
 
 @dataclass(frozen=True)
 class Settled:
@@ -69,6 +84,9 @@ class Settled:
 
     sat: bool
     witness: tuple[int, ...] | None = None
+    #: UNSAT by the bounds alone: a subset of the fixed features whose bounds rule the condition
+    #: out too (a sufficient set, as a solver's core); ``None`` otherwise.
+    core: frozenset[int] | None = None
 
 
 class LeafTable:
@@ -144,20 +162,37 @@ class InstanceFilter:
         fixed_mask[list(fixed)] = True
         rows = np.flatnonzero(~np.any(self.outside[:, fixed_mask], axis=1))  # the reachable leaves
         if not self._may_hold(rows, kind, cls):
-            return Settled(False)
+            return Settled(False, core=self._bound_core(fixed, kind, cls))
         free = [f for f in range(n) if not fixed_mask[f] and table.n_states[f] > 1]
         columns = np.asarray(free, dtype=np.int64)
         lows, highs = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         small = math.prod(_cell_counts(lows, highs, np.zeros_like(top), top).tolist()) <= BOX_POINTS
-        if not small and not table.soft:
-            return None
-        cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
         if small:
+            cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
             return self._search_box(free, cells, rows, kind, cls)
+        if not table.soft:
+            if not HARD_BNB_NODES or len(free) > HARD_BNB_FREE:
+                return None
+            return self._branch_and_bound(free, rows, kind, cls, budget, HARD_BNB_NODES)
+        cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
         return self._climb(free, cells, rows, kind, cls) or self._branch_and_bound(free, rows, kind, cls, budget)
 
     # ------------------------------------------------------------------ bounds
+    def _bound_core(self, fixed: Sequence[int], kind: str, cls: int) -> frozenset[int]:
+        """A subset of ``fixed`` whose reachable leaves still rule the condition out: deletion in
+        ``fixed``'s order, each feature dropped when the bounds without it stay below zero (one
+        pass over the leaves per feature, counting for each leaf the fixed features it misses)."""
+        misses = self.outside[:, list(fixed)].sum(axis=1)
+        kept = []
+        for f in fixed:
+            trial = misses - self.outside[:, f]
+            if self._may_hold(np.flatnonzero(trial == 0), kind, cls):
+                kept.append(f)
+            else:
+                misses = trial
+        return frozenset(kept)
+
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
         """False only when the reachable leaves (``rows`` of the table) rule the condition out."""
         return self._slack(rows, kind, cls) > -NEAR_TIE
@@ -279,7 +314,13 @@ class InstanceFilter:
 
     # ------------------------------------------------------------------ large boxes: branch and bound
     def _branch_and_bound(
-        self, free: list[int], rows: np.ndarray, kind: str, cls: int, budget: Budget | None = None
+        self,
+        free: list[int],
+        rows: np.ndarray,
+        kind: str,
+        cls: int,
+        budget: Budget | None = None,
+        nodes: int | None = None,
     ) -> Settled | None:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
@@ -294,7 +335,7 @@ class InstanceFilter:
         stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]
         if not self._may_hold(rows, kind, cls):
             return Settled(False)
-        for node in range(BNB_NODES):
+        for node in range(BNB_NODES if nodes is None else nodes):
             if not stack:
                 return Settled(False)
             if budget is not None and node % 256 == 255:

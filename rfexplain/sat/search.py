@@ -82,17 +82,44 @@ class SelectorOracle:
     """An incremental SAT solver over one formula, asked about sets of fixed features.
 
     Built once per (forest, formula) and kept open for the engine's life: instances change only
-    the assumptions. Use as a context manager or call :meth:`delete`.
+    the assumptions. The formula and the solver are built on the first call that needs them, so a
+    query the prefilter settles whole (:mod:`rfexplain.sat.prefilter`) never builds them. Use as a
+    context manager or call :meth:`delete`.
+
+    ``kind`` and ``cls`` name the formula: ``("not", c)``, the forest does not predict ``c``, or
+    ``("predicts", t)``.
     """
 
-    def __init__(self, encoding: ForestEncoding, formula: Formula, *, solver: str, stats: SolverStats) -> None:
+    def __init__(self, encoding: ForestEncoding, kind: str, cls: int, *, solver: str, stats: SolverStats) -> None:
+        if kind not in ("not", "predicts"):
+            raise ValueError(f"kind must be 'not' or 'predicts'. Got {kind!r} instead.")
         self.encoding = encoding
-        self.formula = formula
+        self.kind = kind
+        self.cls = cls
         self.solver_name = solver
-        self.solver = Solver(name=solver, bootstrap_with=[list(cl) for cl in formula.clauses])
         self.stats = stats
+        self._solver: Solver | None = None
         #: The relaxed soft-vote comparisons whose exact clauses this solver has received.
         self.refined: set[Comparison] = set()
+
+    @property
+    def formula(self) -> Formula:
+        """The CNF this oracle decides (built by the encoding on first use, cached there)."""
+        return self.encoding.not_class(self.cls) if self.kind == "not" else self.encoding.predicts(self.cls)
+
+    @property
+    def solver(self) -> Solver:
+        """The incremental solver, loaded with :attr:`formula` on first use."""
+        if self._solver is None:
+            formula = self.formula
+            log.debug("loading %s: %d vars, %d clauses", formula.name, formula.n_vars, formula.n_clauses)
+            self._solver = Solver(name=self.solver_name, bootstrap_with=[list(cl) for cl in formula.clauses])
+        return self._solver
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the solver has been built (some query needed it)."""
+        return self._solver is not None
 
     def solve(self, assumptions: Sequence[int], budget: Budget | None = None) -> bool:
         """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
@@ -136,9 +163,9 @@ class SelectorOracle:
         return list(core) if core is not None else []
 
     def delete(self) -> None:
-        if self.solver is not None:
-            self.solver.delete()
-            self.solver = None  # type: ignore[assignment]
+        if self._solver is not None:
+            self._solver.delete()
+            self._solver = None
 
     def __enter__(self) -> SelectorOracle:
         return self
@@ -206,20 +233,21 @@ class Search:
         :class:`~rfexplain.core.budget.BudgetExpired` when the budget runs out first.
 
         The instance's screen (:mod:`rfexplain.sat.prefilter`) answers first where the answer is
-        plain; its UNSAT answers come with ``fixed`` itself as the core, so callers that feed cores
-        to a hitting-set loop pass ``core=True`` to have UNSAT decided by the solver.
+        plain. Its UNSAT answers by the leaf bounds come with a core (a subset of ``fixed`` the
+        bounds refute too); its other UNSAT answers (boxes searched whole) with ``fixed`` itself,
+        so callers that feed cores to a hitting-set loop pass ``core=True`` to have those decided
+        by the solver.
         """
         fixed = list(fixed)
         if self.screen is not None:
-            formula = self.oracle.formula
-            decided = self.screen.decide(fixed, formula.kind, formula.cls, budget or Budget.current())
-            if decided is not None and (decided.sat or not core):
+            decided = self.screen.decide(fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current())
+            if decided is not None and (decided.sat or not core or decided.core is not None):
                 self.oracle.stats.record_screened(decided.sat)
                 if decided.sat:
                     self._last_model = []
                     self._last_states = decided.witness
                 else:
-                    self.last_core = frozenset(fixed)
+                    self.last_core = decided.core if decided.core is not None else frozenset(fixed)
                 return decided.sat
         outcome = self.oracle.solve([self.sel[f] for f in fixed], budget)
         if outcome:
