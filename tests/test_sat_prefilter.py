@@ -28,13 +28,13 @@ def _truth(grid: np.ndarray, labels: np.ndarray, states: tuple[int, ...], fixed:
     return bool(np.any(agree & hold))
 
 
-def _check(forest: Any, data: Any, box_points: int, climb_rounds: int = prefilter.CLIMB_ROUNDS) -> int:
+def _check(forest: Any, data: Any, box_points: int) -> int:
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     labels = forest.predict_states(grid)
     table = LeafTable(ForestEncoding(forest))
     settled = 0
-    old = prefilter.BOX_POINTS, prefilter.CLIMB_ROUNDS
-    prefilter.BOX_POINTS, prefilter.CLIMB_ROUNDS = box_points, climb_rounds
+    old = prefilter.BOX_POINTS
+    prefilter.BOX_POINTS = box_points
     try:
         for _ in range(6):
             states = tuple(int(s) for s in grid[data.draw(st.integers(0, len(grid) - 1))])
@@ -56,7 +56,7 @@ def _check(forest: Any, data: Any, box_points: int, climb_rounds: int = prefilte
                         got = int(forest.predict_states(np.asarray([w]))[0])
                         assert (got != c) if kind == "not" else (got == c)
     finally:
-        prefilter.BOX_POINTS, prefilter.CLIMB_ROUNDS = old
+        prefilter.BOX_POINTS = old
     return settled
 
 
@@ -69,7 +69,8 @@ def test_prefilter_hard_vote_settles_right(forest: Any, box_points: int, data: A
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, vote="soft"), st.sampled_from([0, 4, 256]), st.data())
 def test_prefilter_soft_vote_settles_right(forest: Any, box_points: int, data: Any) -> None:
-    """Bounds, small boxes and (with ``box_points=0``) climbing, with exact ties and near-ties."""
+    """Bounds, small boxes and (with ``box_points=0``) the branch and bound, with exact ties and
+    near-ties."""
     _check(forest, data, box_points)
 
 
@@ -78,9 +79,9 @@ def test_prefilter_soft_vote_settles_right(forest: Any, box_points: int, data: A
     forests(max_trees=6, max_classes=3, max_features=5, max_depth=4, vote="soft"), st.sampled_from([0, 3]), st.data()
 )
 def test_prefilter_branch_and_bound_settles_right(forest: Any, box_points: int, data: Any) -> None:
-    """No climbing: every soft-vote query the bounds and small boxes leave goes to the branch
+    """Every soft-vote query the bounds and small boxes leave goes to the branch
     and bound, which splits down to boxes of at most ``box_points`` combinations."""
-    assert _check(forest, data, box_points, climb_rounds=0) > 0
+    assert _check(forest, data, box_points) > 0
 
 
 def test_prefilter_settles_most_queries_on_a_real_forest_and_changes_no_answer() -> None:
