@@ -161,7 +161,8 @@ class InstanceFilter:
         columns = np.asarray(free, dtype=np.int64)
         lows, highs = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
-        small = math.prod(_cell_counts(lows, highs, np.zeros_like(top), top).tolist()) <= BOX_POINTS
+        bottom = np.zeros_like(top)
+        small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lows, highs, bottom, top)
         if small:
             cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
             return self._search_box(free, cells, rows, kind, cls)
@@ -292,8 +293,9 @@ class InstanceFilter:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
         :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
-        leaf boundary of the feature that cuts the most reachable leaves. ``None`` when
-        :data:`BNB_NODES` boxes did not settle it: the solver decides."""
+        leaf boundary of the feature that cuts the most reachable leaves, and the half with the
+        larger bound is searched first. ``None`` when ``nodes`` boxes (default
+        :data:`BNB_NODES`) did not settle it: the solver decides."""
         table = self.table
         columns = np.asarray(free, dtype=np.int64)
         low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
