@@ -657,7 +657,8 @@ class Forest:
         S = np.asarray(S, dtype=np.int64)
         if S.ndim == 1:
             S = S[None, :]
-        feature, split, left, right, roots = self._flat_nodes
+        feature, split, left, right = self._flat_nodes
+        roots = self.first_nodes
         rows = np.arange(S.shape[0])[:, None]
         node = np.broadcast_to(roots, (S.shape[0], len(roots))).copy()
         while True:
@@ -670,15 +671,19 @@ class Forest:
         return node - roots
 
     @functools.cached_property
-    def _flat_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every tree's node arrays laid end to end (children as positions in the whole), and
-        each tree's root position."""
-        sizes = np.asarray([t.n_nodes for t in self.trees], dtype=np.int64)
-        roots = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        parts = list(zip(*self._node_arrays)) if self.trees else [()] * 5
-        feature, split, left, right = (np.concatenate(p) if p else np.empty(0, dtype=np.int64) for p in parts[:4])
-        offset = np.repeat(roots, sizes)
-        return feature, split, left + offset, right + offset, roots
+    def first_nodes(self) -> np.ndarray:
+        """Where each tree's nodes start when all trees' nodes are laid end to end (tree ``k``'s
+        node ``i`` is at ``first_nodes[k] + i``)."""
+        sizes = [t.n_nodes for t in self.trees]
+        return np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+
+    @functools.cached_property
+    def _flat_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every tree's feature, split and child arrays laid end to end (:attr:`first_nodes`),
+        children as positions in the whole."""
+        feature, split, left, right, _ = (np.concatenate(part) for part in zip(*self._node_arrays))
+        offset = np.repeat(self.first_nodes, [t.n_nodes for t in self.trees])
+        return feature, split, left + offset, right + offset
 
     def tree_votes(self, S: np.ndarray) -> np.ndarray:
         """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""

@@ -104,14 +104,13 @@ class LeafTable:
         #: Exact integer score vectors (soft vote only), to settle float64 near-ties.
         self.exact: list[tuple[int, ...]] = []
         n = forest.n_features
-        sizes = [tree.n_nodes for tree in forest.trees]
-        #: Position of each tree's first node when the trees' nodes are laid end to end.
-        self.first_node = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        #: Table row of every (feasible) leaf, by its position among all trees' nodes.
-        self.row_of_node = np.full(sum(sizes), -1, dtype=np.int64)
+        first_nodes = forest.first_nodes
+        #: Table row of every (feasible) leaf, by its position among all trees' nodes
+        #: (:attr:`~rfexplain.core.forest.Forest.first_nodes`).
+        self.row_of_node = np.full(sum(tree.n_nodes for tree in forest.trees), -1, dtype=np.int64)
         for k, tree in enumerate(forest.trees):
             for box, leaf in tree.leaf_paths(self.n_states):
-                self.row_of_node[self.first_node[k] + leaf] = len(trees)
+                self.row_of_node[first_nodes[k] + leaf] = len(trees)
                 trees.append(k)
                 lows.append([box.get(f, (0, 0))[0] for f in range(n)])
                 highs.append([box.get(f, (0, self.n_states[f] - 1))[1] for f in range(n)])
@@ -250,7 +249,7 @@ class InstanceFilter:
         else:
             full = np.broadcast_to(self.states, (len(points), len(self.states))).copy()
             full[:, free] = points
-            leaves = table.row_of_node[forest.tree_leaves(full) + table.first_node]  # (points, trees)
+            leaves = table.row_of_node[forest.tree_leaves(full) + forest.first_nodes]  # (points, trees)
             sums = table.score[leaves].sum(axis=1)
 
             def reached(p: int) -> np.ndarray:
@@ -294,16 +293,15 @@ class InstanceFilter:
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
         :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
         leaf boundary of the feature that cuts the most reachable leaves, and the half with the
-        larger bound is searched first. ``None`` when ``nodes`` boxes (default
+        larger bound is searched first (``rows``, the leaves the whole box reaches, have passed
+        :meth:`_may_hold` already). ``None`` when ``nodes`` boxes (default
         :data:`BNB_NODES`) did not settle it: the solver decides."""
         table = self.table
         columns = np.asarray(free, dtype=np.int64)
         low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
         # a box: its intervals and the positions (in ``rows``) of the leaves it reaches
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
-        stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]
-        if not self._may_hold(rows, kind, cls):
-            return Settled(False)
+        stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]  # the caller checked its bounds
         for node in range(BNB_NODES if nodes is None else nodes):
             if not stack:
                 return Settled(False)
