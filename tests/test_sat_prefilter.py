@@ -130,18 +130,36 @@ def test_prefilter_decides_float64_near_ties_exactly() -> None:
         assert set(reason.literals) == {0}
 
 
-def test_prefilter_default_is_on_for_the_soft_vote_and_small_hard_forests(monkeypatch: Any) -> None:
-    """Measured: the screen pays under the soft vote and on the paper's forests, not on
-    scikit-learn's unlimited-depth forests under the hard vote (see ``PREFILTER_LEAVES``)."""
-    from rfexplain.sat import engine as engine_module
-
+def test_prefilter_is_on_by_default_under_both_votes() -> None:
+    """Measured: the screen pays on the paper's forests and, since its table is built with numpy
+    and the formula only when a query needs it, on scikit-learn's unlimited-depth forests too."""
     X, y = load_wine(return_X_y=True)
     model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
     hard, soft = Forest.from_sklearn(model, vote="hard"), Forest.from_sklearn(model, vote="soft")
     assert SatEngine(hard).prefilter and SatEngine(soft).prefilter
-    monkeypatch.setattr(engine_module, "PREFILTER_LEAVES", 10)
-    assert not SatEngine(hard).prefilter and SatEngine(soft).prefilter
-    assert SatEngine(hard, prefilter=True).prefilter and not SatEngine(soft, prefilter=False).prefilter
+    assert not SatEngine(hard, prefilter=False).prefilter and not SatEngine(soft, prefilter=False).prefilter
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=5, max_classes=3, max_features=4, max_depth=5))
+def test_leaf_table_rows_are_the_feasible_leaf_paths(forest: Any) -> None:
+    """The table's vectorised leaf boxes are exactly the boxes of the feasible root-to-leaf
+    paths (:meth:`Tree.leaf_paths`), one row per leaf, with its tree and vote."""
+    table = LeafTable(ForestEncoding(forest))
+    n_states = forest.states_per_feature
+    expected = {}
+    for k, tree in enumerate(forest.trees):
+        for box, leaf in tree.leaf_paths(n_states):
+            low = tuple(box.get(f, (0, n - 1))[0] for f, n in enumerate(n_states))
+            high = tuple(box.get(f, (0, n - 1))[1] for f, n in enumerate(n_states))
+            expected[int(forest.first_nodes[k]) + leaf] = (k, low, high, tree.label[leaf])
+    rows = {int(node): int(row) for node, row in enumerate(table.row_of_node) if row >= 0}
+    assert rows.keys() == expected.keys() and sorted(rows.values()) == list(range(len(rows)))
+    for node, row in rows.items():
+        k, low, high, label = expected[node]
+        assert table.tree[row] == k and tuple(table.low[row]) == low and tuple(table.high[row]) == high
+        if not table.soft:
+            assert table.score[row].tolist() == [float(c == label) for c in range(forest.n_classes)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

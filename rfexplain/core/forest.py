@@ -685,6 +685,34 @@ class Forest:
         offset = np.repeat(self.first_nodes, [t.n_nodes for t in self.trees])
         return feature, split, left + offset, right + offset
 
+    def leaf_boxes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every feasible leaf with its box of states: ``(nodes, low, high)``.
+
+        ``nodes`` are the leaves' positions among all trees' nodes (:attr:`first_nodes`), in
+        increasing order (so grouped by tree); row ``i`` of ``low`` and ``high`` (shape
+        ``(leaves, features)``) bounds, inclusively, the states of each feature that reach leaf
+        ``nodes[i]``. A leaf whose box is empty on some feature (no input reaches it) is left out.
+        The same boxes as :meth:`Tree.leaf_paths`, computed level by level for all trees at once.
+        """
+        feature, split, left, right = self._flat_nodes
+        top = np.asarray(self.states_per_feature, dtype=np.int32) - 1
+        low = np.zeros((len(feature), self.n_features), dtype=np.int32)
+        high = np.broadcast_to(top, low.shape).copy()
+        frontier = self.first_nodes
+        while frontier.size:
+            frontier = frontier[feature[frontier] >= 0]
+            f, cut = feature[frontier], split[frontier]
+            for children, bounds in ((left[frontier], None), (right[frontier], cut + 1)):
+                low[children], high[children] = low[frontier], high[frontier]
+                if bounds is None:
+                    high[children, f] = np.minimum(high[frontier, f], cut)
+                else:
+                    low[children, f] = np.maximum(low[frontier, f], bounds)
+            frontier = np.concatenate((left[frontier], right[frontier]))
+        leaves = np.flatnonzero(feature < 0)
+        leaves = leaves[np.all(low[leaves] <= high[leaves], axis=1)]
+        return leaves, low[leaves], high[leaves]
+
     def tree_votes(self, S: np.ndarray) -> np.ndarray:
         """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""
         leaves = self.tree_leaves(S)

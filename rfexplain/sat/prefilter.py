@@ -96,35 +96,31 @@ class LeafTable:
         self.forest = forest
         self.n_states = forest.states_per_feature
         self.soft = encoding.soft
-        weights = encoding.weights if self.soft else None
-        trees: list[int] = []
-        lows: list[list[int]] = []
-        highs: list[list[int]] = []
-        scores: list[list[float]] = []
-        #: Exact integer score vectors (soft vote only), to settle float64 near-ties.
-        self.exact: list[tuple[int, ...]] = []
-        n = forest.n_features
         first_nodes = forest.first_nodes
+        nodes, low, high = forest.leaf_boxes()
+        #: Tree of every row; rows are grouped by tree.
+        self.tree = np.searchsorted(first_nodes, nodes, side="right") - 1
+        local = nodes - first_nodes[self.tree]
         #: Table row of every (feasible) leaf, by its position among all trees' nodes
         #: (:attr:`~rfexplain.core.forest.Forest.first_nodes`).
         self.row_of_node = np.full(sum(tree.n_nodes for tree in forest.trees), -1, dtype=np.int64)
-        for k, tree in enumerate(forest.trees):
-            for box, leaf in tree.leaf_paths(self.n_states):
-                self.row_of_node[first_nodes[k] + leaf] = len(trees)
-                trees.append(k)
-                lows.append([box.get(f, (0, 0))[0] for f in range(n)])
-                highs.append([box.get(f, (0, self.n_states[f] - 1))[1] for f in range(n)])
-                if weights is not None and tree.proba is not None:
-                    scores.append([float(p) for p in tree.proba[leaf] or ()])
-                    self.exact.append(weights[k][leaf])
-                else:
-                    scores.append([1.0 if c == tree.label[leaf] else 0.0 for c in range(forest.n_classes)])
+        self.row_of_node[nodes] = np.arange(len(nodes))
+        self.low, self.high = low, high
+        #: Exact integer score vectors (soft vote only), to settle float64 near-ties.
+        self.exact: list[tuple[int, ...]] = []
+        if self.soft:
+            weights = encoding.weights
+            self.exact = [weights[k][leaf] for k, leaf in zip(self.tree.tolist(), local.tolist())]
+            self.score = np.asarray(
+                [forest.trees[k].proba[leaf] for k, leaf in zip(self.tree.tolist(), local.tolist())],  # type: ignore[index]
+                dtype=np.float64,
+            ).reshape(len(nodes), forest.n_classes)
+        else:
+            labels = np.concatenate([np.asarray(t.label, dtype=np.int64) for t in forest.trees])[nodes]
+            self.score = np.zeros((len(nodes), forest.n_classes), dtype=np.float64)
+            self.score[np.arange(len(nodes)), labels] = 1.0
         #: The deepest tree's depth (the number of steps of a walk down every tree).
         self.depth = max((tree.depth() for tree in forest.trees), default=0)
-        self.tree = np.asarray(trees, dtype=np.int64)
-        self.low = np.asarray(lows, dtype=np.int64).reshape(len(trees), n)
-        self.high = np.asarray(highs, dtype=np.int64).reshape(len(trees), n)
-        self.score = np.asarray(scores, dtype=np.float64).reshape(len(trees), forest.n_classes)
         #: First leaf row of each tree (rows are grouped by tree), for per-tree maxima.
         self.starts = np.flatnonzero(np.r_[True, self.tree[1:] != self.tree[:-1]])
         #: The states of each feature a witness may use (the encoding excludes the others: no

@@ -149,15 +149,12 @@ class ForestEncoding:
         self.n_states: tuple[int, ...] = forest.states_per_feature
         #: Features with more than one state: the only ones a reason can mention.
         self.features: tuple[int, ...] = tuple(f for f, n in enumerate(self.n_states) if n > 1)
-        base: list[Clause] = []
         #: Feature -> states no float32 value falls in (excluded from the domain).
         self.empty_states: dict[int, tuple[int, ...]] = {}
         for f in self.features:
-            base.extend(domain_clauses(self.pool, f, self.n_states[f]))
             empty = tuple(s for s in range(self.n_states[f]) if not _realisable(forest, f, s))
             if empty:
                 self.empty_states[f] = empty
-                base.extend([-state_literal(self.pool, f, s)] for s in empty)
         if self.empty_states:
             log.warning(
                 "%d states contain no float32 value and are excluded: %s",
@@ -166,25 +163,48 @@ class ForestEncoding:
             )
         #: Whether the vote is encoded as the soft vote's weighted comparisons.
         self.soft = not forest.votes_agree
-        self.trees: list[TreeVotes] = []
-        self.values: list[TreeValues] = []
         #: Soft vote only: every leaf's exact integer weight vector (:meth:`Forest.soft_weights`).
-        self.weights: list[dict[int, tuple[int, ...]]] = []
-        if self.soft:
-            _, self.weights = forest.soft_weights()
-            for k, tree in enumerate(forest.trees):
-                clauses, values = tree_value_clauses(self.pool, k, tree, self.n_states, self.weights[k])
-                base.extend(clauses)
-                self.values.append(values)
-        else:
-            for k, tree in enumerate(forest.trees):
-                clauses, votes = tree_clauses(self.pool, k, tree, self.n_states)
-                base.extend(clauses)
-                self.trees.append(votes)
-        self.base: tuple[tuple[int, ...], ...] = tuple(tuple(cl) for cl in base)
+        self.weights: list[dict[int, tuple[int, ...]]] = forest.soft_weights()[1] if self.soft else []
+        self._base: tuple[tuple[int, ...], ...] | None = None
+        self._trees: list[TreeVotes] = []
+        self._values: list[TreeValues] = []
         self._formulas: dict[tuple[str, int], Formula] = {}
         self._exact: dict[Comparison, tuple[Clause, ...]] = {}
         self._order_vars: list[list[int]] | None = None
+
+    @property
+    def base(self) -> tuple[tuple[int, ...], ...]:
+        """The clauses every formula shares: the feature domains and the trees' paths (with their
+        votes, or their weight vectors under the soft vote). Built on first use: a query the
+        prefilter settles (:mod:`rfexplain.sat.prefilter`) needs none of them, and on
+        scikit-learn's default forests they are most of the encoding's time."""
+        if self._base is None:
+            base: list[Clause] = []
+            for f in self.features:
+                base.extend(domain_clauses(self.pool, f, self.n_states[f]))
+                base.extend([-state_literal(self.pool, f, s)] for s in self.empty_states.get(f, ()))
+            for k, tree in enumerate(self.forest.trees):
+                if self.soft:
+                    clauses, values = tree_value_clauses(self.pool, k, tree, self.n_states, self.weights[k])
+                    self._values.append(values)
+                else:
+                    clauses, votes = tree_clauses(self.pool, k, tree, self.n_states)
+                    self._trees.append(votes)
+                base.extend(clauses)
+            self._base = tuple(tuple(cl) for cl in base)
+        return self._base
+
+    @property
+    def trees(self) -> list[TreeVotes]:
+        """Hard vote: each tree's vote literals (built with :attr:`base`)."""
+        self.base  # noqa: B018  (builds them)
+        return self._trees
+
+    @property
+    def values(self) -> list[TreeValues]:
+        """Soft vote: each tree's weight-vector literals (built with :attr:`base`)."""
+        self.base  # noqa: B018  (builds them)
+        return self._values
 
     def _formula(self, name: str, cls: int, extra: Iterable[Clause] | SoftFormula) -> Formula:
         if isinstance(extra, SoftFormula):
