@@ -149,6 +149,45 @@ def test_every_cardinality_encoding_gives_identical_explanations(name: str) -> N
             assert got == reference, (card, multiclass)
 
 
+def test_reduced_formula_gives_the_whole_forest_solvers_answers() -> None:
+    """On an unlimited-depth forest (breast cancer, 30 features, 25 trees) many deletion steps
+    leave more features free than the boxes search whole, so the reduced formula of the reachable
+    leaves decides them (counted); the canonical AXp and CXp are those of the whole forest's
+    formula without the prefilter, and every witness verifies with the model."""
+    X, y = load_breast_cancer(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=25, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model, vote="hard")
+    calls = 0
+    with SatEngine(forest) as reduced, SatEngine(forest, prefilter=False) as whole:
+        original = reduced._search
+
+        def counting(instance: Instance, target: int | None = None) -> Any:
+            nonlocal calls
+            search = original(instance, target)
+            assert search.screen is not None and search.screen.reduced_solver == "g3"
+            decide_reduced = search.screen.decide_reduced
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                nonlocal calls
+                calls += 1
+                return decide_reduced(*args, **kwargs)
+
+            search.screen.decide_reduced = counted  # type: ignore[method-assign]
+            return search
+
+        reduced._search = counting  # type: ignore[method-assign]
+        for x in X[::60]:
+            instance = Instance.of(forest, x)
+            axp = reduced.sufficient_reason(instance)
+            assert axp.features == whole.sufficient_reason(instance).features
+            assert verify(axp, model)
+            cxp, other = reduced.necessary_reason(instance), whole.necessary_reason(instance)
+            assert (cxp is None) == (other is None)
+            if cxp is not None and other is not None:
+                assert cxp.features == other.features and verify(cxp, model)
+    assert calls > 0
+
+
 def test_cadical_with_a_budget() -> None:
     """CaDiCaL cannot be interrupted: budgets go through conflict limits, and answers agree."""
     model, rows, forest = _model("wine")

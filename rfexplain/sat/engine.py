@@ -99,6 +99,10 @@ class SatEngine(EngineBase):
         0.0185 -> 0.0070 s); scikit-learn's default forest on magic (137,000 leaves) 2.2 -> 0.06 s
         once the table is built (0.2 s, once per forest), since the solver's formula is then
         rarely needed at all.
+    reduced : bool
+        Hard vote, with the prefilter: decide the queries it leaves open on a CNF of the leaves the
+        instance can still reach (:mod:`rfexplain.sat.reduced`, with ``solver``) instead of the
+        whole forest's formula (default on).
     """
 
     name = "sat"
@@ -124,6 +128,7 @@ class SatEngine(EngineBase):
         multiclass: str = "selectors",
         soft_bits: int | None = SOFT_BITS,
         prefilter: bool = True,
+        reduced: bool = True,
     ) -> None:
         super().__init__(forest)
         aliases = _solver_aliases()
@@ -137,6 +142,7 @@ class SatEngine(EngineBase):
         self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
         self.stats = SolverStats()
         self.prefilter = bool(prefilter)
+        self.reduced = bool(reduced) and self.prefilter
         self._leaf_table: LeafTable | None = None
         self._oracles: dict[tuple[str, int], SelectorOracle] = {}
         self._representatives: dict[tuple[int, int], float] = {}
@@ -156,7 +162,11 @@ class SatEngine(EngineBase):
 
     def _search(self, instance: Instance, target: int | None = None) -> Search:
         oracle = self.oracle("not", instance.prediction) if target is None else self.oracle("predicts", target)
-        screen = InstanceFilter(self._leaf_table, instance.states) if self._leaf_table is not None else None
+        screen = (
+            InstanceFilter(self._leaf_table, instance.states, reduced_solver=self.solver if self.reduced else None)
+            if self._leaf_table is not None
+            else None
+        )
         return Search(oracle, instance.states, screen)
 
     def _classify(self, z: tuple[int, ...]) -> int:

@@ -50,6 +50,7 @@ import numpy as np
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.softvote import soft_winner
+from rfexplain.sat.reduced import reduced_counterexample
 
 __all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Settled"]
 
@@ -134,8 +135,12 @@ class LeafTable:
 class InstanceFilter:
     """The leaf table seen from one instance: which leaves each fixed feature rules out."""
 
-    def __init__(self, table: LeafTable, states: Sequence[int]) -> None:
+    def __init__(self, table: LeafTable, states: Sequence[int], *, reduced_solver: str | None = None) -> None:
         self.table = table
+        #: Hard vote: the SAT solver that decides, on a formula of the reachable leaves alone
+        #: (:mod:`rfexplain.sat.reduced`), the queries the bounds and boxes leave open; ``None``
+        #: leaves them to the engine's solver.
+        self.reduced_solver = reduced_solver
         self.states = np.asarray(states, dtype=np.int64)
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
         self.outside = (self.states < table.low) | (self.states > table.high)
@@ -161,11 +166,42 @@ class InstanceFilter:
         if small:
             cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
             return self._search_box(free, cells, rows, kind, cls)
-        if not table.soft:
-            if not HARD_BNB_NODES or len(free) > HARD_BNB_FREE:
-                return None
-            return self._branch_and_bound(free, rows, kind, cls, budget, HARD_BNB_NODES)
-        return self._branch_and_bound(free, rows, kind, cls, budget)
+        if table.soft:
+            return self._branch_and_bound(free, rows, kind, cls, budget)
+        if HARD_BNB_NODES and len(free) <= HARD_BNB_FREE:
+            settled = self._branch_and_bound(free, rows, kind, cls, budget, HARD_BNB_NODES)
+            if settled is not None:
+                return settled
+        if self.reduced_solver is None:
+            return None
+        return self.decide_reduced(fixed, kind, cls, budget)
+
+    def decide_reduced(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Settled:
+        """The hard-vote query decided by a SAT solver (:attr:`reduced_solver`, default Glucose)
+        on a CNF of the reachable leaves alone (:func:`~rfexplain.sat.reduced.reduced_counterexample`):
+        exact, with a witness when satisfiable and no core otherwise."""
+        table = self.table
+        if table.soft:
+            raise ValueError("the reduced formula encodes the hard vote only")
+        fixed_set = set(fixed)
+        rows = np.flatnonzero(~np.any(self.outside[:, sorted(fixed_set)], axis=1))
+        free = [f for f in range(len(table.n_states)) if f not in fixed_set and table.n_states[f] > 1]
+        columns = np.asarray(free, dtype=np.int64)
+        lows, highs = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
+        cells = [self._cells(f, lows[:, j], highs[:, j], 0, table.n_states[f] - 1) for j, f in enumerate(free)]
+        found = reduced_counterexample(
+            lows,
+            highs,
+            table.tree[rows],
+            np.argmax(table.score[rows], axis=1),
+            cells,
+            table.forest.n_classes,
+            kind,
+            cls,
+            solver=self.reduced_solver or "g3",
+            budget=budget,
+        )
+        return Settled(False) if found is None else self._witness(free, np.asarray(found, dtype=np.int64))
 
     # ------------------------------------------------------------------ bounds
     def _bound_core(self, fixed: Sequence[int], kind: str, cls: int) -> frozenset[int]:

@@ -1,0 +1,161 @@
+"""One hard-vote query as a small CNF over the leaves the instance can still reach.
+
+The SAT engine's formulas encode the whole forest once, over every threshold of every feature, and
+an instance enters through assumptions (Izza and Marques-Silva (2021), Section 4 [IM21]). On
+scikit-learn's unlimited-depth forests that formula is large (ring: 100 trees, 68,000 nodes,
+thousands of thresholds per feature) and a query with seven or more features free can keep
+Glucose busy for minutes, although the fixed features leave each tree only a few dozen reachable
+leaves. This module writes the query itself, after the per-instance simplification the SAT
+engine's issue asks for (the "lazy encoding of only the trees and paths an instance can reach"):
+
+- each free feature ranges over its *cells* (:meth:`~rfexplain.sat.prefilter.InstanceFilter._cells`:
+  states no reachable leaf tells apart), order-encoded (``cell > i`` variables, a chain);
+- each tree whose reachable leaves all vote one class is a constant; every other tree gets a vote
+  literal per class it can vote for, with one clause per reachable leaf (its box implies its
+  class) and at most one vote per tree. Since a tree's reachable leaves partition the free box,
+  every point makes exactly the right vote true;
+- the vote with the exact tie rule as in :mod:`rfexplain.sat.encodings.votes` ("``w`` beats
+  ``l``" is a cardinality constraint over the vote literals, constants moved to the bound): for
+  "predicts ``t``" ``t`` beats every class, for "not ``c``" one guarded constraint per challenger,
+  tried one at a time under an assumption.
+
+The answer is exact (the CNF is the query restricted to the reachable leaves, which decide it);
+a model's cells, each turned into its representative state, give the counterexample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pysat.solvers import Solver
+
+from rfexplain.core.budget import Budget
+from rfexplain.sat.encodings.pool import VarPool
+from rfexplain.sat.encodings.votes import at_least
+
+__all__ = ["reduced_counterexample"]
+
+#: Conflicts per ``solve_limited`` round under a deadline (as the engine's own solver calls).
+CONFLICT_CHUNK = 2000
+
+Clause = list[int]
+
+
+def reduced_counterexample(
+    low: np.ndarray,
+    high: np.ndarray,
+    trees: np.ndarray,
+    labels: np.ndarray,
+    cells: Sequence[np.ndarray],
+    n_classes: int,
+    kind: str,
+    cls: int,
+    *,
+    solver: str = "g3",
+    card: str = "totalizer",
+    budget: Budget | None = None,
+) -> tuple[int, ...] | None:
+    """Decide a hard-vote query over the reachable leaves; the free features' states of a
+    counterexample, or ``None`` when there is none.
+
+    Parameters
+    ----------
+    low, high : arrays of shape (leaves, free features)
+        The reachable leaves' boxes on the free features (inclusive state ranges).
+    trees, labels : arrays of shape (leaves,)
+        Each leaf's tree index and class vote.
+    cells : sequence of arrays
+        Per free feature, the sorted representative states of its cells (every leaf boundary is a
+        cell boundary; cells without an allowed state are left out).
+    kind, cls : str, int
+        ``"not"``: the forest does not predict ``cls``; ``"predicts"``: it predicts ``cls``.
+    """
+    pool = VarPool()
+    clauses: list[Clause] = []
+    order = [[pool.fresh("cell", j, i) for i in range(len(reps) - 1)] for j, reps in enumerate(cells)]
+    for chain in order:
+        clauses.extend([-chain[i + 1], chain[i]] for i in range(len(chain) - 1))
+    first = np.empty(low.shape, dtype=np.int64)
+    last = np.empty(low.shape, dtype=np.int64)
+    for j, reps in enumerate(cells):
+        first[:, j] = np.searchsorted(reps, low[:, j], side="left")
+        last[:, j] = np.searchsorted(reps, high[:, j], side="right") - 1
+    alive = np.all(first <= last, axis=1)  # a leaf covering no allowed cell is reached by no input
+    first, last, trees, labels = first[alive], last[alive], trees[alive], labels[alive]
+
+    votes: list[dict[int, int]] = []  # per non-constant tree: class -> vote literal
+    constants = [0] * n_classes
+    bounds = [len(reps) - 1 for reps in cells]
+    starts = np.flatnonzero(np.r_[True, trees[1:] != trees[:-1]]) if len(trees) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(trees)]
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        classes = sorted(set(labels[s:e].tolist()))
+        if len(classes) == 1:
+            constants[classes[0]] += 1
+            continue
+        k = len(votes)
+        lits = {c: pool.fresh("vote", k, c) for c in classes}
+        votes.append(lits)
+        clauses.extend([-lits[a], -lits[b]] for i, a in enumerate(classes) for b in classes[i + 1 :])
+        for row in range(s, e):
+            clause = [lits[int(labels[row])]]
+            for j in range(len(cells)):
+                lo, hi = int(first[row, j]), int(last[row, j])
+                if lo > 0:
+                    clause.append(-order[j][lo - 1])
+                if hi < bounds[j]:
+                    clause.append(order[j][hi])
+            clauses.append(clause)
+
+    def beats(winner: int, loser: int) -> list[Clause] | None:
+        """Clauses for "``winner`` has more votes than ``loser``, or as many and a lower index"."""
+        delta = 1 if winner > loser else 0
+        lits = [v[winner] for v in votes if winner in v] + [-v[loser] for v in votes if loser in v]
+        need = delta + sum(1 for v in votes if loser in v) + constants[loser] - constants[winner]
+        return at_least(pool, lits, need, card)
+
+    guards: list[int] = []
+    if kind == "predicts":
+        for d in range(n_classes):
+            if d != cls:
+                extra = beats(cls, d)
+                if extra is None:
+                    return None
+                clauses.extend(extra)
+        guards.append(0)
+    else:
+        for d in range(n_classes):
+            if d == cls:
+                continue
+            extra = beats(d, cls)
+            if extra is None:
+                continue
+            if not extra:
+                guards = [0]  # a challenger wins everywhere: no constraint needed
+                break
+            guard = pool.fresh("challenger", d)
+            clauses.extend([*cl, -guard] for cl in extra)
+            guards.append(guard)
+        if not guards:
+            return None
+    with Solver(name=solver, bootstrap_with=clauses) as sat:
+        for guard in guards:
+            if _solve(sat, [guard] if guard else [], budget):
+                model = sat.get_model()
+                assert model is not None
+                true = {lit for lit in model if lit > 0}
+                return tuple(int(reps[sum(1 for x in chain if x in true)]) for reps, chain in zip(cells, order))
+    return None
+
+
+def _solve(sat: Solver, assumptions: list[int], budget: Budget | None) -> bool:
+    budget = budget if budget is not None else Budget.current()
+    if budget is None or budget.deadline is None:
+        return bool(sat.solve(assumptions=assumptions))
+    outcome = None
+    while outcome is None:
+        budget.check("solving")
+        sat.conf_budget(CONFLICT_CHUNK)
+        outcome = sat.solve_limited(assumptions=assumptions)
+    return bool(outcome)
