@@ -60,7 +60,7 @@ def at_least(pool: VarPool, lits: Sequence[int], bound: int, card: str) -> list[
     if bound == 1:
         return [lits]
     enc = CardEnc.atleast(lits=lits, bound=bound, vpool=pool.idpool, encoding=getattr(EncType, card))
-    return [list(cl) for cl in enc.clauses]
+    return list(enc.clauses)
 
 
 def _false(pool: VarPool) -> list[Clause]:
