@@ -137,9 +137,8 @@ class InstanceFilter:
 
     def __init__(self, table: LeafTable, states: Sequence[int], *, reduced_solver: str | None = None) -> None:
         self.table = table
-        #: Hard vote: the SAT solver that decides, on a formula of the reachable leaves alone
-        #: (:mod:`rfexplain.sat.reduced`), the queries the bounds and boxes leave open; ``None``
-        #: leaves them to the engine's solver.
+        #: Hard vote: the SAT solver :meth:`decide_reduced` uses (``None``: the engine does not
+        #: use reduced formulas).
         self.reduced_solver = reduced_solver
         self.states = np.asarray(states, dtype=np.int64)
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
@@ -172,9 +171,7 @@ class InstanceFilter:
             settled = self._branch_and_bound(free, rows, kind, cls, budget, HARD_BNB_NODES)
             if settled is not None:
                 return settled
-        if self.reduced_solver is None:
-            return None
-        return self.decide_reduced(fixed, kind, cls, budget)
+        return None
 
     def decide_reduced(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Settled:
         """The hard-vote query decided by a SAT solver (:attr:`reduced_solver`, default Glucose)

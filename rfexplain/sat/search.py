@@ -32,7 +32,7 @@ from rfexplain.core.bits import mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding, Formula
 from rfexplain.sat.encodings.softvote import Comparison
-from rfexplain.sat.prefilter import InstanceFilter
+from rfexplain.sat.prefilter import InstanceFilter, Settled
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
@@ -121,16 +121,31 @@ class SelectorOracle:
         """Whether the solver has been built (some query needed it)."""
         return self._solver is not None
 
-    def solve(self, assumptions: Sequence[int], budget: Budget | None = None) -> bool:
+    def solve(
+        self, assumptions: Sequence[int], budget: Budget | None = None, *, conflicts: int | None = None
+    ) -> bool | None:
         """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
         budget runs out first.
 
         A formula with relaxed soft-vote comparisons is solved by counterexample-guided
         refinement (:meth:`~rfexplain.sat.encodings.ForestEncoding.refinement`): a model the exact
         soft vote refutes brings in the exact clauses it broke, and the call is repeated. UNSAT of
-        the relaxed formula is final, since the exact formula implies it."""
+        the relaxed formula is final, since the exact formula implies it.
+
+        With ``conflicts`` (hard vote only): one call limited to that many conflicts, ``None``
+        when they run out first."""
         start = time.process_time()
         budget = budget if budget is not None else Budget.current()
+        if conflicts is not None:
+            if self.formula.relaxed:
+                raise ValueError("a conflict-limited call needs an exact formula")
+            if budget is not None:
+                budget.check("solving")
+            self.solver.conf_budget(conflicts)
+            limited = self.solver.solve_limited(assumptions=list(assumptions))
+            if limited is not None:
+                self.stats.record(bool(limited), time.process_time() - start)
+            return None if limited is None else bool(limited)
         outcome = self._solve_once(assumptions, budget)
         while outcome and self.formula.relaxed:
             extra = self.encoding.refinement(self.formula, self.solver.get_model(), self.refined)
@@ -205,9 +220,20 @@ class Search:
         ``state(f, states[f])``.
     """
 
-    def __init__(self, oracle: SelectorOracle, states: Sequence[int], screen: InstanceFilter | None = None) -> None:
+    def __init__(
+        self,
+        oracle: SelectorOracle,
+        states: Sequence[int],
+        screen: InstanceFilter | None = None,
+        *,
+        first_conflicts: int | None = None,
+    ) -> None:
         self.oracle = oracle
         self.screen = screen
+        #: With reduced formulas (the screen's ``reduced_solver``): conflicts the whole formula's
+        #: solver gets first on a query the screen leaves open (its answer brings a core, which
+        #: lets the deletion loops skip calls); ``None``: straight to the reduced formula.
+        self.first_conflicts = first_conflicts
         self.encoding = oracle.encoding
         self.v = tuple(states)
         self.features: tuple[int, ...] = self.encoding.features
@@ -241,15 +267,38 @@ class Search:
         fixed = list(fixed)
         if self.screen is not None:
             decided = self.screen.decide(fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current())
-            if decided is not None and (decided.sat or not core or decided.core is not None):
-                self.oracle.stats.record_screened(decided.sat)
-                if decided.sat:
-                    self._last_model = []
-                    self._last_states = decided.witness
-                else:
-                    self.last_core = decided.core if decided.core is not None else frozenset(fixed)
+            if decided is not None and self._take(decided, fixed, core):
                 return decided.sat
-        outcome = self.oracle.solve([self.sel[f] for f in fixed], budget)
+        assumptions = [self.sel[f] for f in fixed]
+        reduced = self.screen is not None and self.screen.reduced_solver is not None
+        if reduced and self.first_conflicts is not None:
+            outcome = self.oracle.solve(assumptions, budget, conflicts=self.first_conflicts)
+            if outcome is not None:
+                return self._solved(outcome)
+        if reduced and not core:
+            assert self.screen is not None
+            decided = self.screen.decide_reduced(fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current())
+            self._take(decided, fixed, core)
+            return decided.sat
+        outcome = self.oracle.solve(assumptions, budget)
+        assert outcome is not None  # no conflict limit
+        return self._solved(outcome)
+
+    def _take(self, decided: Settled, fixed: list[int], core: bool) -> bool:
+        """Record an answer of the screen; False (nothing recorded) when the caller needs a core
+        the answer does not have."""
+        if not (decided.sat or not core or decided.core is not None):
+            return False
+        self.oracle.stats.record_screened(decided.sat)
+        if decided.sat:
+            self._last_model = []
+            self._last_states = decided.witness
+        else:
+            self.last_core = decided.core if decided.core is not None else frozenset(fixed)
+        return True
+
+    def _solved(self, outcome: bool) -> bool:
+        """Record the whole formula's solver answer (its model or core)."""
         if outcome:
             self._last_model = self.oracle.model()
             self._last_states = None
