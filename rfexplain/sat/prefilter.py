@@ -150,15 +150,10 @@ class InstanceFilter:
         ``"predicts"``: it predicts ``cls``), or ``None`` when it is not plain. ``budget`` stops
         a long branch and bound with :class:`~rfexplain.core.budget.BudgetExpired`."""
         table = self.table
-        n = len(table.n_states)
-        fixed_mask = np.zeros(n, dtype=bool)
-        fixed_mask[list(fixed)] = True
-        rows = np.flatnonzero(~np.any(self.outside[:, fixed_mask], axis=1))  # the reachable leaves
+        rows = self._reachable(fixed)
         if not self._may_hold(rows, kind, cls):
             return Settled(False, core=self._bound_core(fixed, kind, cls))
-        free = [f for f in range(n) if not fixed_mask[f] and table.n_states[f] > 1]
-        columns = np.asarray(free, dtype=np.int64)
-        lows, highs = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
+        free, lows, highs = self._free_boxes(fixed, rows)
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         bottom = np.zeros_like(top)
         small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lows, highs, bottom, top)
@@ -173,6 +168,21 @@ class InstanceFilter:
                 return settled
         return None
 
+    def _reachable(self, fixed: Sequence[int]) -> np.ndarray:
+        """The table rows of the leaves a point agreeing with the instance on ``fixed`` can reach."""
+        fixed_mask = np.zeros(len(self.table.n_states), dtype=bool)
+        fixed_mask[list(fixed)] = True
+        return np.flatnonzero(~np.any(self.outside[:, fixed_mask], axis=1))
+
+    def _free_boxes(self, fixed: Sequence[int], rows: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """The free features (those not in ``fixed`` with several states) and the boxes of the
+        leaves ``rows`` on them: ``(free, lows, highs)``, one column per free feature."""
+        n_states = self.table.n_states
+        fixed_set = set(fixed)
+        free = [f for f in range(len(n_states)) if f not in fixed_set and n_states[f] > 1]
+        columns = np.asarray(free, dtype=np.int64)
+        return free, self.table.low[np.ix_(rows, columns)], self.table.high[np.ix_(rows, columns)]
+
     def decide_reduced(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Settled:
         """The hard-vote query decided by a SAT solver (:attr:`reduced_solver`, default Glucose)
         on a CNF of the reachable leaves alone (:func:`~rfexplain.sat.reduced.reduced_counterexample`):
@@ -180,11 +190,8 @@ class InstanceFilter:
         table = self.table
         if table.soft:
             raise ValueError("the reduced formula encodes the hard vote only")
-        fixed_set = set(fixed)
-        rows = np.flatnonzero(~np.any(self.outside[:, sorted(fixed_set)], axis=1))
-        free = [f for f in range(len(table.n_states)) if f not in fixed_set and table.n_states[f] > 1]
-        columns = np.asarray(free, dtype=np.int64)
-        lows, highs = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
+        rows = self._reachable(fixed)
+        free, lows, highs = self._free_boxes(fixed, rows)
         cells = [self._cells(f, lows[:, j], highs[:, j], 0, table.n_states[f] - 1) for j, f in enumerate(free)]
         found = reduced_counterexample(
             lows,

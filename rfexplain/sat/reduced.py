@@ -33,11 +33,9 @@ from pysat.solvers import Solver
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings.pool import VarPool
 from rfexplain.sat.encodings.votes import at_least
+from rfexplain.sat.solving import solve_within
 
 __all__ = ["reduced_counterexample"]
-
-#: Conflicts per ``solve_limited`` round under a deadline (as the engine's own solver calls).
-CONFLICT_CHUNK = 2000
 
 Clause = list[int]
 
@@ -162,21 +160,9 @@ def reduced_counterexample(
     for extra in constraints:
         with Solver(name=solver, bootstrap_with=clauses) as sat:
             sat.append_formula(extra)
-            if _solve(sat, [], budget):
+            if solve_within(sat, [], budget if budget is not None else Budget.current()):
                 model = sat.get_model()
                 assert model is not None
                 true = {lit for lit in model if lit > 0}
                 return tuple(int(reps[sum(1 for x in chain if x in true)]) for reps, chain in zip(cells, order))
     return None
-
-
-def _solve(sat: Solver, assumptions: list[int], budget: Budget | None) -> bool:
-    budget = budget if budget is not None else Budget.current()
-    if budget is None or budget.deadline is None:
-        return bool(sat.solve(assumptions=assumptions))
-    outcome = None
-    while outcome is None:
-        budget.check("solving")
-        sat.conf_budget(CONFLICT_CHUNK)
-        outcome = sat.solve_limited(assumptions=assumptions)
-    return bool(outcome)

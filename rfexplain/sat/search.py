@@ -33,14 +33,11 @@ from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings import ForestEncoding, Formula
 from rfexplain.sat.encodings.softvote import Comparison
 from rfexplain.sat.prefilter import InstanceFilter, Settled
+from rfexplain.sat.solving import CONFLICT_CHUNK, solve_within
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
 log = logging.getLogger(__name__)
-
-#: Conflicts granted per ``solve_limited`` round when a wall-clock budget applies (CaDiCaL
-#: cannot be interrupted, so budgets are enforced between rounds for every solver alike).
-CONFLICT_CHUNK = 2000
 
 
 @dataclass
@@ -146,26 +143,16 @@ class SelectorOracle:
             if limited is not None:
                 self.stats.record(bool(limited), time.process_time() - start)
             return None if limited is None else bool(limited)
-        outcome = self._solve_once(assumptions, budget)
+        outcome = solve_within(self.solver, assumptions, budget)
         while outcome and self.formula.relaxed:
             extra = self.encoding.refinement(self.formula, self.solver.get_model(), self.refined)
             if not extra:
                 break
             log.debug("%s: %d exact clauses added", self.formula.name, len(extra))
             self.solver.append_formula([list(cl) for cl in extra])
-            outcome = self._solve_once(assumptions, budget)
+            outcome = solve_within(self.solver, assumptions, budget)
         self.stats.record(outcome, time.process_time() - start)
         return outcome
-
-    def _solve_once(self, assumptions: Sequence[int], budget: Budget | None) -> bool:
-        if budget is None or budget.deadline is None:
-            return bool(self.solver.solve(assumptions=list(assumptions)))
-        outcome = None
-        while outcome is None:
-            budget.check("solving")
-            self.solver.conf_budget(CONFLICT_CHUNK)
-            outcome = self.solver.solve_limited(assumptions=list(assumptions))
-        return bool(outcome)
 
     def model(self) -> list[int]:
         model = self.solver.get_model()
