@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,14 +122,40 @@ class LeafTable:
             self.score[np.arange(len(nodes)), labels] = 1.0
         #: The deepest tree's depth (the number of steps of a walk down every tree).
         self.depth = max((tree.depth() for tree in forest.trees), default=0)
-        #: First leaf row of each tree (rows are grouped by tree), for per-tree maxima.
-        self.starts = np.flatnonzero(np.r_[True, self.tree[1:] != self.tree[:-1]])
         #: The states of each feature a witness may use (the encoding excludes the others: no
         #: float32 value lies in them), sorted.
         self.allowed = [
             np.asarray([s for s in range(k) if s not in set(encoding.empty_states.get(f, ()))], dtype=np.int64)
             for f, k in enumerate(self.n_states)
         ]
+        self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``
+        for ``"not"``, ``cls`` against ``d`` for ``"predicts"``; one column per ``d`` in order),
+        and per ``d`` what a win must exceed besides (under the hard vote half a vote where the
+        tie goes the wrong way, else 0): the inputs of :func:`_bound`, cached per condition."""
+        key = (kind, cls)
+        if key not in self._margins:
+            others = [d for d in range(self.score.shape[1]) if d != cls]
+            own = self.score[:, [cls]]
+            diff = self.score[:, others] - own if kind == "not" else own - self.score[:, others]
+            loses_ties = np.asarray(others, dtype=np.int64) > cls if kind == "not" else np.asarray(others) < cls
+            penalty = np.zeros(len(others)) if self.soft else 0.5 * loses_ties
+            self._margins[key] = (np.ascontiguousarray(diff), penalty)
+        return self._margins[key]
+
+
+def _bound(margins: np.ndarray, trees: np.ndarray, penalty: np.ndarray, kind: str) -> float:
+    """The upper bound of :meth:`InstanceFilter._slack` from the reachable leaves' ``margins``
+    (rows grouped by tree, ``trees`` their tree indices) and the classes' ``penalty``
+    (:meth:`LeafTable.margins`): per other class, the sum over trees of the best margin a leaf
+    gives, less its penalty; "not" needs one class, "predicts" beats them all."""
+    if margins.shape[1] == 0 or len(trees) == 0:
+        return -math.inf if kind == "not" else math.inf
+    starts = np.concatenate(([0], np.flatnonzero(trees[1:] != trees[:-1]) + 1))
+    bounds = np.maximum.reduceat(margins, starts, axis=0).sum(axis=0) - penalty
+    return float(bounds.max() if kind == "not" else bounds.min())
 
 
 class InstanceFilter:
@@ -156,7 +182,7 @@ class InstanceFilter:
         free, lows, highs = self._free_boxes(fixed, rows)
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         bottom = np.zeros_like(top)
-        small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lows, highs, bottom, top)
+        small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lambda: (lows, highs), bottom, top)
         if small:
             cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
             return self._search_box(free, cells, rows, kind, cls)
@@ -235,18 +261,8 @@ class InstanceFilter:
         bounds the margin from above; "not" needs one challenger, "predicts" beats them all. Under
         the hard vote a win against a lower class index needs a margin of one vote, so such bounds
         lose half a vote; soft-vote bounds are float64 sums, covered by the ``NEAR_TIE`` slack."""
-        table = self.table
-        score = table.score[rows]
-        tree = table.tree[rows]
-        starts = np.flatnonzero(np.r_[True, tree[1:] != tree[:-1]])
-        diff = score - score[:, cls : cls + 1] if kind == "not" else score[:, cls : cls + 1] - score
-        bounds = np.maximum.reduceat(diff, starts, axis=0).sum(axis=0)
-        if not table.soft:
-            others = np.arange(score.shape[1])
-            loses_ties = others > cls if kind == "not" else others < cls
-            bounds = bounds - 0.5 * loses_ties
-        bounds[cls] = -np.inf if kind == "not" else np.inf
-        return float(bounds.max() if kind == "not" else bounds.min())
+        margins, penalty = self.table.margins(kind, cls)
+        return _bound(margins[rows], self.table.tree[rows], penalty, kind)
 
     # ------------------------------------------------------------------ evaluating points
     def _cells(self, f: int, lows: np.ndarray, highs: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -336,6 +352,8 @@ class InstanceFilter:
         columns = np.asarray(free, dtype=np.int64)
         low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
         # a box: its intervals and the positions (in ``rows``) of the leaves it reaches
+        margins, penalty = table.margins(kind, cls)
+        margins, trees = margins[rows], table.tree[rows]
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]  # the caller checked its bounds
         for node in range(BNB_NODES if nodes is None else nodes):
@@ -347,7 +365,7 @@ class InstanceFilter:
             ends_at = high[at]
             cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
             counts = cuts.sum(axis=0)
-            if _few_cells(counts, low[at], high[at], lo, hi):
+            if _few_cells(counts, lambda at=at, ends=ends_at: (low[at], ends), lo, hi):
                 options = [self._cells(f, low[at, j], high[at, j], lo[j], hi[j]) for j, f in enumerate(free)]
                 combinations = list(itertools.product(*options))
                 points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
@@ -362,7 +380,7 @@ class InstanceFilter:
             left_hi, right_lo = hi.copy(), lo.copy()
             left_hi[j], right_lo[j] = split, split + 1
             children = [(lo, left_hi, at[low[at, j] <= split]), (right_lo, hi, at[high[at, j] >= split + 1])]
-            slacks = [self._slack(rows[child[2]], kind, cls) for child in children]
+            slacks = [_bound(margins[child[2]], trees[child[2]], penalty, kind) for child in children]
             # the more promising child is searched first (a witness sooner); hopeless ones never
             for k in sorted(range(2), key=lambda k: slacks[k]):
                 if slacks[k] > -NEAR_TIE:
@@ -373,15 +391,18 @@ class InstanceFilter:
         return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])
 
 
-def _few_cells(counts: np.ndarray, lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
-    """Whether the box ``lo..hi`` has at most :data:`BOX_POINTS` cell combinations, given the
-    leaf boxes ``lows..highs`` reaching it and ``counts``, per feature, of their intervals ending
-    inside: ``1 + counts`` cells at most, and at least two on every feature with a count."""
+def _few_cells(
+    counts: np.ndarray, boxes: Callable[[], tuple[np.ndarray, np.ndarray]], lo: np.ndarray, hi: np.ndarray
+) -> bool:
+    """Whether the box ``lo..hi`` has at most :data:`BOX_POINTS` cell combinations, given
+    ``counts``, per feature, of the reaching leaves' intervals ending inside (``1 + counts`` cells
+    at most, and at least two on every feature with a count) and, when these do not tell,
+    ``boxes()``: the reaching leaves' boxes ``(lows, highs)``, counted exactly."""
     if math.prod((1 + counts).tolist()) <= max(BOX_POINTS, 1):
         return True
     if 2 ** int(np.count_nonzero(counts)) > max(BOX_POINTS, 1):
         return False
-    return math.prod(_cell_counts(lows, highs, lo, hi).tolist()) <= max(BOX_POINTS, 1)
+    return math.prod(_cell_counts(*boxes(), lo, hi).tolist()) <= max(BOX_POINTS, 1)
 
 
 def _cell_counts(lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
