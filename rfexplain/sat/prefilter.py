@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,7 +182,7 @@ class InstanceFilter:
         free, lows, highs = self._free_boxes(fixed, rows)
         top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
         bottom = np.zeros_like(top)
-        small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lambda: (lows, highs), bottom, top)
+        small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lows, highs, bottom, top)
         if small:
             cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
             return self._search_box(free, cells, rows, kind, cls)
@@ -365,7 +365,7 @@ class InstanceFilter:
             ends_at = high[at]
             cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
             counts = cuts.sum(axis=0)
-            if _few_cells(counts, lambda at=at, ends=ends_at: (low[at], ends), lo, hi):
+            if _few_cells(counts, low, high, lo, hi, at):
                 options = [self._cells(f, low[at, j], high[at, j], lo[j], hi[j]) for j, f in enumerate(free)]
                 combinations = list(itertools.product(*options))
                 points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
@@ -392,17 +392,24 @@ class InstanceFilter:
 
 
 def _few_cells(
-    counts: np.ndarray, boxes: Callable[[], tuple[np.ndarray, np.ndarray]], lo: np.ndarray, hi: np.ndarray
+    counts: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    at: np.ndarray | None = None,
 ) -> bool:
-    """Whether the box ``lo..hi`` has at most :data:`BOX_POINTS` cell combinations, given
-    ``counts``, per feature, of the reaching leaves' intervals ending inside (``1 + counts`` cells
-    at most, and at least two on every feature with a count) and, when these do not tell,
-    ``boxes()``: the reaching leaves' boxes ``(lows, highs)``, counted exactly."""
+    """Whether the box ``lo..hi`` has at most :data:`BOX_POINTS` cell combinations, given the
+    leaf boxes ``lows..highs`` reaching it (their rows ``at``, default all: taken only when the
+    counts do not tell) and ``counts``, per feature, of their intervals ending inside:
+    ``1 + counts`` cells at most, and at least two on every feature with a count."""
     if math.prod((1 + counts).tolist()) <= max(BOX_POINTS, 1):
         return True
     if 2 ** int(np.count_nonzero(counts)) > max(BOX_POINTS, 1):
         return False
-    return math.prod(_cell_counts(*boxes(), lo, hi).tolist()) <= max(BOX_POINTS, 1)
+    if at is not None:
+        lows, highs = lows[at], highs[at]
+    return math.prod(_cell_counts(lows, highs, lo, hi).tolist()) <= max(BOX_POINTS, 1)
 
 
 def _cell_counts(lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
