@@ -33,7 +33,14 @@ was rejected: its coefficients are 64-bit integers, and exact weights of 100 tre
 empty encoding, with ``2**58 + 3`` it raises a ``TypeError``. A decision diagram on the running
 sum (Abio et al., 2012) would be arc-consistent; it was not implemented because its width is the
 number of distinct partial sums a layer must tell apart, which exact float64 weights make
-nearly all distinct (an argument, not a measurement).
+nearly all distinct (an argument, not a measurement). A per-query formula over the reachable
+leaves only (as :mod:`rfexplain.sat.reduced` does for the hard vote) was measured and not kept:
+on one ionosphere query (69 trees with several reachable weight vectors, 744 clauses) these
+adders stayed undecided after 10 s at 12, 8, 6 and 4 bits, ``pysat.pb``'s BDD on 12-bit weights
+took 4.3M clauses and 58 s without an answer; the rounded-up unary cardinality constraint alone
+(kmtotalizer) refuted it in 0.11 s at 8 steps per tree, but a ladder of such roundings (16, 64,
+256 steps, then exact) made AXps no faster on ionosphere and slower on ring (three of ten
+AXps past 20 s against none), because near-ties need more steps than a unary constraint can hold.
 
 Lazy exactness. Exact comparisons carry about 60 bits per tree weight. The formulas therefore
 start from *relaxed* comparisons (``bits=``, 12 by default: every weight rounded up to 12
