@@ -140,8 +140,8 @@ class LeafTable:
             others = [d for d in range(self.score.shape[1]) if d != cls]
             own = self.score[:, [cls]]
             diff = self.score[:, others] - own if kind == "not" else own - self.score[:, others]
-            loses_ties = np.asarray(others, dtype=np.int64) > cls if kind == "not" else np.asarray(others) < cls
-            penalty = np.zeros(len(others)) if self.soft else 0.5 * loses_ties
+            ids = np.asarray(others, dtype=np.int64)
+            penalty = np.zeros(len(others)) if self.soft else 0.5 * (ids > cls if kind == "not" else ids < cls)
             self._margins[key] = (np.ascontiguousarray(diff), penalty)
         return self._margins[key]
 
@@ -151,7 +151,7 @@ def _bound(margins: np.ndarray, trees: np.ndarray, penalty: np.ndarray, kind: st
     (rows grouped by tree, ``trees`` their tree indices) and the classes' ``penalty``
     (:meth:`LeafTable.margins`): per other class, the sum over trees of the best margin a leaf
     gives, less its penalty; "not" needs one class, "predicts" beats them all."""
-    if margins.shape[1] == 0 or len(trees) == 0:
+    if margins.shape[1] == 0:  # a one-class forest
         return -math.inf if kind == "not" else math.inf
     starts = np.concatenate(([0], np.flatnonzero(trees[1:] != trees[:-1]) + 1))
     bounds = np.maximum.reduceat(margins, starts, axis=0).sum(axis=0) - penalty
