@@ -5,8 +5,7 @@ paper's tree count), each compiled to its class formulas (Algorithm 3B of Ji and
 (2026)) in a child process capped in CPU seconds and address space. A ladder stops at the first
 forest that does not compile. Every row reports CPU seconds, decision-graph nodes, the child's
 peak resident memory per node and, for the compact core, the product nodes and the peak bytes of
-its arrays per graph node. ``--cores`` picks the cores to compare (default both, when numba is
-installed).
+its arrays per graph node. ``--cores`` picks the cores to compare (default both).
 
 Memory per node is the child's peak resident memory above what it held before compiling (the
 forest, the libraries), over the decision-graph nodes of all class formulas.
@@ -140,13 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=None, help="CPU seconds per forest (default 60; quick 20)")
     parser.add_argument("--memory-gb", type=float, default=8.0)
     args = parser.parse_args(argv)
-    from rfexplain.circuit.compilers import dd_core
 
     folder = data_dir(args.data)
     if not folder.is_dir():
         raise Skip(f"no benchmark CSVs at {folder} (set RFEXPLAIN_DATA or --data)")
     names = args.datasets.split(",") if args.datasets else list(QUICK_DATASETS if args.quick else PAPER_T2)
-    cores = args.cores.split(",") if args.cores else ["python"] + (["compact"] if dd_core.available() else [])
+    cores = args.cores.split(",") if args.cores else ["python", "compact"]
     limit = args.limit or (20.0 if args.quick else 60.0)
     memory = int(args.memory_gb * 2**30)
     ladder = QUICK_LADDER if args.quick else FULL_LADDER

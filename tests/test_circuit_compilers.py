@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest
-from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, dd_core, sortnet, threshold
+from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
 from rfexplain.circuit.compilers.classformula import dg_to_nnf, vote_thresholds
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from tests.strategies import forests
@@ -117,7 +117,7 @@ def test_apply_and_negation_are_exact(ordered: bool, forest: Forest, data: Any) 
     "ordered,method,core",
     [
         (True, "count", "python"),
-        pytest.param(True, "count", "compact", marks=pytest.mark.skipif(not dd_core.available(), reason="needs numba")),
+        (True, "count", "compact"),
         (True, "sortnet", "python"),
         (False, "sortnet", "python"),
     ],

@@ -1,9 +1,6 @@
 """The circuit engine passes the shared engine contract: every query equals the brute-force
 oracle on random small forests (ties, multi-class, re-tested features), witnesses verified."""
 
-import pytest
-
-from rfexplain.circuit.compilers import dd_core
 from tests.engine_contract import EngineContract
 
 
@@ -18,14 +15,12 @@ class TestCircuitEngine3A(EngineContract):
     max_examples = 30
 
 
-@pytest.mark.skipif(not dd_core.available(), reason="the compact core needs numba")
 class TestCircuitEngineCompactCore(EngineContract):
     engine = "circuit"
     options = {"core": "compact"}
     max_examples = 60
 
 
-@pytest.mark.skipif(not dd_core.available(), reason="the compact core needs numba")
 class TestCircuitEngine3ACompactCore(EngineContract):
     engine = "circuit"
     options = {"compiler": "3A", "core": "compact"}

@@ -17,7 +17,6 @@ from sklearn.ensemble import RandomForestClassifier
 
 import rfexplain as rx
 from rfexplain import datasets
-from rfexplain.circuit.compilers import dd_core
 from tests.benchmark_data import benchmark_dir
 
 CASES = [
@@ -76,11 +75,8 @@ def compare(name: str, n_trees: int, depth: int, data_dir: Any = None, core: str
         ex.close()
 
 
-#: the circuit engine's vote-counting cores (the compact one only where numba is installed)
-CORES = [
-    "python",
-    pytest.param("compact", marks=pytest.mark.skipif(not dd_core.available(), reason="needs numba")),
-]
+#: the circuit engine's vote-counting cores
+CORES = ["python", "compact"]
 
 
 @pytest.mark.parametrize("core", CORES)

@@ -14,8 +14,6 @@ from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget, BudgetExpired
 from tests.strategies import forests
 
-pytestmark = pytest.mark.skipif(not dd_core.available(), reason="the compact core needs numba")
-
 
 def same_vote_graphs(forest: Forest) -> tuple[int, int]:
     """Every vote threshold of every class pair, built by both cores in one manager; returns the

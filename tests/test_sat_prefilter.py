@@ -8,6 +8,7 @@ import itertools
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_wine
@@ -228,3 +229,64 @@ def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any
         witness = np.asarray(settled.witness)
         assert np.array_equal(witness[fixed], states[fixed])
         assert (forest.decide(settled.witness) != cls) if kind == "not" else (forest.decide(settled.witness) == cls)
+
+
+def _near_tie_forest() -> Forest:
+    """Three stumps on one feature whose class sums at state 0 tie in float64 (0.6 and 0.6) while
+    class 1 wins exactly (its vectors sum to 0.6 + 2**-55 in rationals)."""
+    left = [(0.1, 0.3), (0.2, 0.2), (0.3, 0.1 + 2**-55)]
+    raw = [
+        {
+            "feature": [0, -1, -1],
+            "threshold": [0.5, 0.0, 0.0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 1, 0],
+            "proba": [None, v, (1.0, 0.0)],
+        }
+        for v in left
+    ]
+    return Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
+
+
+def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly(monkeypatch: Any) -> None:
+    """With no box small enough to search whole, the compiled branch and bound meets the float64
+    tie at state 0, sets it aside and the exact decision makes it the witness; with no room to
+    set it aside the query goes to the solver (``None``), never to a float64 guess."""
+    monkeypatch.setattr(prefilter, "BOX_POINTS", 0)
+    screen = InstanceFilter(LeafTable(ForestEncoding(_near_tie_forest())), (1,))
+    decided = screen.decide([], "not", 0)
+    assert decided is not None and decided.sat and decided.witness == (0,)
+    assert screen.decide([], "predicts", 1) == decided
+    monkeypatch.setattr(prefilter, "BNB_TIES", 0)
+    assert screen.decide([], "not", 0) is None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=6, max_classes=3, max_features=5, max_depth=4), st.data())
+def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: Any) -> None:
+    """The compiled search stopped after every box (one-box slices) and starting from a one-box
+    stack, so that it resumes thousands of times and grows its stack and row pool: the answers
+    stay exact (the hard vote, every query through the branch and bound)."""
+    old = prefilter.BNB_SLICE, prefilter.BNB_STACK
+    prefilter.BNB_SLICE, prefilter.BNB_STACK = 1, 1
+    try:
+        _check(forest, data, 0)
+    finally:
+        prefilter.BNB_SLICE, prefilter.BNB_STACK = old
+
+
+def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> None:
+    """A soft-vote query the branch and bound needs many boxes for stops with ``BudgetExpired``
+    when its budget has run out, instead of finishing the search."""
+    from rfexplain.core.budget import Budget, BudgetExpired
+
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model, vote="soft")
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), Instance.of(forest, X[0]).states)
+    monkeypatch.setattr(prefilter, "BOX_POINTS", 1)
+    monkeypatch.setattr(prefilter, "BNB_SLICE", 1)
+    assert screen.decide([], "not", 0) is not None  # decided without a budget
+    with pytest.raises(BudgetExpired, match="searching boxes"):
+        screen.decide([], "not", 0, budget=Budget(timeout=0.0))

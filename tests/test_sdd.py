@@ -11,14 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain import Forest, datasets
-from rfexplain.circuit.compilers import dd_core
 from rfexplain.comparators.sdd import SDDForest, count_models, equivalent
 from rfexplain.oracle import Oracle
 from tests.strategies import forests
 
 classformula = pytest.importorskip("rfexplain.circuit.compilers.classformula")
-#: the circuit engine's vote-counting cores (the compact one where numba is installed)
-CORES = ["python", "compact"] if dd_core.available() else ["python"]
+#: the circuit engine's vote-counting cores
+CORES = ["python", "compact"]
 
 
 def _sklearn_forest(name: str, n_trees: int, depth: int, seed: int = 0) -> Forest:

@@ -17,8 +17,8 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   counterexample (in the combinations' lexicographic order) as the witness.
 - **Branch and bound.** Then the free features' intervals are split until every box is ruled out
   by its bounds or small enough to search whole (at most :data:`BNB_NODES` boxes; under the
-  hard vote only with at most :data:`HARD_BNB_FREE` free features and :data:`HARD_BNB_NODES`
-  boxes): the answer is exact either way. The more promising half of a box is searched first.
+  hard vote :data:`HARD_BNB_NODES`; the loop is compiled, :mod:`.box_kernels`): the answer is
+  exact either way. The more promising half of a box is searched first.
   On wine-recog and ann-thyroid (100 trees of depths 3 and 4) soft-vote queries with most
   features free ran in the solver for 15 minutes without an answer; the branch and bound
   settled each within 4,000 boxes (0.5 s). (A few rounds of hill climbing for a witness before
@@ -64,13 +64,23 @@ NEAR_TIE = 1e-9
 BNB_NODES = 50_000
 
 #: Boxes the hard vote's branch and bound may examine (0: none). Its solver calls are cheap, so
-#: the branch and bound gets a short leash: per AXp on the SAT paper's forests it took iris
-#: 0.012 -> 0.004 s, ecoli 0.037 -> 0.008 s, new-thyroid 0.022 -> 0.005 s, and twonorm and
-#: ann-thyroid unchanged; trying it with up to 10 free features made twonorm 4x slower.
-HARD_BNB_NODES = 64
+#: the branch and bound gets a shorter leash than the soft vote's. Mean AXp on the SAT paper's
+#: forests (15 instances after the first, CPU s) with the compiled loop, against the numpy loop's
+#: 64 boxes and 6 free features at most: segmentation 0.102 -> 0.006, waveform-21 0.093 ->
+#: 0.0085, magic 0.039 -> 0.0087, ring 0.053 -> 0.033, glass2 0.0068 -> 0.0045, ionosphere
+#: 0.012 -> 0.013; 512 boxes left ring at 0.047 and magic at 0.025, 4,096 and 16,384 gained
+#: nothing more and cost ionosphere 0.016-0.018.
+HARD_BNB_NODES = 1024
 
-#: Most free features for which the hard vote's branch and bound is tried.
-HARD_BNB_FREE = 6
+#: Boxes the compiled branch and bound examines between two polls of the budget.
+BNB_SLICE = 2048
+
+#: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
+BNB_STACK = 64
+
+#: Soft-vote near-tie points one branch and bound sets aside for exact arithmetic; past them it
+#: leaves the query to the solver (unless a witness turns up).
+BNB_TIES = 64
 
 
 @dataclass(frozen=True)
@@ -188,7 +198,7 @@ class InstanceFilter:
             return self._search_box(free, cells, rows, kind, cls)
         if table.soft:
             return self._branch_and_bound(free, rows, kind, cls, budget)
-        if HARD_BNB_NODES and len(free) <= HARD_BNB_FREE:
+        if HARD_BNB_NODES:
             settled = self._branch_and_bound(free, rows, kind, cls, budget, HARD_BNB_NODES)
             if settled is not None:
                 return settled
@@ -346,69 +356,92 @@ class InstanceFilter:
         :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
         leaf boundary of the feature that cuts the most reachable leaves, and the half with the
         larger bound is searched first (``rows``, the leaves the whole box reaches, have passed
-        :meth:`_may_hold` already). ``None`` when ``nodes`` boxes (default
-        :data:`BNB_NODES`) did not settle it: the solver decides."""
+        :meth:`_may_hold` already). ``None`` when ``nodes`` boxes (default :data:`BNB_NODES`) did
+        not settle it: the solver decides. The loop is compiled (:mod:`.box_kernels`) and runs in
+        slices of :data:`BNB_SLICE` boxes, ``budget`` polled between them; soft-vote points at a
+        near tie are decided here, in exact arithmetic, after the search."""
+        from rfexplain.sat import box_kernels as kernels  # numba loads with the first search
+
         table = self.table
         columns = np.asarray(free, dtype=np.int64)
-        low, high = table.low[np.ix_(rows, columns)], table.high[np.ix_(rows, columns)]
-        # a box: its intervals and the positions (in ``rows``) of the leaves it reaches
+        low = np.ascontiguousarray(table.low[np.ix_(rows, columns)])
+        high = np.ascontiguousarray(table.high[np.ix_(rows, columns)])
         margins, penalty = table.margins(kind, cls)
-        margins, trees = margins[rows], table.tree[rows]
-        top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
-        stack = [(np.zeros(len(free), dtype=np.int64), top, np.arange(len(rows)))]  # the caller checked its bounds
-        for node in range(BNB_NODES if nodes is None else nodes):
-            if not stack:
-                return Settled(False)
-            if budget is not None and node % 256 == 255:
-                budget.check("searching boxes")
-            lo, hi, at = stack.pop()
-            ends_at = high[at]
-            cuts = (ends_at >= lo) & (ends_at < hi)  # leaf intervals ending inside the box
-            counts = cuts.sum(axis=0)
-            if _few_cells(counts, low, high, lo, hi, at):
-                options = [self._cells(f, low[at, j], high[at, j], lo[j], hi[j]) for j, f in enumerate(free)]
-                combinations = list(itertools.product(*options))
-                points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
-                holds, _ = self._evaluate(points, free, rows[at], kind, cls)
-                hits = np.flatnonzero(holds)
-                if len(hits):
-                    return self._witness(free, points[hits[0]])
+        allowed = [table.allowed[f] for f in free]
+        allowed_at = np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64)
+        limit = BNB_NODES if nodes is None else nodes
+        stack_lo = np.zeros((BNB_STACK, len(free)), dtype=np.int64)
+        stack_hi = np.zeros((BNB_STACK, len(free)), dtype=np.int64)
+        stack_hi[0] = [table.n_states[f] - 1 for f in free]
+        stack_rows = np.zeros((BNB_STACK, 2), dtype=np.int64)
+        stack_rows[0, 1] = len(rows)  # the whole box: the caller checked its bounds
+        pool = np.zeros(2 * len(rows) + 1, dtype=np.int64)
+        pool[: len(rows)] = np.arange(len(rows))
+        ties = np.zeros((BNB_TIES, len(free)), dtype=np.int64)
+        state = np.zeros(3, dtype=np.int64)
+        state[kernels.STACK_SIZE] = 1
+        witness = np.zeros(len(free), dtype=np.int64)
+        arguments = (
+            low,
+            high,
+            table.tree[rows],
+            np.ascontiguousarray(margins[rows]),
+            penalty,
+            np.ascontiguousarray(table.score[rows]),
+            np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
+            allowed_at,
+            cls,
+            kind == "not",
+            table.soft,
+            NEAR_TIE,
+            max(BOX_POINTS, 1),
+        )
+        while True:
+            status, examined = kernels.search(
+                *arguments, stack_lo, stack_hi, stack_rows, pool, ties, state, witness, min(limit, BNB_SLICE)
+            )
+            limit -= examined
+            if status == kernels.FOUND:
+                return self._witness(free, witness)
+            if status == kernels.EXHAUSTED:
+                overflow = bool(state[kernels.TIE_OVERFLOW])
+                return self._decide_ties(free, ties[: state[kernels.TIES]], rows, kind, cls, overflow)
+            if status == kernels.GROW:  # double every array: the kernel resumes with the same state
+                stack_lo, stack_hi, stack_rows, pool = (
+                    np.concatenate((a, np.zeros_like(a))) for a in (stack_lo, stack_hi, stack_rows, pool)
+                )
                 continue
-            # not few cells: some feature has a leaf end inside
-            j = int(np.argmax(counts))
-            split = int(np.sort(ends_at[cuts[:, j], j])[int(counts[j]) // 2])
-            left_hi, right_lo = hi.copy(), lo.copy()
-            left_hi[j], right_lo[j] = split, split + 1
-            children = [(lo, left_hi, at[low[at, j] <= split]), (right_lo, hi, at[high[at, j] >= split + 1])]
-            slacks = [_bound(margins[child[2]], trees[child[2]], penalty, kind) for child in children]
-            # the more promising child is searched first (a witness sooner); hopeless ones never
-            for k in sorted(range(2), key=lambda k: slacks[k]):
-                if slacks[k] > -NEAR_TIE:
-                    stack.append(children[k])
-        return None
+            if limit <= 0:
+                return None
+            if budget is not None:
+                budget.check("searching boxes")
+
+    def _decide_ties(
+        self, free: list[int], points: np.ndarray, rows: np.ndarray, kind: str, cls: int, overflow: bool
+    ) -> Settled | None:
+        """After a branch and bound found no witness: the soft-vote near-tie ``points`` it set
+        aside, decided exactly (the first where the condition holds is the witness); ``None``
+        when more were set aside than kept (``overflow``) and none of those holds."""
+        if len(points):
+            holds, _ = self._evaluate(points, free, rows, kind, cls)
+            hits = np.flatnonzero(holds)
+            if len(hits):
+                return self._witness(free, points[hits[0]])
+        return None if overflow else Settled(False)
 
     def _exact_winner(self, leaves: np.ndarray) -> int:
         return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])
 
 
-def _few_cells(
-    counts: np.ndarray,
-    lows: np.ndarray,
-    highs: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    at: np.ndarray | None = None,
-) -> bool:
+def _few_cells(counts: np.ndarray, lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
     """Whether the box ``lo..hi`` has at most :data:`BOX_POINTS` cell combinations, given the
-    leaf boxes ``lows..highs`` reaching it (their rows ``at``, default all: taken only when the
-    counts do not tell) and ``counts``, per feature, of their intervals ending inside:
-    ``1 + counts`` cells at most, and at least two on every feature with a count."""
+    leaf boxes ``lows..highs`` reaching it and ``counts``, per feature, of their intervals ending
+    inside: ``1 + counts`` cells at most, and at least two on every feature with a count (the
+    branch and bound's kernel makes the same test)."""
     if math.prod((1 + counts).tolist()) <= max(BOX_POINTS, 1):
         return True
     if 2 ** int(np.count_nonzero(counts)) > max(BOX_POINTS, 1):
         return False
-    if at is not None:
-        lows, highs = lows[at], highs[at]
     return math.prod(_cell_counts(lows, highs, lo, hi).tolist()) <= max(BOX_POINTS, 1)
 
 

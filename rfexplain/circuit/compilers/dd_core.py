@@ -40,7 +40,6 @@ Example
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import time
 from collections.abc import Mapping
@@ -50,21 +49,11 @@ import numpy as np
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget, BudgetExpired
-from rfexplain.core.errors import RFExplainError
 from rfexplain.core.forest import Forest
 
-__all__ = ["CompactCounter", "CoreUnavailableError", "available"]
+__all__ = ["CompactCounter"]
 
 log = logging.getLogger(__name__)
-
-
-class CoreUnavailableError(RFExplainError, ImportError):
-    """The compact core needs numba (``pip install numba``)."""
-
-
-def available() -> bool:
-    """Whether numba is installed (the compact core's only extra dependency)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 #: product nodes expanded per compiled slice, between two budget polls
@@ -80,8 +69,6 @@ class CompactCounter:
     of the product and of writing the graph out); ``history`` those of every graph."""
 
     def __init__(self, forest: Forest, dg: DGManager) -> None:
-        if not available():
-            raise CoreUnavailableError("the compact decision-diagram core needs numba: pip install numba")
         from rfexplain.circuit.compilers import dd_kernels
 
         self._kernels = dd_kernels

@@ -1,0 +1,298 @@
+"""The compiled loop of the prefilter's branch and bound over leaf boxes
+(:meth:`rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`), compiled by numba [Lam15].
+
+The search is the one the prefilter's docstring describes: a box of the free features' state
+intervals is dropped when the per-tree leaf bound (:func:`rfexplain.sat.prefilter._bound`) rules
+the condition out, searched whole when its leaves cut it into at most ``box_points`` cell
+combinations, else split in two at the median leaf end inside it on the feature that the most
+leaf intervals end in, the more promising half searched first. Depth-first, so the stack's boxes
+hold their leaves in increasing, disjoint ranges of one row pool: a box's children overwrite its
+own range.
+
+All the state (the box stack, the row pool, the tie buffer, the counters) lives in arrays the
+caller owns, so that the search runs in slices and a :class:`~rfexplain.core.budget.Budget` is
+polled between them; when the stack or the pool is full the kernel returns :data:`GROW` before
+touching anything, and the caller grows them and calls again.
+
+Points are decided in float64: hard-vote sums are vote counts (exact); a soft-vote point whose
+two best classes are within ``near_tie`` is not decided here but stored in the tie buffer, for
+the caller to decide in exact arithmetic (:data:`~rfexplain.sat.prefilter.NEAR_TIE`).
+
+[Lam15] Lam, Pitrou and Seibert, "Numba: a LLVM-based Python JIT compiler", LLVM-HPC 2015.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: the stack is empty: no box holds a strict witness (near ties may wait in the tie buffer)
+EXHAUSTED = 0
+#: a witness was written into ``witness``
+FOUND = 1
+#: the node limit of this call was reached; the next call resumes
+SLICED = 2
+#: the stack or the row pool is too small for the next node: grow it and call again
+GROW = 3
+
+#: slots of the ``state`` array: boxes on the stack, tie points stored, tie buffer overflowed
+STACK_SIZE, TIES, TIE_OVERFLOW = range(3)
+
+
+@njit(cache=True, nogil=True)
+def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
+    """:func:`rfexplain.sat.prefilter._bound` over the leaves ``positions[:count]`` (grouped by tree)."""
+    n_other = margins.shape[1]
+    if n_other == 0:
+        return -np.inf if not_kind else np.inf
+    total = np.zeros(n_other)
+    best = np.full(n_other, -np.inf)
+    previous = -1
+    for i in range(count):
+        r = positions[i]
+        if trees[r] != previous:
+            if previous != -1:
+                total += best
+                best[:] = -np.inf
+            previous = trees[r]
+        for d in range(n_other):
+            if margins[r, d] > best[d]:
+                best[d] = margins[r, d]
+    if previous != -1:
+        total += best
+    total -= penalty
+    return total.max() if not_kind else total.min()
+
+
+@njit(cache=True, nogil=True)
+def _cell_starts(rows, n, low, high, j, lo, hi, buffer):  # pragma: no cover - compiled
+    """The first states of the cells that the leaves ``rows[:n]`` cut ``lo..hi`` of column ``j``
+    into, sorted and distinct, written into ``buffer``; their number."""
+    k = 0
+    buffer[k] = lo
+    k += 1
+    for i in range(n):
+        r = rows[i]
+        a = low[r, j]
+        if lo < a <= hi:
+            buffer[k] = a
+            k += 1
+        b = high[r, j] + 1
+        if lo < b <= hi:
+            buffer[k] = b
+            k += 1
+    buffer[:k].sort()
+    distinct = 1
+    for i in range(1, k):
+        if buffer[i] != buffer[distinct - 1]:
+            buffer[distinct] = buffer[i]
+            distinct += 1
+    return distinct
+
+
+@njit(cache=True, nogil=True)
+def _point_sums(point, rows, n, low, high, scores, sums):  # pragma: no cover - compiled
+    """The class score sums at ``point``: the scores of the leaves of ``rows[:n]`` containing it."""
+    sums[:] = 0.0
+    n_free = point.shape[0]
+    for i in range(n):
+        r = rows[i]
+        inside = True
+        for j in range(n_free):
+            if point[j] < low[r, j] or point[j] > high[r, j]:
+                inside = False
+                break
+        if inside:
+            sums += scores[r]
+
+
+@njit(cache=True, nogil=True)
+def _outcome(sums, cls, not_kind, soft, near_tie):  # pragma: no cover - compiled
+    """1 when the condition holds for the class sums ``sums``, 0 when it does not, -1 when a
+    soft-vote near tie leaves it to exact arithmetic."""
+    winner = 0
+    for c in range(1, sums.shape[0]):
+        if sums[c] > sums[winner]:
+            winner = c
+    if soft:
+        for c in range(sums.shape[0]):
+            if c != winner and sums[winner] - sums[c] <= near_tie:
+                return -1
+    holds = winner != cls if not_kind else winner == cls
+    return 1 if holds else 0
+
+
+@njit(cache=True, nogil=True)
+def search(
+    low,
+    high,
+    trees,
+    margins,
+    penalty,
+    scores,
+    allowed,
+    allowed_at,
+    cls,
+    not_kind,
+    soft,
+    near_tie,
+    box_points,
+    stack_lo,
+    stack_hi,
+    stack_rows,
+    pool,
+    ties,
+    state,
+    witness,
+    node_limit,
+):  # pragma: no cover - compiled
+    """Run the branch and bound for at most ``node_limit`` boxes; ``(status, boxes examined)``.
+
+    ``low``/``high``: the reachable leaves' boxes on the free features (one row per leaf, grouped
+    by tree, ``trees`` their trees); ``margins``/``penalty``: their bound inputs
+    (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`); ``scores``: their class score vectors;
+    ``allowed[allowed_at[j]:allowed_at[j + 1]]``: the states of free feature ``j`` a witness may
+    use. The stack (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``,
+    ``ties`` and ``state`` carry the search from one call to the next."""
+    n_free = low.shape[1]
+    starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
+    option_values = np.empty(n_free * (2 * low.shape[0] + 1), np.int64)
+    option_at = np.zeros(n_free + 1, np.int64)
+    stride = np.zeros(n_free, np.int64)
+    point = np.zeros(n_free, np.int64)
+    sums = np.zeros(scores.shape[1])
+    counts = np.zeros(n_free, np.int64)
+    ends = np.empty(low.shape[0], np.int64)
+    left = np.empty(low.shape[0], np.int64)
+    right = np.empty(low.shape[0], np.int64)
+    rows = np.empty(low.shape[0], np.int64)
+    lo = np.empty(n_free, np.int64)
+    hi = np.empty(n_free, np.int64)
+    examined = 0
+    while examined < node_limit:
+        size = state[STACK_SIZE]
+        if size == 0:
+            return EXHAUSTED, examined
+        top = size - 1
+        start = stack_rows[top, 0]
+        n = stack_rows[top, 1] - start
+        if start + 2 * n > pool.shape[0] or size + 1 > stack_lo.shape[0]:
+            return GROW, examined
+        lo[:] = stack_lo[top]
+        hi[:] = stack_hi[top]
+        rows[:n] = pool[start : start + n]
+        state[STACK_SIZE] = top
+        examined += 1
+
+        # leaf intervals ending inside the box, per feature
+        counts[:] = 0
+        for i in range(n):
+            r = rows[i]
+            for j in range(n_free):
+                e = high[r, j]
+                if lo[j] <= e < hi[j]:
+                    counts[j] += 1
+        product = 1
+        nonzero = 0
+        for j in range(n_free):
+            if counts[j] > 0:
+                nonzero += 1
+            if product <= box_points:
+                product *= 1 + counts[j]
+        few = product <= box_points
+        if not few and nonzero < 63 and (1 << nonzero) <= box_points:
+            product = 1
+            for j in range(n_free):
+                product *= _cell_starts(rows, n, low, high, j, lo[j], hi[j], starts_buffer)
+                if product > box_points:
+                    break
+            few = product <= box_points
+
+        if few:
+            # one allowed state per cell and feature; every combination, the last feature fastest
+            empty = False
+            for j in range(n_free):
+                k = _cell_starts(rows, n, low, high, j, lo[j], hi[j], starts_buffer)
+                taken = option_at[j]
+                begin, stop = allowed_at[j], allowed_at[j + 1]
+                for c in range(k):
+                    end = starts_buffer[c + 1] - 1 if c + 1 < k else hi[j]
+                    at = begin + np.searchsorted(allowed[begin:stop], starts_buffer[c])
+                    if at < stop and allowed[at] <= end:
+                        option_values[taken] = allowed[at]
+                        taken += 1
+                option_at[j + 1] = taken
+                if taken == option_at[j]:
+                    empty = True
+            if empty:
+                continue
+            n_points = 1
+            for j in range(n_free - 1, -1, -1):
+                stride[j] = n_points
+                n_points *= option_at[j + 1] - option_at[j]
+            for p in range(n_points):  # in order, the last feature fastest
+                rest = p
+                for j in range(n_free):
+                    point[j] = option_values[option_at[j] + rest // stride[j]]
+                    rest %= stride[j]
+                _point_sums(point, rows, n, low, high, scores, sums)
+                outcome = _outcome(sums, cls, not_kind, soft, near_tie)
+                if outcome == 1:
+                    witness[:] = point
+                    return FOUND, examined
+                if outcome == -1:
+                    if state[TIES] < ties.shape[0]:
+                        ties[state[TIES]] = point
+                        state[TIES] += 1
+                    else:
+                        state[TIE_OVERFLOW] = 1
+            continue
+
+        # split at the median leaf end inside the box, on the feature most leaf intervals end in
+        j = 0
+        for f in range(1, n_free):
+            if counts[f] > counts[j]:
+                j = f
+        k = 0
+        for i in range(n):
+            e = high[rows[i], j]
+            if lo[j] <= e < hi[j]:
+                ends[k] = e
+                k += 1
+        ends[:k].sort()
+        split = ends[counts[j] // 2]
+        n_left = 0
+        n_right = 0
+        for i in range(n):
+            r = rows[i]
+            if low[r, j] <= split:
+                left[n_left] = r
+                n_left += 1
+            if high[r, j] >= split + 1:
+                right[n_right] = r
+                n_right += 1
+        left_slack = bound(left, n_left, trees, margins, penalty, not_kind)
+        right_slack = bound(right, n_right, trees, margins, penalty, not_kind)
+        # pushed in increasing slack (left first on equal ones): the more promising child on top;
+        # a child whose bound rules the condition out is dropped
+        right_first = right_slack < left_slack
+        position = start
+        for side in range(2):
+            is_right = (side == 0) == right_first
+            slack = right_slack if is_right else left_slack
+            if slack <= -near_tie:
+                continue
+            count = n_right if is_right else n_left
+            pool[position : position + count] = right[:count] if is_right else left[:count]
+            b = state[STACK_SIZE]
+            stack_lo[b] = lo
+            stack_hi[b] = hi
+            if is_right:
+                stack_lo[b, j] = split + 1
+            else:
+                stack_hi[b, j] = split
+            stack_rows[b, 0] = position
+            stack_rows[b, 1] = position + count
+            state[STACK_SIZE] = b + 1
+            position += count
+    return SLICED, examined
