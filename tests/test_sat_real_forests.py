@@ -153,11 +153,14 @@ def test_reduced_formula_gives_the_whole_forest_solvers_answers(monkeypatch: Any
     """On an unlimited-depth forest (breast cancer, 30 features, 25 trees) many deletion steps
     leave more features free than the boxes search whole, so the reduced formula of the reachable
     leaves decides them (counted; the whole formula's first try is switched off, as on large
-    forests); the canonical AXp and CXp are those of the whole forest's formula without the
-    prefilter, and every witness verifies with the model."""
+    forests; so is the branch and bound, which settles all of them on this forest); the canonical
+    AXp and CXp are those of the whole forest's formula without the prefilter, and every witness
+    verifies with the model."""
     from rfexplain.sat import engine as engine_module
+    from rfexplain.sat import prefilter
 
     monkeypatch.setattr(engine_module, "WHOLE_FORMULA_LEAVES", 0)
+    monkeypatch.setattr(prefilter, "HARD_BNB_NODES", 0)
     X, y = load_breast_cancer(return_X_y=True)
     model = RandomForestClassifier(n_estimators=25, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="hard")
@@ -211,3 +214,25 @@ def test_bad_options_are_refused() -> None:
         SatEngine(forest, card="pairwise")
     with pytest.raises(TypeError):
         SatEngine(forest, colour="blue")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_dual_loop_hits_axps_not_raw_cores(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``necessary_reasons`` hits, for every sufficient set the solver refutes, an AXp inside its
+    core (MARCO's shrink): raw cores can be far from minimal, and hitting them let the dual loop
+    run for minutes on a 21-feature forest whose instance has one AXp and one CXp."""
+    from pysat.examples.hitman import Hitman
+
+    _, X, forest = _model(name)
+    hits: list[frozenset[int]] = []
+    original = Hitman.hit
+    monkeypatch.setattr(Hitman, "hit", lambda self, s, *a, **k: hits.append(frozenset(s)) or original(self, s, *a, **k))
+    with SatEngine(forest) as engine:
+        for x in X:
+            instance = Instance.of(forest, x)
+            list(engine.necessary_reasons(instance, Budget(timeout=TIMEOUT)))
+            search = engine._search(instance)
+            for s in hits:
+                assert not search.has_counterexample(sorted(s)), sorted(s)
+                assert all(search.has_counterexample(sorted(s - {f})) for f in s), sorted(s)
+            hits.clear()

@@ -238,7 +238,9 @@ class Search:
         return self._last_states
 
     # ------------------------------------------------------------------ one query
-    def has_counterexample(self, fixed: Iterable[int], budget: Budget | None = None, *, core: bool = False) -> bool:
+    def has_counterexample(
+        self, fixed: Iterable[int], budget: Budget | None = None, *, core: bool = False, short: bool = False
+    ) -> bool:
         """Whether a counterexample exists with ``fixed`` features at the instance's states.
 
         True (SAT: :attr:`last_states` holds it) or False (UNSAT, so ``fixed`` is sufficient:
@@ -249,11 +251,14 @@ class Search:
         plain. Its UNSAT answers by the leaf bounds come with a core (a subset of ``fixed`` the
         bounds refute too); its other UNSAT answers (boxes searched whole) with ``fixed`` itself,
         so callers that feed cores to a hitting-set loop pass ``core=True`` to have those decided
-        by the solver.
+        by the solver. ``short``: the hitting-set loops' queries, on which the screen's hard-vote
+        branch and bound gets a short leash (:data:`~rfexplain.sat.prefilter.SHORT_BNB_NODES`).
         """
         fixed = list(fixed)
         if self.screen is not None:
-            decided = self.screen.decide(fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current())
+            decided = self.screen.decide(
+                fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current(), short=short
+            )
             if decided is not None and self._take(decided, fixed, core):
                 return decided.sat
         assumptions = [self.sel[f] for f in fixed]
@@ -302,7 +307,13 @@ class Search:
         return [f for f in order if f in encoded]
 
     def axp(
-        self, order: Sequence[int] | None = None, budget: Budget | None = None, *, witnesses: bool = True
+        self,
+        order: Sequence[int] | None = None,
+        budget: Budget | None = None,
+        *,
+        witnesses: bool = True,
+        within: frozenset[int] | None = None,
+        short: bool = False,
     ) -> FoundReason:
         """The AXp that deletion in ``order`` produces (Izza and Marques-Silva (2021), Section 4,
         "Computing AXps" [IM21], with cores used only to skip calls).
@@ -321,18 +332,26 @@ class Search:
 
         Every kept feature ``f`` was tested by a satisfiable call fixing a superset of the final
         reason minus ``f``, whose counterexample is ``f``'s witness: the result is subset-minimal.
+
+        ``within``: a set already known to be sufficient (an UNSAT core) to start from instead of
+        every feature; the AXp is then one of its subsets. ``short``: as in
+        :meth:`has_counterexample` (the enumerations' shrinking).
         """
         features = self._ordered(order)
-        if self.has_counterexample(features, budget):
+        if within is not None:
+            features = [f for f in features if f in within]
+            core = frozenset(features)
+        elif self.has_counterexample(features, budget):
             raise RuntimeError("the instance admits a counterexample with every feature fixed (internal error)")
-        core = self.last_core
+        else:
+            core = self.last_core
         kept = set(features)
         found: dict[int, tuple[int, ...]] = {}
         for f in features:
             if f not in core:
                 kept.discard(f)
                 continue
-            if self.has_counterexample(sorted(kept - {f}), budget):
+            if self.has_counterexample(sorted(kept - {f}), budget, short=short):
                 if witnesses:
                     found[f] = self.last_states
             else:
@@ -399,7 +418,7 @@ class Search:
         for f in self.features:
             if f in mss:
                 continue
-            outcome = self.has_counterexample(sorted(mss | {f}), budget)
+            outcome = self.has_counterexample(sorted(mss | {f}), budget, short=True)
             if outcome:
                 witness = self.last_states
                 mss |= {g for g in self.features if witness[g] == self.v[g]}
@@ -458,7 +477,7 @@ class Search:
                 hs = frozenset(int(f) for f in hs_list)
                 if best is not None and len(hs) > best:
                     return
-                outcome = self.has_counterexample(sorted(hs), budget)
+                outcome = self.has_counterexample(sorted(hs), budget, short=True)
                 if outcome:
                     cx = self.cxp_from(self.last_states, budget)
                     cxps.append(cx)
@@ -489,7 +508,7 @@ class Search:
                 if hs_list is None:
                     return
                 hs = frozenset(int(f) for f in hs_list)
-                outcome = self.has_counterexample(sorted(everything - hs), budget, core=True)
+                outcome = self.has_counterexample(sorted(everything - hs), budget, core=True, short=True)
                 if outcome:
                     yield FoundReason(hs, counterexample=self.last_states)
                     if not hs:
@@ -499,7 +518,9 @@ class Search:
                 core = self.last_core
                 if not core:
                     return  # an empty sufficient set: nothing can change the outcome
-                hitman.hit(sorted(core))
+                # shrunk to an AXp (MARCO's shrink): a raw core can be far from minimal, and
+                # hitting it leaves the loop exponentially many hitting sets to try
+                hitman.hit(sorted(self.axp(budget=budget, witnesses=False, within=core, short=True).features))
         finally:
             hitman.delete()
 
