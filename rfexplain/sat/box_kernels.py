@@ -296,3 +296,35 @@ def search(
             state[STACK_SIZE] = b + 1
             position += count
     return SLICED, examined
+
+
+def warm_up(box_dtype: np.dtype) -> None:
+    """Load (or compile, on a machine's first run) :func:`search` for the argument types the
+    prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box: numba does it on a
+    function's first call, which would otherwise land inside the first query that needs the
+    branch and bound."""
+    one = np.zeros((1, 1), dtype=box_dtype)
+    for soft in (False, True):
+        search(
+            one,
+            one,
+            np.zeros(1, dtype=np.int64),
+            np.zeros((1, 1)),
+            np.zeros(1),
+            np.zeros((1, 2)),
+            np.zeros(1, dtype=np.int64),
+            np.asarray([0, 1], dtype=np.int64),
+            0,
+            True,
+            soft,
+            1e-9,
+            1,
+            np.zeros((2, 1), dtype=np.int64),
+            np.zeros((2, 1), dtype=np.int64),
+            np.asarray([[0, 1], [0, 0]], dtype=np.int64),
+            np.zeros(3, dtype=np.int64),
+            np.zeros((1, 1), dtype=np.int64),
+            np.asarray([1, 0, 0], dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            1,
+        )

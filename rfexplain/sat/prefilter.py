@@ -150,6 +150,10 @@ class LeafTable:
             for f, k in enumerate(self.n_states)
         ]
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        # the branch and bound's compiled loop, loaded with the table rather than in a query
+        from rfexplain.sat import box_kernels
+
+        box_kernels.warm_up(self.low.dtype)
 
     def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
         """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``
@@ -375,7 +379,7 @@ class InstanceFilter:
         not settle it: the solver decides. The loop is compiled (:mod:`.box_kernels`) and runs in
         slices of :data:`BNB_SLICE` boxes, ``budget`` polled between them; soft-vote points at a
         near tie are decided here, in exact arithmetic, after the search."""
-        from rfexplain.sat import box_kernels as kernels  # numba loads with the first search
+        from rfexplain.sat import box_kernels as kernels
 
         table = self.table
         columns = np.asarray(free, dtype=np.int64)
