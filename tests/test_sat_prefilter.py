@@ -102,13 +102,13 @@ def test_prefilter_settles_most_queries_on_a_real_forest_and_changes_no_answer()
             assert plain.stats.screened_sat + plain.stats.screened_unsat == 0
 
 
-def test_prefilter_decides_float64_near_ties_exactly() -> None:
-    """At state 0 the three trees' class sums are equal in float64 (0.6 and 0.6) but class 1 wins
-    exactly (its vectors sum to 0.6 + 2**-55 in rationals); the prefilter must see the flip."""
-    from rfexplain.core.forest import exact_soft_winner
+#: the left leaves' class vectors of :func:`_near_tie_forest`
+NEAR_TIE_LEAVES = [(0.1, 0.3), (0.2, 0.2), (0.3, 0.1 + 2**-55)]
 
-    left = [(0.1, 0.3), (0.2, 0.2), (0.3, 0.1 + 2**-55)]
-    assert exact_soft_winner(left) == 1 and sum(v[0] for v in left) == sum(v[1] for v in left)
+
+def _near_tie_forest() -> Forest:
+    """Three stumps on one feature whose class sums at state 0 tie in float64 (0.6 and 0.6) while
+    class 1 wins exactly (its vectors sum to 0.6 + 2**-55 in rationals)."""
     raw = [
         {
             "feature": [0, -1, -1],
@@ -118,9 +118,19 @@ def test_prefilter_decides_float64_near_ties_exactly() -> None:
             "label": [-1, 1, 0],
             "proba": [None, v, (1.0, 0.0)],
         }
-        for v in left
+        for v in NEAR_TIE_LEAVES
     ]
-    forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
+    return Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
+
+
+def test_prefilter_decides_float64_near_ties_exactly() -> None:
+    """At state 0 the three trees' class sums are equal in float64 (0.6 and 0.6) but class 1 wins
+    exactly (its vectors sum to 0.6 + 2**-55 in rationals); the prefilter must see the flip."""
+    from rfexplain.core.forest import exact_soft_winner
+
+    left = NEAR_TIE_LEAVES
+    assert exact_soft_winner(left) == 1 and sum(v[0] for v in left) == sum(v[1] for v in left)
+    forest = _near_tie_forest()
     assert forest.predict([[0.0], [1.0]]).tolist() == ["b", "a"]
     screen = InstanceFilter(LeafTable(ForestEncoding(forest)), (1,))
     decided = screen.decide([], "not", 0)
@@ -229,24 +239,6 @@ def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any
         witness = np.asarray(settled.witness)
         assert np.array_equal(witness[fixed], states[fixed])
         assert (forest.decide(settled.witness) != cls) if kind == "not" else (forest.decide(settled.witness) == cls)
-
-
-def _near_tie_forest() -> Forest:
-    """Three stumps on one feature whose class sums at state 0 tie in float64 (0.6 and 0.6) while
-    class 1 wins exactly (its vectors sum to 0.6 + 2**-55 in rationals)."""
-    left = [(0.1, 0.3), (0.2, 0.2), (0.3, 0.1 + 2**-55)]
-    raw = [
-        {
-            "feature": [0, -1, -1],
-            "threshold": [0.5, 0.0, 0.0],
-            "left": [1, -1, -1],
-            "right": [2, -1, -1],
-            "label": [-1, 1, 0],
-            "proba": [None, v, (1.0, 0.0)],
-        }
-        for v in left
-    ]
-    return Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
 
 
 def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly(monkeypatch: Any) -> None:
