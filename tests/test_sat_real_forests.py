@@ -218,9 +218,10 @@ def test_bad_options_are_refused() -> None:
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_the_dual_loop_hits_axps_not_raw_cores(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``necessary_reasons`` hits, for every sufficient set the solver refutes, an AXp inside its
-    core (MARCO's shrink): raw cores can be far from minimal, and hitting them let the dual loop
-    run for minutes on a 21-feature forest whose instance has one AXp and one CXp."""
+    """``necessary_reasons`` hits sufficient sets, each an AXp shrunk from the solver's core
+    (MARCO's shrink) unless the core is no larger than an AXp shrunk before: raw cores can be far
+    from minimal, and hitting them let the dual loop run for minutes on a 21-feature forest
+    whose instance has one AXp and one CXp."""
     from pysat.examples.hitman import Hitman
 
     _, X, forest = _model(name)
@@ -232,7 +233,10 @@ def test_the_dual_loop_hits_axps_not_raw_cores(name: str, monkeypatch: pytest.Mo
             instance = Instance.of(forest, x)
             list(engine.necessary_reasons(instance, Budget(timeout=TIMEOUT)))
             search = engine._search(instance)
+            largest = 0
             for s in hits:
                 assert not search.has_counterexample(sorted(s)), sorted(s)
-                assert all(search.has_counterexample(sorted(s - {f})) for f in s), sorted(s)
+                if len(s) > largest:
+                    assert all(search.has_counterexample(sorted(s - {f})) for f in s), sorted(s)
+                    largest = len(s)
             hits.clear()
