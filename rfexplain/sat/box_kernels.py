@@ -2,7 +2,7 @@
 (:meth:`rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`), compiled by numba [Lam15].
 
 The search is the one the prefilter's docstring describes: a box of the free features' state
-intervals is dropped when the per-tree leaf bound (:func:`rfexplain.sat.prefilter._bound`) rules
+intervals is dropped when the per-tree leaf bound (:func:`bound`) rules
 the condition out, searched whole when its leaves cut it into at most ``box_points`` cell
 combinations, else split in two at the median leaf end inside it on the feature that the most
 leaf intervals end in, the more promising half searched first. Depth-first, so the stack's boxes
@@ -41,7 +41,10 @@ STACK_SIZE, TIES, TIE_OVERFLOW = range(3)
 
 @njit(cache=True, nogil=True)
 def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
-    """:func:`rfexplain.sat.prefilter._bound` over the leaves ``positions[:count]`` (grouped by tree)."""
+    """An upper bound on the margin by which the condition can hold with the leaves
+    ``positions[:count]`` (rows of ``margins``/``trees``, grouped by tree): per other class, the
+    sum over trees of the best margin a leaf gives (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`),
+    less its ``penalty``; "not" (``not_kind``) needs one class, "predicts" beats them all."""
     n_other = margins.shape[1]
     if n_other == 0:
         return -np.inf if not_kind else np.inf

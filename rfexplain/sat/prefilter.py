@@ -167,7 +167,7 @@ class LeafTable:
         """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``
         for ``"not"``, ``cls`` against ``d`` for ``"predicts"``; one column per ``d`` in order),
         and per ``d`` what a win must exceed besides (under the hard vote half a vote where the
-        tie goes the wrong way, else 0): the inputs of :func:`_bound`, cached per condition."""
+        tie goes the wrong way, else 0): the inputs of :func:`.box_kernels.bound`, cached per condition."""
         key = (kind, cls)
         if key not in self._margins:
             others = [d for d in range(self.score.shape[1]) if d != cls]
@@ -177,18 +177,6 @@ class LeafTable:
             penalty = np.zeros(len(others)) if self.soft else 0.5 * (ids > cls if kind == "not" else ids < cls)
             self._margins[key] = (np.ascontiguousarray(diff), penalty)
         return self._margins[key]
-
-
-def _bound(margins: np.ndarray, trees: np.ndarray, penalty: np.ndarray, kind: str) -> float:
-    """The upper bound of :meth:`InstanceFilter._slack` from the reachable leaves' ``margins``
-    (rows grouped by tree, ``trees`` their tree indices) and the classes' ``penalty``
-    (:meth:`LeafTable.margins`): per other class, the sum over trees of the best margin a leaf
-    gives, less its penalty; "not" needs one class, "predicts" beats them all."""
-    if margins.shape[1] == 0:  # a one-class forest
-        return -math.inf if kind == "not" else math.inf
-    starts = np.concatenate(([0], np.flatnonzero(trees[1:] != trees[:-1]) + 1))
-    bounds = np.maximum.reduceat(margins, starts, axis=0).sum(axis=0) - penalty
-    return float(bounds.max() if kind == "not" else bounds.min())
 
 
 class InstanceFilter:
@@ -299,7 +287,9 @@ class InstanceFilter:
         the hard vote a win against a lower class index needs a margin of one vote, so such bounds
         lose half a vote; soft-vote bounds are float64 sums, covered by the ``NEAR_TIE`` slack."""
         margins, penalty = self.table.margins(kind, cls)
-        return _bound(margins[rows], self.table.tree[rows], penalty, kind)
+        from rfexplain.sat.box_kernels import bound
+
+        return float(bound(rows, len(rows), self.table.tree, margins, penalty, kind == "not"))
 
     # ------------------------------------------------------------------ evaluating points
     def _cells(self, f: int, lows: np.ndarray, highs: np.ndarray, lo: int, hi: int) -> np.ndarray:
