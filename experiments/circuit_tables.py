@@ -164,7 +164,9 @@ def _snapshot() -> str:
 def _formulas(forest: Any, opts: dict[str, Any]) -> Any:
     from rfexplain.circuit.compilers import ClassFormulas
 
-    return ClassFormulas(forest, order=opts.get("order", "depth"), method=opts.get("method", "count"))
+    return ClassFormulas(
+        forest, order=opts.get("order", "depth"), method=opts.get("method", "count"), core=opts.get("core", "compact")
+    )
 
 
 def _clock() -> float:
@@ -249,6 +251,7 @@ def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         "T_3B_total": sum(t3b),
         "method": opts.get("method", "count"),
         "order": opts.get("order", "depth"),
+        "core": opts.get("core", "compact"),
     }
 
 
@@ -274,7 +277,9 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
 
     b = build(name, trees, folder)
     forest = b["forest"]
-    engine = CircuitEngine(forest, method=opts.get("method", "count"), order=opts.get("order", "depth"))
+    engine = CircuitEngine(
+        forest, method=opts.get("method", "count"), order=opts.get("order", "depth"), core=opts.get("core", "compact")
+    )
     start = _clock()
     for c in range(forest.n_classes):
         _note(f"3B class {c + 1}/{forest.n_classes}", engine.formulas.dg)
@@ -469,6 +474,10 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
             queue.put(("progress", (_snapshot(), _progress.get("row"), time.process_time())))
 
     threading.Thread(target=report, daemon=True).start()
+    if opts.get("core", "compact") == "compact":
+        from rfexplain.circuit.compilers.dd_core import warm_up
+
+        warm_up()  # once per process, like the imports: not part of any compile time
     try:
         queue.put(("ok", TABLES[table][0](name, trees, Path(folder), opts)))
     except (Exception, MemoryError) as exc:  # reported in the row, the other datasets still run
@@ -579,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--order", default="depth", choices=["depth", "trees", "frequency", "index"], help="variable order"
     )
+    parser.add_argument(
+        "--core", default="compact", choices=["compact", "python"], help="which core counts votes (method count)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="datasets run side by side (CPU times stay per process)")
     args = parser.parse_args(argv)
     bad = [t for t in args.tables if t not in TABLES]
@@ -609,6 +621,7 @@ def main(argv: list[str] | None = None) -> int:
             "per_instance": args.per_instance,
             "method": args.method,
             "order": args.order,
+            "core": args.core,
         }
 
         def one(name: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""The compact decision-diagram core: its vote graphs are the Python core's nodes, id for id
-(ordered graphs are canonical in one manager), on random forests and on real ones, also when
-the walk is cut into many slices and every array has to grow."""
+"""The compact decision-diagram core: its vote graphs and their negations are the Python core's
+nodes, id for id (ordered graphs are canonical in one manager), on random forests and on real
+ones, also when the walk is cut into many slices and every array has to grow."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ def same_vote_graphs(forest: Forest) -> tuple[int, int]:
             need = out if j is None else out - n
             want = python.at_least(weights, need)
             assert compact.at_least(weights, need) == want, (i, j)
+            # the negation written out from the compact arrays is the manager's own negation
+            # (that one first: the compact core's negate fills the manager's negation cache)
+            negation = cf.dg.negate(want)
+            assert compact.negate(want) == negation, (i, j)
             product = max(product, compact.stats.get("product_nodes", 0))
             graph = max(graph, compact.stats.get("graph_nodes", 0))
     return product, graph

@@ -301,3 +301,17 @@ def test_sat_table1_enumeration_past_its_cap_is_an_incomplete_row_not_a_crash() 
         assert [r["complete"] for r in rows] == [False, False]
         full = enumerate_all(engine, forest, samples, 60.0)
     assert all(r["complete"] and r["axps"] >= 1 and r["cxps"] >= 1 for r in full)
+
+
+def test_circuit_scale_reports_a_forest_stopped_at_the_cpu_limit_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child killed at its CPU limit ends the wait at once (the parent must not hold the child's
+    end of the pipe open, or it waits out the wall-clock limit and blames the wall clock)."""
+    from experiments import circuit_scale
+
+    def spin(*args: object) -> dict[str, object]:
+        while True:
+            pass
+
+    monkeypatch.setattr(circuit_scale, "compile_once", spin)
+    row = circuit_scale.run("iris", 1, 4, "python", Path("."), 1.0, 8 * 2**30)
+    assert row["status"] == "stopped at the 1 s CPU limit"

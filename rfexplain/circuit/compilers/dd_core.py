@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -51,13 +52,32 @@ from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget, BudgetExpired
 from rfexplain.core.forest import Forest
 
-__all__ = ["CompactCounter"]
+__all__ = ["CompactCounter", "warm_up"]
 
 log = logging.getLogger(__name__)
 
 
 #: product nodes expanded per compiled slice, between two budget polls
 SLICE = 1 << 16
+
+
+def warm_up() -> None:
+    """Load (or, on a fresh install, compile) the core's compiled loops now, by counting the votes
+    of a two-stump forest and writing out the graph and its negation, so that no later compile
+    pays for it (about 0.2 s per process from numba's cache)."""
+    stumps: list[dict[str, list[Any]]] = [
+        {
+            "feature": [0, -1, -1],
+            "threshold": [t, 0.0, 0.0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [0, 0, 1],
+        }
+        for t in (1.0, 2.0)
+    ]
+    forest = Forest.from_raw_trees(stumps, n_features=1, classes=[0, 1])
+    counter = CompactCounter(forest, DGManager(forest.states_per_feature))
+    counter.negate(counter.at_least({0: 1, 1: -1}, 0))
 
 
 class CompactCounter:
@@ -78,6 +98,8 @@ class CompactCounter:
         self.trees = VoteCounter(forest, dg)
         self.stats: dict[str, int] = {}
         self.history: list[dict[str, int]] = []
+        #: the compact arrays of every graph built, by its root in the manager (for negate)
+        self._compact: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def at_least(self, weights: Mapping[int, int], need: int, budget: Budget | None = None) -> int:
         """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0).
@@ -97,7 +119,7 @@ class CompactCounter:
         if sum(maxs[r] for r in open_) < need:
             return self.dg.false
         tables = self._tables(open_)
-        return self._product(tables, sorted(open_), need, budget)
+        return self._product(tables, open_, need, budget)
 
     def _tables(self, roots: list[int]) -> tuple[np.ndarray, ...]:
         """Every residual reachable from ``roots`` by restricting a residual on its first
@@ -198,33 +220,51 @@ class CompactCounter:
             "product_ms": int(1000 * (time.process_time() - start)),
         }
         n_edges = int(ctr[k.N_EDGES])
+        graph = (nodes[:n_nodes].astype(np.int32), eend[:n_edges].copy(), echild[:n_edges].copy(), int(ctr[k.ROOT]))
+        del nodes, eend, echild
         start = time.process_time()
-        graph = self._export(nodes[:n_nodes], eend[:n_edges], echild[:n_edges], int(ctr[k.ROOT]))
+        top = self._export(*graph, negated=False)
         self.stats["export_ms"] = int(1000 * (time.process_time() - start))
         self.history.append(self.stats)
-        return graph
+        if top > 1:
+            self._compact[top] = graph
+        return top
 
-    def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int) -> int:
-        """Write the compact graph into the manager, children first (ids increase upwards)."""
+    def negate(self, root: int) -> int:
+        """The negation of a graph this counter built, written out from its compact arrays with
+        the leaves swapped (the same nodes, so no walk over the graph in the manager); other
+        graphs go through :meth:`~.dgraph.DGManager.negate`."""
+        graph = self._compact.get(root)
+        if graph is None:
+            return self.dg.negate(root)
+        negated = self._export(*graph, negated=True)
+        self.dg._neg_cache[root] = negated
+        self.dg._neg_cache[negated] = root
+        return negated
+
+    def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int, *, negated: bool) -> int:
+        """Write the compact graph (or its negation) into the manager, children first (ids
+        increase upwards). The compiled :func:`~.dd_kernels.merged_edges` gives every node's
+        canonical edges, so each node needs only the unique table; edges with the same interval
+        share one mask object."""
         dg = self.dg
-        ids = [dg.false, dg.true]
+        width = max(dg.n_states)
+        first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width)
+        ids = [dg.true, dg.false] if negated else [dg.false, dg.true]
+        masks: dict[int, int] = {}
+        for pair in np.unique(interval).tolist():
+            low, end = divmod(pair, width)
+            masks[pair] = (1 << (end + 1)) - (1 << low)
+        mask_of = [masks[p] for p in interval.tolist()]
         var_col = nodes[:, 0].tolist()
-        start_col = nodes[:, 1].tolist()
-        count_col = nodes[:, 2].tolist()
-        ends = eend.tolist()
-        children = echild.tolist()
-        make, canonical = dg.node, dg.canonical_node
+        first_col, count_col = first.tolist(), count.tolist()
+        children, starts = child.tolist(), start.tolist()
+        canonical = dg.canonical_node
         for k in range(2, len(var_col)):
-            s = start_col[k]
-            low = 0
             edges = []
-            for q in range(s, s + count_col[k]):
-                end = ends[q]
-                edges.append(((1 << (end + 1)) - (1 << low), ids[children[q]]))
-                low = end + 1
-            if len({c for _, c in edges}) == len(edges):
-                # intervals in increasing order have increasing masks: already canonical
-                ids.append(canonical(var_col[k], tuple(edges)))
-            else:
-                ids.append(make(var_col[k], edges))
+            for q in range(first_col[k], first_col[k] + count_col[k]):
+                a, b = starts[q], starts[q + 1]
+                mask = mask_of[a] if b == a + 1 else sum(mask_of[a:b])
+                edges.append((mask, ids[children[q]]))
+            ids.append(canonical(var_col[k], tuple(edges)))
         return ids[root]

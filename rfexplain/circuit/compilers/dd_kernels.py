@@ -84,6 +84,71 @@ def _place(table, h, key_id):
 
 
 @_compile
+def merged_edges(nodes, eend, echild, max_states):
+    """The manager's canonical edges of every node of a compact graph: intervals leading to the
+    same child merged into one edge, edges ordered by their highest state (the order of their
+    masks as integers, the masks being disjoint).
+
+    Returns, per node, its first merged edge and their number; per merged edge, its child and
+    its first interval; per interval, the id of its ``(first state, last state)`` pair (``first *
+    max_states + last``)."""
+    n = nodes.shape[0]
+    n_edges = eend.shape[0]
+    first = np.zeros(n, np.int64)
+    count = np.zeros(n, np.int64)
+    child = np.empty(n_edges, np.int64)
+    start = np.empty(n_edges + 1, np.int64)
+    interval = np.empty(n_edges, np.int64)
+    group = np.empty(max_states, np.int64)  # a node's edges: merged edge of each interval
+    top = np.empty(max_states, np.int64)  # highest state of each merged edge of the node
+    kid = np.empty(max_states, np.int64)
+    order = np.empty(max_states, np.int64)
+    m = 0  # merged edges written
+    w = 0  # intervals written
+    for k in range(2, n):
+        s = nodes[k, 1]
+        c = nodes[k, 2]
+        g = 0
+        for a in range(c):
+            group[a] = -1
+            for b in range(g):
+                if kid[b] == echild[s + a]:
+                    group[a] = b
+                    break
+            if group[a] < 0:
+                group[a] = g
+                kid[g] = echild[s + a]
+                g += 1
+            top[group[a]] = eend[s + a]  # intervals come in increasing order
+        # insertion sort of the merged edges by highest state
+        for b in range(g):
+            order[b] = b
+        for b in range(1, g):
+            x = order[b]
+            y = b
+            while y > 0 and top[order[y - 1]] > top[x]:
+                order[y] = order[y - 1]
+                y -= 1
+            order[y] = x
+        first[k] = m
+        count[k] = g
+        for b in range(g):
+            grp = order[b]
+            child[m] = kid[grp]
+            start[m] = w
+            low = 0
+            for a in range(c):
+                end = eend[s + a]
+                if group[a] == grp:
+                    interval[w] = low * max_states + end
+                    w += 1
+                low = end + 1
+            m += 1
+    start[m] = w
+    return first, count, child[:m], start[: m + 1], interval[:w]
+
+
+@_compile
 def _rehash_nodes(nodes, eend, echild, n):
     size = 64
     while size < 4 * n:
@@ -306,7 +371,6 @@ def run(
             cneed = need - leaf
             tid = -1
             if lo < cneed <= hi:
-                tmp_t[:m].sort()
                 h = _tuple_hash(tmp_t, m)
                 mask = ttab.shape[0] - 1
                 i = h & mask
