@@ -11,8 +11,11 @@ revisited", SAT 2011), inside one function compiled by numba [Lam15] over flat i
   ``(last state of the interval, child)`` pairs in two more; an edge covers the states from the
   previous edge's last state plus one. Adjacent intervals with the same child are merged, so a
   node's interval list is canonical and an open-addressing table on it gives one id per node;
-- **product nodes** are sorted residual tuples interned in a flat pool (another open-addressing
-  table); each carries a linked list of memo entries ``(lowest need, highest need, node)``;
+- **product nodes** are residual tuples interned in a flat pool (another open-addressing
+  table); each carries a linked list of memo entries ``(lowest need, highest need, node)``. A
+  tuple lists the open trees' residuals in tree order, which restricting keeps, so no tuple is
+  ever sorted (sorting them cost 9% of glass2's 50-tree product; the order only loses sharing
+  where two trees have the same residual, +1.7% product nodes there);
 - the depth-first walk keeps its frames and their pending children in two integer arrays.
 
 Every array grows by doubling inside the compiled code. The walk stops after a number of product
