@@ -174,6 +174,14 @@ def _clock() -> float:
     return time.process_time()
 
 
+def _heap_set_aside() -> None:
+    """Before a timed compile: collect, then move every live object (the libraries', numba's
+    many, the data's) out of the collector's reach (``gc.freeze``), so that the full collection
+    charged to the compile (:func:`_paying_gc_debt`) traverses only what the compile made."""
+    gc.collect()
+    gc.freeze()
+
+
 def _paying_gc_debt() -> None:
     """One full garbage collection, inside a compilation's timing: the library pauses the
     collector while it compiles (:mod:`rfexplain.circuit.gcpause`), and the collection it then owes
@@ -226,6 +234,7 @@ def run_table2(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
         t3.append(_clock() - start)
         n3.append(m.size(roots[c])[0])
     cf = _formulas(forest, opts)
+    _heap_set_aside()
     for c in range(forest.n_classes):
         _note(f"3B class {c + 1}/{forest.n_classes}", cf.dg)
         start = _clock()
@@ -280,6 +289,7 @@ def run_table3(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     engine = CircuitEngine(
         forest, method=opts.get("method", "count"), order=opts.get("order", "depth"), core=opts.get("core", "compact")
     )
+    _heap_set_aside()
     start = _clock()
     for c in range(forest.n_classes):
         _note(f"3B class {c + 1}/{forest.n_classes}", engine.formulas.dg)
@@ -379,6 +389,7 @@ def run_table4(name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dic
     b = build(name, trees, folder)
     forest = b["forest"]
     cf = _formulas(forest, opts)
+    _heap_set_aside()
     t3b, t3a, n3b, n3a = [], [], [], []
     for c in range(forest.n_classes):
         _note(f"3B and 3A class {c + 1}/{forest.n_classes}", cf.dg)
@@ -479,11 +490,21 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
 
         warm_up()  # once per process, like the imports: not part of any compile time
     try:
-        queue.put(("ok", TABLES[table][0](name, trees, Path(folder), opts)))
+        row = TABLES[table][0](name, trees, Path(folder), opts)
+        row["peak_rss_gb"] = _peak_rss_gb()
+        queue.put(("ok", row))
     except (Exception, MemoryError) as exc:  # reported in the row, the other datasets still run
         where = _snapshot()
         _progress.clear()  # free the graphs before reporting
-        queue.put(("error", f"{type(exc).__name__}: {exc} during {where}"))
+        queue.put(("error", f"{type(exc).__name__}: {exc} during {where} (peak RSS {_peak_rss_gb()} GB)"))
+
+
+def _peak_rss_gb() -> float:
+    """The largest resident memory this process has had, in GB (the whole process: libraries,
+    data and every graph it compiled)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
 def run_dataset(table: str, name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def test_compact_core_on_sklearn_forests_in_small_slices(
     X, y = getattr(datasets, loader)(return_X_y=True)
     model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0).fit(X, y)
     monkeypatch.setattr(dd_core, "SLICE", 7)  # resume the walk thousands of times
+    monkeypatch.setattr(dd_core, "EXPORT_CHUNK", 5)  # and write the graphs out in many batches
     product, graph = same_vote_graphs(Forest.from_sklearn(model))
     if grows:  # past the initial 1024 rows of the node, tuple and memo arrays
         assert product > 2048 and graph > 2048
@@ -70,6 +71,23 @@ def test_compact_core_stops_at_the_budget(monkeypatch: pytest.MonkeyPatch) -> No
         cf.vote_graph(0, 1, Budget(timeout=0))
     # nothing half-built is kept: the next call compiles the whole graph
     assert cf.vote_graph(0, 1) == VoteCounter(forest, cf.dg).at_least({0: 1, 1: -1}, 0)
+
+
+def test_compact_core_stops_at_the_size_budget_while_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_nodes`` bounds the product itself, not only the graph written out after it."""
+    from sklearn import datasets
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain.core.errors import CompilationTooLargeError
+
+    X, y = datasets.load_wine(return_X_y=True)
+    forest = Forest.from_sklearn(RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y))
+    monkeypatch.setattr(dd_core, "SLICE", 1)
+    cf = ClassFormulas(forest, core="compact")
+    cf.dg.max_nodes = 100
+    with pytest.raises(CompilationTooLargeError, match="counting votes reached"):
+        cf.vote_graph(0, 1)
+    assert len(cf.dg) == 2  # nothing was written into the manager
 
 
 def test_unknown_core_is_a_value_error() -> None:
