@@ -56,7 +56,7 @@ import numpy as np
 
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.votecount import VoteCounter
-from rfexplain.core.budget import Budget, BudgetExpired
+from rfexplain.core.budget import Budget
 from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Forest
 
@@ -223,8 +223,8 @@ class CompactCounter:
                     f"budget of {limit:,} nodes (max_nodes=); use a smaller forest, a larger max_nodes or the "
                     "sat engine"
                 )
-            if budget is not None and budget.expired():
-                raise BudgetExpired(f"compiling a vote graph: {int(ctr[k.EXPANDED])} product nodes expanded")
+            if budget is not None:
+                budget.check(f"compiling a vote graph ({int(ctr[k.EXPANDED])} product nodes expanded)")
         nodes, eend, echild = arrays[0], arrays[1], arrays[2]
         del arrays, grown  # the product's tables go before the graph is written out
         n_nodes = int(ctr[k.N_NODES])
