@@ -108,7 +108,7 @@ class CompactCounter:
         self.trees = VoteCounter(forest, dg)
         self.stats: dict[str, int] = {}
         self.history: list[dict[str, int]] = []
-        #: the compact arrays of every graph built, by its root in the manager (for negate)
+        #: the compact arrays of every graph built and not yet negated, by its root in the manager
         self._compact: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def at_least(self, weights: Mapping[int, int], need: int, budget: Budget | None = None) -> int:
@@ -251,12 +251,11 @@ class CompactCounter:
         """The negation of a graph this counter built, written out from its compact arrays with
         the leaves swapped (the same nodes, so no walk over the graph in the manager); other
         graphs go through :meth:`~.dgraph.DGManager.negate`."""
-        graph = self._compact.get(root)
+        graph = self._compact.pop(root, None)  # one negation per graph: its arrays go after it
         if graph is None:
             return self.dg.negate(root)
         negated = self._export(*graph, negated=True)
-        self.dg._neg_cache[root] = negated
-        self.dg._neg_cache[negated] = root
+        self.dg.record_negation(root, negated)
         return negated
 
     def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int, *, negated: bool) -> int:

@@ -267,6 +267,12 @@ class DGManager:
             cache[k] = n
         return cache[root]
 
+    def record_negation(self, a: int, b: int) -> None:
+        """Remember that ``b`` is the negation of ``a`` (a graph negated outside :meth:`negate`,
+        e.g. written out with its leaves swapped), so that :meth:`negate` answers at once."""
+        self._neg_cache[a] = b
+        self._neg_cache[b] = a
+
     # ------------------------------------------------------------------ Algorithm 4
     def apply(self, op: str, a: int, b: int) -> int:
         """Algorithm 4, ``Apply(D1, D2, p, op)`` from the full path: ``a and b`` or ``a or b``."""
