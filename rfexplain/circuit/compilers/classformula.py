@@ -64,7 +64,7 @@ ORDERS = ("depth", "trees", "frequency", "index")
 #: Python object per node). Both give the same graph node for node. Measured (CPU s, depth-4
 #: forests, every class formula, ``circuit_scale --quick`` of 2026-12-01, before the compact
 #: core wrote negations from its arrays): glass2 at 25 trees 13.8 s python / 5.1 compact, ecoli at
-#: 25 trees 5.7 / 1.4; circuit Table 2 T_3B (2026-12-02) 2-4x lower on every row that takes more
+#: 25 trees 5.7 / 1.4; circuit Table 2 T_3B (2026-12-02) 1.7-5.9x lower on every row that takes more
 #: than 0.1 s. On forests that compile in hundredths of a second the compact core's one-time load
 #: (about 0.2 s per process) dominates.
 CORES = ("python", "compact")
