@@ -232,3 +232,28 @@ def test_thresholds_in_one_float32_gap_become_one_test() -> None:
     for x in (a, b, np.float32(3.0), np.nextafter(np.float32(3.0), np.float32(9))):
         votes = [int(float(x) > t1), int(float(x) > t2), int(float(x) <= 3.0)]
         assert forest.predict([[float(x)]])[0] == int(sum(votes) >= 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.floats(min_value=0.0, max_value=1.0, allow_subnormal=True), min_size=2, max_size=2),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_soft_weights_are_the_vectors_times_the_common_power_of_two(vectors: list[list[float]]) -> None:
+    """``soft_weights`` is its definition, ``p * 2**E`` with ``E`` the largest binary exponent of
+    any ``p``'s denominator, checked in rational arithmetic, and it is computed once per forest
+    (the SAT encoding and every soft :meth:`Forest.decide` share it)."""
+    raw = [
+        {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0], "proba": [tuple(v)]}
+        for v in vectors
+    ]
+    forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
+    E, weights = forest.soft_weights()
+    assert E == max(Fraction(p).denominator.bit_length() - 1 for v in vectors for p in v)
+    for vector, tree_weights in zip(vectors, weights):
+        assert tree_weights == {0: tuple(Fraction(p) * 2**E for p in vector)}
+        assert all(type(w) is int for w in tree_weights[0])
+    assert forest.soft_weights() is forest.soft_weights()
