@@ -282,3 +282,23 @@ def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> N
     assert screen.decide([], "not", 0) is not None  # decided without a budget
     with pytest.raises(BudgetExpired, match="searching boxes"):
         screen.decide([], "not", 0, budget=Budget(timeout=0.0))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(
+        lambda vote: forests(max_trees=6, max_classes=3, max_features=5, max_depth=4, vote=vote)
+    ),
+    st.sampled_from([(True,), (False,), (True, False)]),
+    st.data(),
+)
+def test_each_split_rule_alone_and_raced_settles_right(forest: Any, rules: tuple[bool, ...], data: Any) -> None:
+    """The race may end with either split rule's search, so each must be exact alone: the guided
+    rule alone, the leaf-end rule alone and both raced from the first box (one-box slices),
+    every query through the branch and bound."""
+    old = prefilter.BNB_SLICE, prefilter.SPLIT_RULES
+    prefilter.BNB_SLICE, prefilter.SPLIT_RULES = 1, rules
+    try:
+        _check(forest, data, 0)
+    finally:
+        prefilter.BNB_SLICE, prefilter.SPLIT_RULES = old

@@ -45,6 +45,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +94,22 @@ SHORT_BNB_FREE = 6
 
 #: Boxes the compiled branch and bound examines between two polls of the budget.
 BNB_SLICE = 2048
+
+#: The split rules of the branch and bound (``guided`` flags of :func:`.box_kernels.search`):
+#: the first searches alone, the second joins it in a race after :data:`RACE_AFTER` slices.
+SPLIT_RULES = (False, True)
+
+#: Slices of :data:`BNB_SLICE` boxes the first split rule searches alone before the race starts.
+#: The leaf-end rule settles most queries within a few thousand boxes and the long queries of
+#: ring within 30,000; ionosphere's long ones need 200,000 to 1.6M. Mean soft-vote AXp over the
+#: 10 soft_vote instances (CPU s; leaf-end rule alone: ionosphere 3.62, ring 0.144): racing from
+#: the first slice on 0.97 and 0.174, from the 5th 1.03 and 0.152, from the 17th 1.25 and 0.145.
+RACE_AFTER = 16
+
+#: In the race, the second rule's search takes one slice in this many: its boxes cost about 3
+#: times as much (it sweeps every free feature for its split). Alternating slices 1:1 instead:
+#: ionosphere 0.64, ring 0.28 (racing from the first slice).
+RACE_TURNS = 4
 
 #: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
 BNB_STACK = 64
@@ -370,68 +387,65 @@ class InstanceFilter:
     ) -> Settled | None:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
-        :data:`BOX_POINTS` combinations is searched whole, any other is split in two at the median
-        leaf boundary of the feature that cuts the most reachable leaves, and the half with the
-        larger bound is searched first (``rows``, the leaves the whole box reaches, have passed
-        :meth:`_may_hold` already). ``None`` when ``nodes`` boxes (default :data:`BNB_NODES`) did
-        not settle it: the solver decides. The loop is compiled (:mod:`.box_kernels`) and runs in
-        slices of :data:`BNB_SLICE` boxes, ``budget`` polled between them; soft-vote points at a
-        near tie are decided here, in exact arithmetic, after the search."""
+        :data:`BOX_POINTS` combinations is searched whole, any other is split in two and the half
+        with the larger bound is searched first (``rows``, the leaves the whole box reaches, have
+        passed :meth:`_may_hold` already). ``None`` when ``nodes`` boxes (default
+        :data:`BNB_NODES`) did not settle it: the solver decides. The loop is compiled
+        (:mod:`.box_kernels`) and runs in slices of :data:`BNB_SLICE` boxes, ``budget`` polled
+        between them; soft-vote points at a near tie are decided here, in exact arithmetic, after
+        the search.
+
+        A query the leaf-end split rule does not settle in :data:`RACE_AFTER` slices is raced: a
+        second search with the guided split rule (:mod:`.box_kernels`) takes one slice in
+        :data:`RACE_TURNS` from then on, and the first of the two to settle answers (both are
+        exact; the node budget counts the boxes of both). Soft-vote AXps on the SAT paper's
+        ionosphere forest (the 10 instances of ``soft_vote``, CPU s), leaf-end rule alone ->
+        raced: mean 3.62 -> 1.25, slowest 32.0 -> 8.6; ring 0.144 -> 0.145."""
         from rfexplain.sat import box_kernels as kernels
 
         table = self.table
         columns = np.asarray(free, dtype=np.int64)
-        low = np.ascontiguousarray(table.low[np.ix_(rows, columns)])
-        high = np.ascontiguousarray(table.high[np.ix_(rows, columns)])
         margins, penalty = table.margins(kind, cls)
         allowed = [table.allowed[f] for f in free]
-        allowed_at = np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64)
-        limit = BNB_NODES if nodes is None else nodes
-        stack_lo = np.zeros((BNB_STACK, len(free)), dtype=np.int64)
-        stack_hi = np.zeros((BNB_STACK, len(free)), dtype=np.int64)
-        stack_hi[0] = [table.n_states[f] - 1 for f in free]
-        stack_rows = np.zeros((BNB_STACK, 2), dtype=np.int64)
-        stack_rows[0, 1] = len(rows)  # the whole box: the caller checked its bounds
-        pool = np.zeros(2 * len(rows) + 1, dtype=np.int64)
-        pool[: len(rows)] = np.arange(len(rows))
-        ties = np.zeros((BNB_TIES, len(free)), dtype=np.int64)
-        state = np.zeros(3, dtype=np.int64)
-        state[kernels.STACK_SIZE] = 1
-        witness = np.zeros(len(free), dtype=np.int64)
         arguments = (
-            low,
-            high,
+            np.ascontiguousarray(table.low[np.ix_(rows, columns)]),
+            np.ascontiguousarray(table.high[np.ix_(rows, columns)]),
             table.tree[rows],
             np.ascontiguousarray(margins[rows]),
             penalty,
             np.ascontiguousarray(table.score[rows]),
             np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
-            allowed_at,
+            np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64),
             cls,
             kind == "not",
             table.soft,
             NEAR_TIE,
             max(BOX_POINTS, 1),
         )
-        while True:
-            status, examined = kernels.search(
-                *arguments, stack_lo, stack_hi, stack_rows, pool, ties, state, witness, min(limit, BNB_SLICE)
-            )
-            limit -= examined
+        top = [table.n_states[f] - 1 for f in free]
+        limit = BNB_NODES if nodes is None else nodes
+        runs = [_BoxSearch(arguments, top, len(rows), guided=SPLIT_RULES[0])]
+        turn = 0
+        while runs:
+            run = runs[0] if (turn - RACE_AFTER) % RACE_TURNS or len(runs) == 1 else runs[-1]
+            status = run.step(min(limit, BNB_SLICE))
+            limit -= run.examined
             if status == kernels.FOUND:
-                return self._witness(free, witness)
+                return self._witness(free, run.witness)
             if status == kernels.EXHAUSTED:
-                overflow = bool(state[kernels.TIE_OVERFLOW])
-                return self._decide_ties(free, ties[: state[kernels.TIES]], rows, kind, cls, overflow)
-            if status == kernels.GROW:  # double every array: the kernel resumes with the same state
-                stack_lo, stack_hi, stack_rows, pool = (
-                    np.concatenate((a, np.zeros_like(a))) for a in (stack_lo, stack_hi, stack_rows, pool)
-                )
+                settled = self._decide_ties(free, run.ties[: run.state[kernels.TIES]], rows, kind, cls, run.overflow)
+                if settled is not None:
+                    return settled
+                runs.remove(run)  # near ties it could not keep: the other rule may still settle it
                 continue
             if limit <= 0:
                 return None
             if budget is not None:
                 budget.check("searching boxes")
+            if turn == RACE_AFTER and len(SPLIT_RULES) > 1:
+                runs.append(_BoxSearch(arguments, top, len(rows), guided=SPLIT_RULES[1]))
+            turn += 1
+        return None
 
     def _decide_ties(
         self, free: list[int], points: np.ndarray, rows: np.ndarray, kind: str, cls: int, overflow: bool
@@ -448,6 +462,54 @@ class InstanceFilter:
 
     def _exact_winner(self, leaves: np.ndarray) -> int:
         return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])
+
+
+class _BoxSearch:
+    """The state of one compiled branch and bound (:func:`.box_kernels.search`) over a query's
+    leaf boxes: its box stack, row pool and tie buffer, grown when the kernel asks."""
+
+    def __init__(self, arguments: tuple[Any, ...], top: list[int], n_rows: int, *, guided: bool) -> None:
+        n_free = len(top)
+        self.arguments = arguments
+        self.guided = guided
+        self.stack_lo = np.zeros((BNB_STACK, n_free), dtype=np.int64)
+        self.stack_hi = np.zeros((BNB_STACK, n_free), dtype=np.int64)
+        self.stack_hi[0] = top
+        self.stack_rows = np.zeros((BNB_STACK, 2), dtype=np.int64)
+        self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
+        self.pool = np.zeros(2 * n_rows + 1, dtype=np.int64)
+        self.pool[:n_rows] = np.arange(n_rows)
+        self.ties = np.zeros((BNB_TIES, n_free), dtype=np.int64)
+        self.state = np.zeros(3, dtype=np.int64)
+        from rfexplain.sat import box_kernels as kernels
+
+        self.state[kernels.STACK_SIZE] = 1
+        self.witness = np.zeros(n_free, dtype=np.int64)
+        #: boxes the last :meth:`step` examined
+        self.examined = 0
+
+    @property
+    def overflow(self) -> bool:
+        """Whether more near-tie points turned up than the tie buffer holds."""
+        from rfexplain.sat import box_kernels as kernels
+
+        return bool(self.state[kernels.TIE_OVERFLOW])
+
+    def step(self, node_limit: int) -> int:
+        """Run at most ``node_limit`` boxes; the kernel's status (never ``GROW``: full arrays are
+        doubled and the kernel resumes with the same state)."""
+        from rfexplain.sat import box_kernels as kernels
+
+        self.examined = 0
+        while True:
+            own = (self.guided, self.stack_lo, self.stack_hi, self.stack_rows, self.pool, self.ties, self.state)
+            status, examined = kernels.search(*(self.arguments + own + (self.witness, node_limit - self.examined)))
+            self.examined += examined
+            if status != kernels.GROW:
+                return int(status)
+            full = (self.stack_lo, self.stack_hi, self.stack_rows, self.pool)
+            doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
+            self.stack_lo, self.stack_hi, self.stack_rows, self.pool = doubled
 
 
 def _few_cells(counts: np.ndarray, lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
