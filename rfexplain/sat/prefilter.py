@@ -19,7 +19,8 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   by its bounds or small enough to search whole (at most :data:`BNB_NODES` boxes; under the
   hard vote :data:`HARD_BNB_NODES`, or :data:`SHORT_BNB_NODES` in enumerations; the loop is
   compiled, :mod:`.box_kernels`): the answer is exact either way. The more promising half of a
-  box is searched first.
+  box is searched first. Two split rules (at the median leaf end, or where the trees' best
+  leaves leave both halves) are raced on the queries that run long (:data:`RACE_AFTER`).
   On wine-recog and ann-thyroid (100 trees of depths 3 and 4) soft-vote queries with most
   features free ran in the solver for 15 minutes without an answer; the branch and bound
   settled each within 4,000 boxes (0.5 s). (A few rounds of hill climbing for a witness before
