@@ -4,7 +4,9 @@
 The search is the one the prefilter's docstring describes: a box of the free features' state
 intervals is dropped when the per-tree leaf bound (:func:`bound`) rules
 the condition out, searched whole when its leaves cut it into at most ``box_points`` cell
-combinations, else split in two, the more promising half searched first. Two split rules:
+combinations, else split in two, the more promising half searched first. Depth-first, so the
+stack's boxes hold their leaves in increasing, disjoint ranges of one row pool: a box's children
+overwrite its own range. Two split rules:
 
 - **leaf ends**: at the median leaf end inside the box, on the feature that the most leaf
   intervals end in (it cuts boxes down to few cells quickly);
@@ -13,11 +15,9 @@ combinations, else split in two, the more promising half searched first. Two spl
   sooner).
 
 Neither wins everywhere: on the SAT paper's ionosphere forest (soft vote) the guided rule took
-one AXp from 4.9M boxes and 31.8 s to 164k boxes and 3.7 s, but on ring and ann-thyroid it made
-other queries 10-100x slower than the leaf-end rule. The prefilter therefore races them
-(:meth:`~rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`). Depth-first, so the stack's boxes
-hold their leaves in increasing, disjoint ranges of one row pool: a box's children overwrite its
-own range.
+one AXp from 4.9M boxes and 31.8 s to 164k boxes and 3.7 s, but it made ann-thyroid's soft AXps
+10x slower on average and some of ring's up to 100x. The prefilter therefore races them
+(:meth:`~rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`).
 
 All the state (the box stack, the row pool, the tie buffer, the counters) lives in arrays the
 caller owns, so that the search runs in slices and a :class:`~rfexplain.core.budget.Budget` is
@@ -50,14 +50,10 @@ STACK_SIZE, TIES, TIE_OVERFLOW = range(3)
 
 
 @njit(cache=True, nogil=True)
-def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
-    """An upper bound on the margin by which the condition can hold with the leaves
-    ``positions[:count]`` (rows of ``margins``/``trees``, grouped by tree): per other class, the
-    sum over trees of the best margin a leaf gives (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`),
-    less its ``penalty``; "not" (``not_kind``) needs one class, "predicts" beats them all."""
+def _class_totals(positions, count, trees, margins):  # pragma: no cover - compiled
+    """Per other class (column of ``margins``), the sum over trees of the best margin a leaf of
+    ``positions[:count]`` (rows grouped by tree) gives."""
     n_other = margins.shape[1]
-    if n_other == 0:
-        return -np.inf if not_kind else np.inf
     total = np.zeros(n_other)
     best = np.full(n_other, -np.inf)
     previous = -1
@@ -73,32 +69,35 @@ def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no co
                 best[d] = margins[r, d]
     if previous != -1:
         total += best
-    total -= penalty
+    return total
+
+
+@njit(cache=True, nogil=True)
+def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
+    """An upper bound on the margin by which the condition can hold with the leaves
+    ``positions[:count]`` (rows of ``margins``/``trees``, grouped by tree): per other class, the
+    sum over trees of the best margin a leaf gives (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`),
+    less its ``penalty``; "not" (``not_kind``) needs one class, "predicts" beats them all."""
+    if margins.shape[1] == 0:
+        return -np.inf if not_kind else np.inf
+    total = _class_totals(positions, count, trees, margins) - penalty
     return total.max() if not_kind else total.min()
 
 
 @njit(cache=True, nogil=True)
-def _guided_split(rows, n, low, high, trees, margins, not_kind, lo, hi, best_row, cuts, flags):  # pragma: no cover
-    """The split ``(feature, last state of the left half)`` that takes the most trees' best leaves
-    (for the class whose bound is highest) out of *both* halves at once, or ``(-1, 0)`` when no
-    best leaf has a boundary inside the box."""
+def _guided_split(  # pragma: no cover - compiled
+    rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts, flags
+):
+    """The guided split ``(feature, last state of the left half)``, or ``(-1, 0)`` when there is
+    none: for the class whose bound is the binding one (the largest for "not", the smallest for
+    "predicts"), each tree's best leaf among ``rows[:n]``; a split drops the best leaves that end
+    at or before it from the right half and those that start after it from the left half; the
+    split taken maximises the smaller of the two numbers (at least one each), then their sum."""
     n_other = margins.shape[1]
+    if n_other == 0:
+        return -1, 0
     # the binding class: the one whose bound is largest ("not") or smallest ("predicts")
-    total = np.zeros(n_other)
-    best = np.full(n_other, -np.inf)
-    previous = -1
-    for i in range(n):
-        r = rows[i]
-        if trees[r] != previous:
-            if previous != -1:
-                total += best
-                best[:] = -np.inf
-            previous = trees[r]
-        for d in range(n_other):
-            if margins[r, d] > best[d]:
-                best[d] = margins[r, d]
-    if previous != -1:
-        total += best
+    total = _class_totals(rows, n, trees, margins) - penalty
     d = 0
     for e in range(1, n_other):
         if (total[e] > total[d]) if not_kind else (total[e] < total[d]):
@@ -364,7 +363,9 @@ def search(
         j = -1
         split = 0
         if guided:
-            j, split = _guided_split(rows, n, low, high, trees, margins, not_kind, lo, hi, best_row, cuts, flags)
+            j, split = _guided_split(
+                rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts, flags
+            )
         if j < 0:
             # split at the median leaf end inside the box, on the feature most leaf intervals end in
             j = 0
