@@ -339,6 +339,13 @@ def line_plot(
     return path
 
 
+def peak_rss_bytes() -> int:
+    """The largest resident memory this process has had, in bytes (Linux reports kilobytes)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def cpu_budget(cap: float) -> Any:
     """A :class:`rfexplain.Budget` whose clock is this process's CPU time, so that a shared,
     loaded machine does not eat the per-instance cap (the engine polls ``expired()``)."""

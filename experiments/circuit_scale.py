@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments._common import Skip, data_dir, markdown_table, write_report
+from experiments._common import Skip, data_dir, markdown_table, peak_rss_bytes, write_report
 from experiments.circuit_tables import PAPER_T2
 
 log = logging.getLogger("experiments.circuit_scale")
@@ -81,7 +81,7 @@ def compile_once(name: str, trees: int, depth: int, core: str, folder: str) -> d
         products += s["product_nodes"]
         peak = max(peak, s["peak_bytes"])
     nodes = len(formulas.dg) - 2
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    rss = peak_rss_bytes() - before
     row = {
         "features": forest.n_features,
         "classes": forest.n_classes,

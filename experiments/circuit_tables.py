@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import data_dir, results_dir, write_report
+from experiments._common import data_dir, peak_rss_bytes, results_dir, write_report
 
 log = logging.getLogger("experiments.circuit_tables")
 
@@ -500,11 +500,8 @@ def _worker(queue: Any, table: str, name: str, trees: int, folder: str, opts: di
 
 
 def _peak_rss_gb() -> float:
-    """The largest resident memory this process has had, in GB (the whole process: libraries,
-    data and every graph it compiled)."""
-    import resource
-
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+    """The largest resident memory this process (libraries, data and every graph) has had, in GB."""
+    return round(peak_rss_bytes() / 2**30, 2)
 
 
 def run_dataset(table: str, name: str, trees: int, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:

@@ -429,13 +429,15 @@ class InstanceFilter:
         runs = [_BoxSearch(arguments, top, len(rows), guided=SPLIT_RULES[0])]
         turn = 0
         while runs:
+            # the first rule alone, then one slice in RACE_TURNS for the second (the last run)
             run = runs[0] if (turn - RACE_AFTER) % RACE_TURNS or len(runs) == 1 else runs[-1]
             status = run.step(min(limit, BNB_SLICE))
             limit -= run.examined
             if status == kernels.FOUND:
                 return self._witness(free, run.witness)
             if status == kernels.EXHAUSTED:
-                settled = self._decide_ties(free, run.ties[: run.state[kernels.TIES]], rows, kind, cls, run.overflow)
+                ties, overflow = run.ties[: run.state[kernels.TIES]], bool(run.state[kernels.TIE_OVERFLOW])
+                settled = self._decide_ties(free, ties, rows, kind, cls, overflow)
                 if settled is not None:
                     return settled
                 runs.remove(run)  # near ties it could not keep: the other rule may still settle it
@@ -471,6 +473,9 @@ class _BoxSearch:
     leaf boxes: its box stack, row pool and tie buffer, grown when the kernel asks."""
 
     def __init__(self, arguments: tuple[Any, ...], top: list[int], n_rows: int, *, guided: bool) -> None:
+        from rfexplain.sat import box_kernels
+
+        self.kernels = box_kernels
         n_free = len(top)
         self.arguments = arguments
         self.guided = guided
@@ -483,25 +488,15 @@ class _BoxSearch:
         self.pool[:n_rows] = np.arange(n_rows)
         self.ties = np.zeros((BNB_TIES, n_free), dtype=np.int64)
         self.state = np.zeros(3, dtype=np.int64)
-        from rfexplain.sat import box_kernels as kernels
-
-        self.state[kernels.STACK_SIZE] = 1
+        self.state[box_kernels.STACK_SIZE] = 1
         self.witness = np.zeros(n_free, dtype=np.int64)
         #: boxes the last :meth:`step` examined
         self.examined = 0
 
-    @property
-    def overflow(self) -> bool:
-        """Whether more near-tie points turned up than the tie buffer holds."""
-        from rfexplain.sat import box_kernels as kernels
-
-        return bool(self.state[kernels.TIE_OVERFLOW])
-
     def step(self, node_limit: int) -> int:
         """Run at most ``node_limit`` boxes; the kernel's status (never ``GROW``: full arrays are
         doubled and the kernel resumes with the same state)."""
-        from rfexplain.sat import box_kernels as kernels
-
+        kernels = self.kernels
         self.examined = 0
         while True:
             own = (self.guided, self.stack_lo, self.stack_hi, self.stack_rows, self.pool, self.ties, self.state)
