@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, data_dir, line_plot, markdown_table, results_stem, write_report
+from experiments._common import Skip, data_dir, line_plot, markdown_table, peak_rss_bytes, results_stem, write_report
 
 log = logging.getLogger("experiments.add_tables")
 
@@ -122,19 +122,28 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
     limit = opts["phase_limit"]
 
     def reduced() -> None:
-        start = time.perf_counter()
-        agg = aggregate(forest, timeout=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
+        rss_before = peak_rss_bytes()
+        start, cpu = time.perf_counter(), time.process_time()
+        agg = aggregate(forest, timeout=limit, max_nodes=opts["max_nodes"], keep_class_vector=False, core=opts["core"])
         row["T_ADD"] = time.perf_counter() - start
+        row["T_ADD_cpu"] = time.process_time() - cpu
+        if isinstance(row["paper_T_ADD"], float):
+            row["T_ADD<=paper"] = row["T_ADD"] <= row["paper_T_ADD"]
         stats = agg.stats()
         row["#N_ADD"] = stats["majority_nodes"]
         row["#N_ADD_vector"] = stats["class_vector_nodes"]
+        row["peak_nodes"] = stats.get("peak_store_nodes")
+        if row["peak_nodes"]:
+            row["rss_B/node"] = round((peak_rss_bytes() - rss_before) / row["peak_nodes"])
         from rfexplain.comparators.add_explain import CompiledADD
 
         row["ADD=forest on test rows"] = bool((CompiledADD.of(agg).predict(Xte) == forest.predict(Xte)).all())
 
     def symbolic() -> None:
         start = time.perf_counter()
-        agg = aggregate(forest, reduce=False, timeout=limit, max_nodes=opts["max_nodes"], keep_class_vector=False)
+        agg = aggregate(
+            forest, reduce=False, timeout=limit, max_nodes=opts["max_nodes"], keep_class_vector=False, core=opts["core"]
+        )
         row["T_ADD_sym"] = time.perf_counter() - start
         row["#N_ADD_sym"] = agg.stats()["majority_nodes"]
 
@@ -165,6 +174,8 @@ def run_table1(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any]:
         return run
 
     _phase(row, "#N_ADD", reduced)
+    if opts.get("adds_only"):
+        return row
     if not opts.get("skip_symbolic"):
         _phase(row, "#N_ADD_sym", symbolic)
     _phase(row, "#N_SDD", sdd)
@@ -213,7 +224,7 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
 
     def reduced() -> None:
         t0 = time.perf_counter()
-        agg = aggregate(forest, timeout=limit, max_nodes=opts["max_nodes"])
+        agg = aggregate(forest, timeout=limit, max_nodes=opts["max_nodes"], core=opts["core"])
         row["T_ADD"] = time.perf_counter() - t0
         stats = agg.stats()
         row["class_vector_nodes"] = stats["class_vector_nodes"]
@@ -236,7 +247,12 @@ def run_evaluation(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, A
     def symbolic() -> None:
         t0 = time.perf_counter()
         agg = aggregate(
-            forest, reduce=False, timeout=limit, max_nodes=min(opts["max_nodes"], 2_000_000), keep_class_vector=False
+            forest,
+            reduce=False,
+            timeout=limit,
+            max_nodes=min(opts["max_nodes"], 2_000_000),
+            keep_class_vector=False,
+            core=opts["core"],
         )
         row["T_ADD_sym"] = time.perf_counter() - t0
         row["symbolic_nodes"] = agg.stats()["majority_nodes"]
@@ -297,7 +313,9 @@ def run_outcomes(name: str, folder: Path, opts: dict[str, Any]) -> dict[str, Any
     X, forest, Xte = trained.data.X, trained.forest, trained.X_test
     row: dict[str, Any] = {"dataset": name, "#F": X.shape[1], "#C": forest.n_classes, "#T": trees}
     start = time.perf_counter()
-    agg = aggregate(forest, timeout=opts["phase_limit"], max_nodes=opts["max_nodes"], keep_class_vector=False)
+    agg = aggregate(
+        forest, timeout=opts["phase_limit"], max_nodes=opts["max_nodes"], keep_class_vector=False, core=opts["core"]
+    )
     row["T_ADD"] = time.perf_counter() - start
     row["#N_ADD"] = agg.manager.size(agg.majority)
     engine = SatEngine(forest)
@@ -378,7 +396,11 @@ TABLE1_COLUMNS = [
     "#N_ADD",
     "paper_#N_ADD",
     "T_ADD",
+    "T_ADD_cpu",
     "paper_T_ADD",
+    "T_ADD<=paper",
+    "peak_nodes",
+    "rss_B/node",
     "#N_ADD_sym",
     "T_ADD_sym",
     "#N_SDD",
@@ -423,10 +445,22 @@ def main(argv: list[str] | None = None) -> int:
         "--depth", type=int, default=None, help="evaluation: max_depth of the trees (default unlimited)"
     )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per dataset (and size)")
-    parser.add_argument("--max-nodes", type=int, default=8_000_000, help="ADD node budget")
+    parser.add_argument(
+        "--max-nodes", type=int, default=None, help="ADD node budget (default: 8M python, 200M compact)"
+    )
+    parser.add_argument(
+        "--core", choices=["compact", "python"], default="compact", help="the ADD core (rfexplain.comparators.add_core)"
+    )
+    parser.add_argument(
+        "--adds-only",
+        action="store_true",
+        help="table1: only the reduced ADD columns (no symbolic ADD, SDD, equivalence)",
+    )
     parser.add_argument("--out", help="results folder (default experiments/results)")
     parser.add_argument("--tag", help="suffix of the result files (e.g. a second pass with a longer --timeout)")
     args = parser.parse_args(argv)
+    if args.max_nodes is None:
+        args.max_nodes = 200_000_000 if args.core == "compact" else 8_000_000
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     folder = data_dir(args.data)
     if not folder.is_dir():
@@ -441,8 +475,10 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
             "trees": int(args.trees) if args.trees else None,
             "max_nodes": args.max_nodes,
-            "phase_limit": limit / 5,
+            "phase_limit": limit if args.adds_only else limit / 5,
             "skip_symbolic": False,
+            "adds_only": args.adds_only,
+            "core": args.core,
         }
         rows = []
         for name in names:
@@ -457,8 +493,12 @@ def main(argv: list[str] | None = None) -> int:
             "#N_ADD_sym: the symbolic (no infeasible-path reduction) majority-vote ADD. #N_SDD: decision nodes of "
             "all class formulas as SDDs (order encoding, balanced vtree), size_SDD: their elements, T_SDD: "
             "compile time. equiv_nnf / equiv_3B: the circuit engine's Algorithm 3 / 3B class formulas checked "
-            f"equal to the SDD class formulas. Per-phase limit {opts['phase_limit']:.0f} s, ADD budget "
-            f"{args.max_nodes:,} nodes.\n\n" + markdown_table(rows, TABLE1_COLUMNS) + "\n"
+            f"equal to the SDD class formulas. T_ADD_cpu: CPU seconds of T_ADD; peak_nodes: the most nodes the "
+            "compact ADD store held at once; rss_B/node: growth of the process's peak resident memory over the "
+            f"aggregation (export into the Python manager included) per peak node. ADD core {args.core!r}. Per-phase "
+            f"limit {opts['phase_limit']:.0f} s, ADD budget {args.max_nodes:,} nodes.\n\n"
+            + markdown_table(rows, TABLE1_COLUMNS)
+            + "\n"
         )
         paths = write_report("add_table1", rows, text, **run)
     elif args.table == "outcomes":
@@ -469,6 +509,7 @@ def main(argv: list[str] | None = None) -> int:
             opts = {
                 "trees": int(args.trees) if args.trees else OUTCOME_TREES.get(name, 25),
                 "max_nodes": args.max_nodes,
+                "core": args.core,
                 "phase_limit": limit / 3,
                 "instances": 20 if args.quick else 100,
             }
@@ -514,7 +555,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for name in names:
             for trees in sizes:
-                opts = {"trees": trees, "depth": args.depth, "max_nodes": args.max_nodes, "phase_limit": limit * 0.8}
+                opts = {
+                    "trees": trees,
+                    "depth": args.depth,
+                    "max_nodes": args.max_nodes,
+                    "phase_limit": limit * 0.8,
+                    "core": args.core,
+                }
                 row = _isolated(run_evaluation, (name, folder, opts), limit, {"dataset": name, "#T": trees})
                 log.info("%s", {k: row.get(k) for k in EVAL_COLUMNS if k in row})
                 rows.append(row)

@@ -584,6 +584,7 @@ def aggregate(
     max_nodes: int = 20_000_000,
     timeout: float | Budget | None = None,
     vote: str | None = None,
+    core: str = "compact",
 ) -> AggregatedForest:
     """Aggregate a forest into its class-vector and majority-vote ADDs ([GS21], Sect. 6, Def. 24).
 
@@ -609,6 +610,11 @@ def aggregate(
     vote : {"hard", "soft"}, optional
         Aggregate one-hot votes or the leaves' exact class-probability weights (default: the
         forest's own vote mode; see the module docstring).
+    core : {"compact", "python"}
+        Run the sums and the majority map in the compiled array store of :mod:`.add_core`
+        (the default; the result is written into an :class:`ADDManager`), or in the
+        :class:`ADDManager` itself. Both build the same diagrams; soft-vote weights whose sums
+        could pass int64 always run in Python.
 
     Examples
     --------
@@ -621,6 +627,8 @@ def aggregate(
     """
     if strategy not in ("balanced", "sequential"):
         raise InvalidOptionError(f"strategy must be one of ['balanced', 'sequential']. Got {strategy!r} instead.")
+    if core not in ("compact", "python"):
+        raise InvalidOptionError(f"core must be one of ['compact', 'python']. Got {core!r} instead.")
     budget = Budget.of(timeout)
     start = time.perf_counter()
 
@@ -635,13 +643,21 @@ def aggregate(
         _, weights = forest.soft_weights()
         for tree, leaf_weights in zip(forest.trees, weights):
             roots.append(tree_add(m, tree, leaf_weights.__getitem__, by_leaf=True))
+        largest_sum = sum(max((max(v) for v in w.values()), default=0) for w in weights)
     else:
         one_hot = [tuple(int(c == i) for i in range(k)) for c in range(k)]
         for tree in forest.trees:
             roots.append(tree_add(m, tree, lambda c: one_hot[c]))
+        largest_sum = len(roots)
     m.clear_cache()
     t_trees = time.perf_counter()
     log.debug("built %d tree ADDs (%d nodes) in %.3f s", len(roots), len(m), t_trees - start)
+    if core == "compact":
+        from rfexplain.comparators.add_core import LARGEST_SUM
+
+        if largest_sum <= LARGEST_SUM:
+            return _aggregate_compact(forest, m, roots, strategy, keep_class_vector, budget, start, t_trees)
+        log.debug("soft-vote weights may pass int64: aggregating in Python")
 
     def add(a: int, b: int) -> int:
         return m.apply(_add_vectors, a, b, name="add", budget=budget)
@@ -688,5 +704,67 @@ def aggregate(
         class_vector=class_vector,
         majority=majority,
         timings={"trees": t_trees - start, "class_vector": t_vector - t_trees, "majority": t_major - t_vector},
+        sizes=sizes,
+    )
+
+
+def _aggregate_compact(
+    forest: Forest,
+    trees: ADDManager,
+    roots: list[int],
+    strategy: str,
+    keep_class_vector: bool,
+    budget: Budget,
+    start: float,
+    t_trees: float,
+) -> AggregatedForest:
+    """:func:`aggregate`'s sums and majority map in the compiled store of :mod:`.add_core`, from
+    the trees' ADDs in ``trees``; the results are written back into a new :class:`ADDManager`."""
+    from rfexplain.comparators.add_core import CompactADD
+
+    store, roots = CompactADD.from_manager(trees, roots, forest.n_classes, trees.max_nodes)
+    live = len(store)
+    if strategy == "sequential":
+        acc = roots[0]
+        for i in range(1, len(roots)):
+            acc = store.add(acc, roots[i], budget)
+            if i % 16 == 0:
+                budget.check("aggregating ADDs")
+                kept, live = store.maybe_collect([acc] + roots[i + 1 :], live)
+                acc, roots[i + 1 :] = kept[0], kept[1:]
+    else:
+        level = roots
+        while len(level) > 1:
+            nxt = [store.add(level[i], level[i + 1], budget) for i in range(0, len(level) - 1, 2)]
+            if len(level) % 2:
+                nxt.append(level[-1])
+            budget.check("aggregating ADDs")
+            level, live = store.maybe_collect(nxt, live)
+        acc = level[0]
+    t_vector = time.perf_counter()
+    sizes = {"class_vector_nodes": store.size(acc)}
+    majority = store.to_class(acc)
+    t_major = time.perf_counter()
+    sizes["peak_store_nodes"] = store.peak_nodes
+    sizes["store_bytes"] = store.nbytes()
+    kept_roots = [acc, majority] if keep_class_vector else [majority]
+    manager, out = store.export(kept_roots, trees.max_nodes)
+    log.debug(
+        "compact ADD core: peak %d nodes, %d bytes of arrays; exported %d nodes",
+        store.peak_nodes,
+        sizes["store_bytes"],
+        len(manager),
+    )
+    return AggregatedForest(
+        forest=forest,
+        manager=manager,
+        class_vector=out[0] if keep_class_vector else None,
+        majority=out[-1],
+        timings={
+            "trees": t_trees - start,
+            "class_vector": t_vector - t_trees,
+            "majority": t_major - t_vector,
+            "export": time.perf_counter() - t_major,
+        },
         sizes=sizes,
     )

@@ -1,0 +1,217 @@
+"""A compact, compiled core for the ADD aggregation of a forest (Gossen and Steffen (2021),
+Sect. 6-7 [GS21]).
+
+:class:`~.add.ADDManager` keeps one Python list entry per node field and a dict entry per node
+(about 1 KB per node with its Apply cache). :class:`CompactADD` holds the same diagrams -- the
+same predicate order, the same reduction rules, hence the same canonical nodes -- in flat arrays
+and runs the aggregation's hot loops compiled by numba [Lam15] (:mod:`.add_kernels`):
+
+- a node is one row ``(level, hi, lo)`` of an int32 array (12 bytes); a terminal's class vector
+  is one row of an int64 array; two open-addressing unique tables (node ids, at most half full)
+  give one id per node;
+- Apply of vector addition runs on an explicit frame stack (results travel up the frames) with a
+  direct-mapped computed table [BRB90] whose size follows the node count; it stops after a slice
+  of steps so that a :class:`~rfexplain.core.budget.Budget` is polled, and resumes from its frames;
+- dead nodes are removed by mark-and-compact between the aggregation's rounds;
+- the majority-vote map ``Δ_C`` runs compiled too; the finished diagrams are written out into an
+  :class:`~.add.ADDManager` (children first, ids renumbered), where the explanations, counts and
+  drawings of :mod:`.add_explain` read them.
+
+The node arrays are allocated at the node budget with ``numpy.empty``, so the operating system
+commits only the pages the nodes use. Class vectors must fit int64 (votes always do; soft-vote
+weights of very large forests may not: :func:`~.add.aggregate` checks against
+:data:`LARGEST_SUM` and aggregates those in Python).
+
+Example
+-------
+>>> from rfexplain import Forest
+>>> from rfexplain.comparators.add import aggregate
+>>> raw = {"feature": [0, -1, -1], "threshold": [0.5, 0, 0], "left": [1, -1, -1],
+...        "right": [2, -1, -1], "label": [-1, 0, 1]}
+>>> forest = Forest.from_raw_trees([raw, raw], n_features=1, classes=["a", "b"])
+>>> aggregate(forest, core="compact").stats()["majority_nodes"]
+3
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rfexplain.comparators import add_kernels as K
+from rfexplain.comparators.add import TERMINAL, ADDManager, ADDTooLargeError, PredicateOrder
+from rfexplain.core.budget import Budget
+
+__all__ = ["CompactADD", "LARGEST_SUM"]
+
+#: Apply steps per compiled slice, between two budget polls
+SLICE = 1 << 20
+#: smallest and largest computed table (rows)
+CACHE_MIN, CACHE_MAX = 1 << 16, 1 << 24
+#: no garbage collection below this many nodes
+GC_MIN = 1 << 22
+#: the largest class-vector entry the store holds (int64 with room to spare)
+LARGEST_SUM = 2**62
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+class CompactADD:
+    """ADDs over one predicate order in flat arrays (see the module docstring).
+
+    Parameters
+    ----------
+    order : PredicateOrder
+    n_classes : int
+        Length of the class vectors.
+    reduce : bool
+        The infeasible-path reduction of :class:`~.add.ADDManager` (Sect. 7).
+    max_nodes : int
+        Node budget: :class:`~.add.ADDTooLargeError` when the store would hold more.
+    """
+
+    def __init__(self, order: PredicateOrder, n_classes: int, *, reduce: bool, max_nodes: int) -> None:
+        self.order = order
+        self.n_classes = int(n_classes)
+        self.reduce = bool(reduce)
+        self.max_nodes = int(max_nodes)
+        self.vfeature = np.array([f for f, _ in order.variables] or [0], dtype=np.int32)
+        self.nd = np.empty((self.max_nodes, 3), dtype=np.int32)
+        self.vals = np.empty((self.max_nodes, self.n_classes + 1), dtype=np.int64)
+        self.cnt = np.array([0, 0, self.max_nodes], dtype=np.int64)
+        self.utab, self.ttab = K.rehash(self.nd, self.vals, 0, CACHE_MIN)
+        self.cache = np.full((CACHE_MIN, 3), -1, dtype=np.int32)
+        self.frames = np.zeros((len(order.variables) + 2, 8), dtype=np.int32)
+        #: the most nodes held at once
+        self.peak_nodes = 0
+
+    def __len__(self) -> int:
+        return int(self.cnt[K.N_NODES])
+
+    # ------------------------------------------------------------------ in and out
+    @classmethod
+    def from_manager(
+        cls, manager: ADDManager, roots: Sequence[int], n_classes: int, max_nodes: int
+    ) -> tuple[CompactADD, list[int]]:
+        """The diagrams ``roots`` of ``manager`` (class-vector terminals) copied into a new store;
+        returns it and the roots' ids there."""
+        store = cls(manager.order, n_classes, reduce=manager.reduce, max_nodes=max_nodes)
+        keep = manager.reachable(roots)  # children first
+        if len(keep) > store.max_nodes:
+            raise ADDTooLargeError(f"the ADD store reached its budget of {store.max_nodes:,} nodes")
+        new = {n: i for i, n in enumerate(sorted(keep))}  # id order keeps children first
+        rows = 0
+        for n, i in new.items():
+            if manager.level[n] == TERMINAL:
+                store.vals[rows, : store.n_classes] = manager.value[n]
+                store.vals[rows, store.n_classes] = K.VECTOR
+                store.nd[i] = (K.TERM, rows, -1)
+                rows += 1
+            else:
+                store.nd[i] = (manager.level[n], new[manager.hi[n]], new[manager.lo[n]])
+        store.cnt[K.N_NODES] = len(new)
+        store.cnt[K.N_VALS] = rows
+        store._rehash()
+        return store, [new[r] for r in roots]
+
+    def export(self, roots: Sequence[int], max_nodes: int) -> tuple[ADDManager, list[int]]:
+        """The diagrams ``roots`` written into a new :class:`~.add.ADDManager` (ids renumbered,
+        children first); class-vector terminals become tuples, class terminals ints."""
+        order_ids, position = K.subgraph(self.nd, len(self), np.asarray(roots, dtype=np.int64))
+        rows = self.nd[order_ids]
+        terminal = rows[:, 0] == K.TERM
+        level = np.where(terminal, TERMINAL, rows[:, 0].astype(np.int64))
+        hi = np.where(terminal, -1, position[np.where(terminal, 0, rows[:, 1])])
+        lo = np.where(terminal, -1, position[np.where(terminal, 0, rows[:, 2])])
+        m = ADDManager(self.order, reduce=self.reduce, max_nodes=max(max_nodes, 2 * len(order_ids)))
+        m.level, m.hi, m.lo = level.tolist(), hi.tolist(), lo.tolist()
+        values: list[Any] = [None] * len(order_ids)
+        k = self.n_classes
+        for i in np.flatnonzero(terminal).tolist():
+            row = self.vals[rows[i, 1]]
+            value: Any = int(row[0]) if row[k] == K.CLASS else tuple(int(v) for v in row[:k])
+            values[i] = value
+            m._terminals[(type(value), value)] = i
+        m.value = values
+        inner = np.flatnonzero(~terminal).tolist()
+        m._unique = {(m.level[i], m.hi[i], m.lo[i]): i for i in inner}
+        return m, [int(position[r]) for r in roots]
+
+    # ------------------------------------------------------------------ operations
+    def add(self, a: int, b: int, budget: Budget | None = None) -> int:
+        """The class-vector sum of ``a`` and ``b`` (Apply, [GS21] Theorem 7)."""
+        self._fit_cache()
+        self.frames[0, 0], self.frames[0, 1], self.frames[0, 3] = a, b, 0
+        depth = 1
+        while True:
+            status, result, self.utab, self.ttab, depth = K.apply_add(
+                self.nd, self.vals, self.cnt, self.utab, self.ttab, self.vfeature, self.reduce,
+                self.cache, self.frames, depth, SLICE,
+            )  # fmt: skip
+            self.peak_nodes = max(self.peak_nodes, len(self))
+            if status == K.DONE:
+                return int(result)
+            if status == K.FULL:
+                raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
+            if budget is not None:
+                budget.check("applying an ADD operation")
+
+    def to_class(self, root: int) -> int:
+        """The majority-vote diagram of a class-vector diagram ([GS21] Def. 22)."""
+        status, result, self.utab, self.ttab = K.map_to_class(
+            self.nd, self.vals, self.cnt, self.utab, self.ttab, self.vfeature, self.reduce, root
+        )
+        self.peak_nodes = max(self.peak_nodes, len(self))
+        if status == K.FULL:
+            raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
+        return int(result)
+
+    def size(self, roots: Sequence[int] | int) -> int:
+        """Number of nodes (terminals included) reachable from ``roots``."""
+        roots = [roots] if isinstance(roots, int) else list(roots)
+        return int(K.reachable_mask(self.nd, len(self), np.asarray(roots, dtype=np.int64)).sum())
+
+    def collect(self, roots: Sequence[int]) -> list[int]:
+        """Keep only the nodes reachable from ``roots``; returns their new ids (every other id
+        becomes invalid)."""
+        new = K.compact(self.nd, self.vals, self.cnt, np.asarray(roots, dtype=np.int64))
+        self._rehash()
+        self.cache.fill(-1)
+        return [int(r) for r in new]
+
+    def maybe_collect(self, roots: list[int], live_after_last: int) -> tuple[list[int], int]:
+        """:meth:`collect` when the store holds more than twice the nodes live after the last
+        collection (and at least :data:`GC_MIN`, or half the budget); returns the roots and the
+        live count."""
+        threshold = min(max(GC_MIN, 2 * live_after_last), self.max_nodes // 2)
+        if len(self) <= threshold:
+            return roots, live_after_last
+        roots = self.collect(roots)
+        return roots, len(self)
+
+    def nbytes(self) -> int:
+        """Bytes of the arrays in use (node rows and terminal rows used, tables, cache)."""
+        n, rows = len(self), int(self.cnt[K.N_VALS])
+        return (
+            n * self.nd.itemsize * 3
+            + rows * self.vals.itemsize * self.vals.shape[1]
+            + self.utab.nbytes
+            + self.ttab.nbytes
+            + self.cache.nbytes
+        )
+
+    # ------------------------------------------------------------------ internals
+    def _rehash(self) -> None:
+        size = max(CACHE_MIN, _pow2_at_least(2 * (len(self) + 1)))
+        self.utab, self.ttab = K.rehash(self.nd, self.vals, len(self), size)
+
+    def _fit_cache(self) -> None:
+        """Grow the computed table to the power of two at or above the node count (within
+        :data:`CACHE_MIN`, :data:`CACHE_MAX`); growing clears it."""
+        want = min(CACHE_MAX, max(CACHE_MIN, _pow2_at_least(len(self))))
+        if want > self.cache.shape[0]:
+            self.cache = np.full((want, 3), -1, dtype=np.int32)

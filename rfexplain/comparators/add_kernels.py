@@ -1,0 +1,357 @@
+"""The compiled loops of the compact ADD core (:mod:`.add_core`): hash-consing, Apply of vector
+addition, terminal maps, reachability and mark-and-compact garbage collection over flat integer
+arrays, compiled by numba [Lam15] (Gossen and Steffen (2021), Sect. 6-7 [GS21]; ADDs after Bahar
+et al. (1993) [Bah93], the computed table after Brace, Rudell and Bryant (1990) [BRB90]).
+
+The store (see :class:`~.add_core.CompactADD` for its invariants):
+
+- ``nd[n] = (level, hi, lo)`` (int32): an internal node tests predicate ``level`` and goes to
+  ``hi`` when it holds; a terminal has level :data:`TERM`, ``hi`` its row of ``vals`` and
+  ``lo = -1``. Children have smaller ids than their parents.
+- ``vals[r]`` (int64): a terminal's vector in columns ``0..k-1`` and its kind in column ``k``
+  (:data:`VECTOR` for a class vector, :data:`CLASS` for a class index in column 0).
+- ``utab`` / ``ttab``: open-addressing unique tables of the internal nodes and the terminals
+  (node ids, ``-1`` empty), kept at most half full.
+- ``cnt``: the counters (:data:`N_NODES`, :data:`N_VALS`, :data:`CAP`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+#: level of the terminals: after every predicate
+TERM = np.int32(2**31 - 1)
+#: counters
+N_NODES, N_VALS, CAP = range(3)
+#: terminal kinds (last column of ``vals``)
+VECTOR, CLASS = 0, 1
+#: what a slice of Apply ends with
+DONE, RUNNING, FULL = range(3)
+#: columns of an Apply frame: operands, level, phase, low cofactors, results
+_X, _Y, _V, _PH, _X0, _Y0, _R1, _R0 = range(8)
+#: phases of a frame: new, waiting for the high result, high known, waiting for the low result,
+#: both known
+_NEW, _WAIT_HI, _HAS_HI, _WAIT_LO, _HAS_BOTH = range(5)
+
+
+def _compile(fn: Any) -> Any:
+    return njit(cache=True, nogil=True)(fn)
+
+
+@_compile
+def _mix(h):
+    h ^= (h >> 31) & 0x1FFFFFFFF
+    h *= -7046029254386353131
+    h ^= (h >> 29) & 0x7FFFFFFFF
+    return h
+
+
+@_compile
+def _node_hash(level, hi, lo):
+    return _mix(((level * 1000003 + hi) * 1099511628211) ^ lo)
+
+
+@_compile
+def _vals_hash(vals, row):
+    h = 17
+    for c in range(vals.shape[1]):
+        h = (h ^ vals[row, c]) * 1099511628211
+    return _mix(h)
+
+
+@_compile
+def _insert(table, h, n):
+    mask = table.shape[0] - 1
+    i = h & mask
+    while table[i] >= 0:
+        i = (i + 1) & mask
+    table[i] = n
+
+
+@_compile
+def rehash(nd, vals, n_nodes, size):
+    """New unique tables of ``size`` slots (a power of two) holding nodes ``0..n_nodes-1``."""
+    utab = np.full(size, -1, np.int32)
+    ttab = np.full(size, -1, np.int32)
+    for n in range(n_nodes):
+        if nd[n, 0] == TERM:
+            _insert(ttab, _vals_hash(vals, nd[n, 1]), n)
+        else:
+            _insert(utab, _node_hash(nd[n, 0], nd[n, 1], nd[n, 2]), n)
+    return utab, ttab
+
+
+@_compile
+def _room(nd, vals, cnt, utab, ttab):
+    """Tables grown when the next node would fill them past half; ``False`` at the node budget."""
+    n = cnt[N_NODES]
+    if n >= cnt[CAP]:
+        return False, utab, ttab
+    if 2 * (n + 1) > utab.shape[0]:
+        utab, ttab = rehash(nd, vals, n, 2 * utab.shape[0])
+    return True, utab, ttab
+
+
+@_compile
+def _terminal(nd, vals, cnt, ttab, row):
+    """The terminal holding ``vals[row]``, written in the next free row (which a new terminal
+    takes and an existing one leaves free); room checked."""
+    h = _vals_hash(vals, row)
+    mask = ttab.shape[0] - 1
+    i = h & mask
+    width = vals.shape[1]
+    while ttab[i] >= 0:
+        m = ttab[i]
+        r = nd[m, 1]
+        same = True
+        for c in range(width):
+            if vals[r, c] != vals[row, c]:
+                same = False
+                break
+        if same:
+            return m
+        i = (i + 1) & mask
+    n = cnt[N_NODES]
+    nd[n, 0] = TERM
+    nd[n, 1] = row
+    nd[n, 2] = -1
+    cnt[N_NODES] = n + 1
+    cnt[N_VALS] = row + 1
+    ttab[i] = n
+    return n
+
+
+@_compile
+def _mk(nd, cnt, utab, vfeat, reduce, level, hi, lo):
+    """The reduced node testing ``level`` (the rules of :meth:`.add.ADDManager.mk`); room checked."""
+    if reduce:
+        f = vfeat[level]
+        hl = nd[hi, 0]
+        if hl != TERM and vfeat[hl] == f:
+            hi = nd[hi, 1]
+        ll = nd[lo, 0]
+        if ll != TERM and vfeat[ll] == f and nd[lo, 1] == hi:
+            return lo
+    if hi == lo:
+        return hi
+    mask = utab.shape[0] - 1
+    i = _node_hash(level, hi, lo) & mask
+    while utab[i] >= 0:
+        m = utab[i]
+        if nd[m, 0] == level and nd[m, 1] == hi and nd[m, 2] == lo:
+            return m
+        i = (i + 1) & mask
+    n = cnt[N_NODES]
+    nd[n, 0] = level
+    nd[n, 1] = hi
+    nd[n, 2] = lo
+    cnt[N_NODES] = n + 1
+    utab[i] = n
+    return n
+
+
+@_compile
+def _cofactors(nd, vfeat, reduce, node, level):
+    nl = nd[node, 0]
+    if nl == level:
+        return nd[node, 1], nd[node, 2]
+    if reduce and nl != TERM and vfeat[nl] == vfeat[level]:
+        # state <= j implies state <= k for the later test k > j of the same feature
+        return nd[node, 1], node
+    return node, node
+
+
+@_compile
+def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, max_steps):
+    """Resume (or start: one frame pushed, phase new) the Apply of vector addition on the frames.
+
+    Returns ``(status, result, utab, ttab, depth)``: :data:`DONE` with the result, or
+    :data:`RUNNING` after ``max_steps`` steps (call again with the returned depth), or
+    :data:`FULL` at the node budget. ``cache`` rows ``(x, y, result)`` form a direct-mapped
+    computed table (lossy; results travel up the frames, never through it).
+    """
+    cmask = cache.shape[0] - 1
+    width = vals.shape[1] - 1
+    steps = 0
+    result = -1
+    while depth > 0:
+        if steps >= max_steps:
+            return RUNNING, -1, utab, ttab, depth
+        steps += 1
+        i = depth - 1
+        phase = frames[i, _PH]
+        r = -1
+        if phase == _NEW:
+            x = frames[i, _X]
+            y = frames[i, _Y]
+            if x > y:
+                x, y = y, x
+                frames[i, _X] = x
+                frames[i, _Y] = y
+            slot = _node_hash(0, x, y) & cmask
+            lx = nd[x, 0]
+            ly = nd[y, 0]
+            if cache[slot, 0] == x and cache[slot, 1] == y:
+                r = cache[slot, 2]
+            elif lx == TERM and ly == TERM:
+                ok, utab, ttab = _room(nd, vals, cnt, utab, ttab)
+                if not ok:
+                    return FULL, -1, utab, ttab, depth
+                row = cnt[N_VALS]
+                if row >= vals.shape[0]:
+                    return FULL, -1, utab, ttab, depth
+                rx = nd[x, 1]
+                ry = nd[y, 1]
+                for c in range(width):
+                    vals[row, c] = vals[rx, c] + vals[ry, c]
+                vals[row, width] = VECTOR
+                r = _terminal(nd, vals, cnt, ttab, row)
+                cache[slot, 0] = x
+                cache[slot, 1] = y
+                cache[slot, 2] = r
+            else:
+                v = lx if lx < ly else ly
+                x1, x0 = _cofactors(nd, vfeat, reduce, x, v)
+                y1, y0 = _cofactors(nd, vfeat, reduce, y, v)
+                frames[i, _V] = v
+                frames[i, _X0] = x0
+                frames[i, _Y0] = y0
+                frames[i, _PH] = _WAIT_HI
+                frames[depth, _X] = x1
+                frames[depth, _Y] = y1
+                frames[depth, _PH] = _NEW
+                depth += 1
+                continue
+        elif phase == _HAS_HI:
+            frames[i, _PH] = _WAIT_LO
+            frames[depth, _X] = frames[i, _X0]
+            frames[depth, _Y] = frames[i, _Y0]
+            frames[depth, _PH] = _NEW
+            depth += 1
+            continue
+        else:  # _HAS_BOTH
+            ok, utab, ttab = _room(nd, vals, cnt, utab, ttab)
+            if not ok:
+                return FULL, -1, utab, ttab, depth
+            r = _mk(nd, cnt, utab, vfeat, reduce, frames[i, _V], frames[i, _R1], frames[i, _R0])
+            x = frames[i, _X]
+            y = frames[i, _Y]
+            slot = _node_hash(0, x, y) & cmask
+            cache[slot, 0] = x
+            cache[slot, 1] = y
+            cache[slot, 2] = r
+        # the frame is done with result r: hand it to its parent
+        depth -= 1
+        if depth == 0:
+            result = r
+        else:
+            p = depth - 1
+            if frames[p, _PH] == _WAIT_HI:
+                frames[p, _R1] = r
+                frames[p, _PH] = _HAS_HI
+            else:
+                frames[p, _R0] = r
+                frames[p, _PH] = _HAS_BOTH
+    return DONE, result, utab, ttab, 0
+
+
+@_compile
+def reachable_mask(nd, n_nodes, roots):
+    """``True`` for every node reachable from ``roots``."""
+    seen = np.zeros(n_nodes, np.bool_)
+    stack = np.empty(n_nodes + 1, np.int64)
+    top = 0
+    for r in roots:
+        if not seen[r]:
+            seen[r] = True
+            stack[top] = r
+            top += 1
+    while top > 0:
+        top -= 1
+        n = stack[top]
+        if nd[n, 0] != TERM:
+            for c in (nd[n, 1], nd[n, 2]):
+                if not seen[c]:
+                    seen[c] = True
+                    stack[top] = c
+                    top += 1
+    return seen
+
+
+@_compile
+def map_to_class(nd, vals, cnt, utab, ttab, vfeat, reduce, root):
+    """The diagram whose terminals are the winning class (most votes or weight, ties to the
+    lowest index; [GS21] Def. 22, ``Δ_C``) of ``root``'s class-vector terminals, reduced on the
+    way. Returns ``(status, result, utab, ttab)``."""
+    n_old = cnt[N_NODES]
+    seen = reachable_mask(nd, n_old, np.array([root], np.int64))
+    image = np.full(n_old, -1, np.int64)
+    width = vals.shape[1] - 1
+    for n in range(n_old):  # children have smaller ids: increasing ids are children first
+        if not seen[n]:
+            continue
+        ok, utab, ttab = _room(nd, vals, cnt, utab, ttab)
+        if not ok or cnt[N_VALS] >= vals.shape[0]:
+            return FULL, -1, utab, ttab
+        if nd[n, 0] == TERM:
+            src = nd[n, 1]
+            best = 0
+            for c in range(1, width):
+                if vals[src, c] > vals[src, best]:
+                    best = c
+            row = cnt[N_VALS]
+            vals[row, :] = 0
+            vals[row, 0] = best
+            vals[row, width] = CLASS
+            image[n] = _terminal(nd, vals, cnt, ttab, row)
+        else:
+            image[n] = _mk(nd, cnt, utab, vfeat, reduce, nd[n, 0], image[nd[n, 1]], image[nd[n, 2]])
+    return DONE, image[root], utab, ttab
+
+
+@_compile
+def compact(nd, vals, cnt, roots):
+    """Mark and compact: keep the nodes reachable from ``roots`` (in id order, so children stay
+    below parents) and their terminal rows; returns the roots' new ids. The unique tables must be
+    rebuilt afterwards (:func:`rehash`)."""
+    n_old = cnt[N_NODES]
+    seen = reachable_mask(nd, n_old, roots)
+    new = np.full(n_old, -1, np.int64)
+    w = 0
+    rows = 0
+    for n in range(n_old):
+        if not seen[n]:
+            continue
+        if nd[n, 0] == TERM:
+            vals[rows, :] = vals[nd[n, 1], :]
+            nd[w, 0] = TERM
+            nd[w, 1] = rows
+            nd[w, 2] = -1
+            rows += 1
+        else:
+            nd[w, 0] = nd[n, 0]
+            nd[w, 1] = new[nd[n, 1]]
+            nd[w, 2] = new[nd[n, 2]]
+        new[n] = w
+        w += 1
+    cnt[N_NODES] = w
+    cnt[N_VALS] = rows
+    out = np.empty(roots.shape[0], np.int64)
+    for i in range(roots.shape[0]):
+        out[i] = new[roots[i]]
+    return out
+
+
+@_compile
+def subgraph(nd, n_nodes, roots):
+    """The nodes reachable from ``roots`` in increasing id order (children first) and, per node
+    id, its position in that list (``-1`` elsewhere)."""
+    seen = reachable_mask(nd, n_nodes, roots)
+    order = np.flatnonzero(seen)
+    position = np.full(n_nodes, -1, np.int64)
+    for i in range(order.shape[0]):
+        position[order[i]] = i
+    return order, position
