@@ -83,7 +83,8 @@ class CompactADD:
         self.nd = np.empty((self.max_nodes, 3), dtype=np.int32)
         self.vals = np.empty((self.max_nodes, self.n_classes + 1), dtype=np.int64)
         self.cnt = np.array([0, 0, self.max_nodes], dtype=np.int64)
-        self.utab, self.ttab = K.rehash(self.nd, self.vals, 0, CACHE_MIN)
+        self.utab = self.ttab = np.empty(0, dtype=np.int32)
+        self._rehash()
         self.cache = np.full((CACHE_MIN, 3), -1, dtype=np.int32)
         self.frames = np.zeros((len(order.variables) + 2, 8), dtype=np.int32)
         #: the most nodes held at once
@@ -121,7 +122,9 @@ class CompactADD:
     def export(self, roots: Sequence[int], max_nodes: int) -> tuple[ADDManager, list[int]]:
         """The diagrams ``roots`` written into a new :class:`~.add.ADDManager` (ids renumbered,
         children first); class-vector terminals become tuples, class terminals ints."""
-        order_ids, position = K.subgraph(self.nd, len(self), np.asarray(roots, dtype=np.int64))
+        order_ids = np.flatnonzero(self._reachable(roots))
+        position = np.full(len(self), -1, dtype=np.int64)
+        position[order_ids] = np.arange(len(order_ids))
         rows = self.nd[order_ids]
         terminal = rows[:, 0] == K.TERM
         level = np.where(terminal, TERMINAL, rows[:, 0].astype(np.int64))
@@ -148,40 +151,44 @@ class CompactADD:
         self.frames[0, 0], self.frames[0, 1], self.frames[0, 3] = a, b, 0
         depth = 1
         while True:
-            status, result, self.utab, self.ttab, depth = K.apply_add(
+            status, result, depth = K.apply_add(
                 self.nd, self.vals, self.cnt, self.utab, self.ttab, self.vfeature, self.reduce,
                 self.cache, self.frames, depth, SLICE,
             )  # fmt: skip
             self.peak_nodes = max(self.peak_nodes, len(self))
             if status == K.DONE:
                 return int(result)
-            if status == K.FULL:
-                raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
+            self._after(status)
             if budget is not None:
                 budget.check("applying an ADD operation")
 
     def to_class(self, root: int) -> int:
         """The majority-vote diagram of a class-vector diagram ([GS21] Def. 22)."""
-        status, result, self.utab, self.ttab = K.map_to_class(
-            self.nd, self.vals, self.cnt, self.utab, self.ttab, self.vfeature, self.reduce, root
-        )
-        self.peak_nodes = max(self.peak_nodes, len(self))
-        if status == K.FULL:
-            raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
-        return int(result)
+        seen = self._reachable([root])
+        image = np.full(len(seen), -1, dtype=np.int64)
+        start = 0
+        while True:
+            status, start = K.map_to_class(
+                self.nd, self.vals, self.cnt, self.utab, self.ttab, self.vfeature, self.reduce, seen, image, start
+            )
+            self.peak_nodes = max(self.peak_nodes, len(self))
+            if status == K.DONE:
+                return int(image[root])
+            self._after(status)
 
     def size(self, roots: Sequence[int] | int) -> int:
         """Number of nodes (terminals included) reachable from ``roots``."""
-        roots = [roots] if isinstance(roots, int) else list(roots)
-        return int(K.reachable_mask(self.nd, len(self), np.asarray(roots, dtype=np.int64)).sum())
+        return int(self._reachable([roots] if isinstance(roots, int) else roots).sum())
 
     def collect(self, roots: Sequence[int]) -> list[int]:
         """Keep only the nodes reachable from ``roots``; returns their new ids (every other id
         becomes invalid)."""
-        new = K.compact(self.nd, self.vals, self.cnt, np.asarray(roots, dtype=np.int64))
+        seen = self._reachable(roots)
+        new = np.full(len(seen), -1, dtype=np.int64)
+        K.compact(self.nd, self.vals, self.cnt, seen, new)
         self._rehash()
         self.cache.fill(-1)
-        return [int(r) for r in new]
+        return [int(new[r]) for r in roots]
 
     def maybe_collect(self, roots: list[int], live_after_last: int) -> tuple[list[int], int]:
         """:meth:`collect` when the store holds more than twice the nodes live after the last
@@ -205,9 +212,26 @@ class CompactADD:
         )
 
     # ------------------------------------------------------------------ internals
-    def _rehash(self) -> None:
-        size = max(CACHE_MIN, _pow2_at_least(2 * (len(self) + 1)))
-        self.utab, self.ttab = K.rehash(self.nd, self.vals, len(self), size)
+    def _rehash(self, size: int = 0) -> None:
+        """New unique tables of ``size`` slots (default: the fit for the nodes held)."""
+        size = max(size, CACHE_MIN, _pow2_at_least(2 * (len(self) + 1)))
+        self.utab = np.full(size, -1, dtype=np.int32)
+        self.ttab = np.full(size, -1, dtype=np.int32)
+        K.rehash(self.nd, self.vals, len(self), self.utab, self.ttab)
+
+    def _after(self, status: int) -> None:
+        """Act on a kernel's stop: grow the tables, or raise at the node budget."""
+        if status == K.GROW:
+            self._rehash(2 * self.utab.shape[0])
+        elif status == K.FULL:
+            raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
+
+    def _reachable(self, roots: Sequence[int]) -> np.ndarray:
+        """``True`` for every node reachable from ``roots``."""
+        n = len(self)
+        seen = np.zeros(n, dtype=np.bool_)
+        K.reachable(self.nd, np.asarray(list(roots), dtype=np.int64), seen, np.empty(n + 1, dtype=np.int64))
+        return seen
 
     def _fit_cache(self) -> None:
         """Grow the computed table to the power of two at or above the node count (within

@@ -13,6 +13,11 @@ The store (see :class:`~.add_core.CompactADD` for its invariants):
 - ``utab`` / ``ttab``: open-addressing unique tables of the internal nodes and the terminals
   (node ids, ``-1`` empty), kept at most half full.
 - ``cnt``: the counters (:data:`N_NODES`, :data:`N_VALS`, :data:`CAP`).
+
+No kernel returns an array: every array is allocated by the caller and filled in place. (A
+kernel loaded from numba's cache that returned a new array failed after long runs here with
+``RuntimeError: In 'NRT_adapt_ndarray_to_python', 'descr' is NULL``: shuttle's 50-tree
+aggregation, 27 s in; the array conversion's environment was gone.)
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ TERM = np.int32(2**31 - 1)
 N_NODES, N_VALS, CAP = range(3)
 #: terminal kinds (last column of ``vals``)
 VECTOR, CLASS = 0, 1
-#: what a slice of Apply ends with
-DONE, RUNNING, FULL = range(3)
+#: how a kernel call ends: finished, out of steps (call again), at the node budget, or waiting
+#: for larger unique tables (:func:`rehash` into new ones, then call again)
+DONE, RUNNING, FULL, GROW = range(4)
 #: columns of an Apply frame: operands, level, phase, low cofactors, results
 _X, _Y, _V, _PH, _X0, _Y0, _R1, _R0 = range(8)
 #: phases of a frame: new, waiting for the high result, high known, waiting for the low result,
@@ -72,27 +78,26 @@ def _insert(table, h, n):
 
 
 @_compile
-def rehash(nd, vals, n_nodes, size):
-    """New unique tables of ``size`` slots (a power of two) holding nodes ``0..n_nodes-1``."""
-    utab = np.full(size, -1, np.int32)
-    ttab = np.full(size, -1, np.int32)
+def rehash(nd, vals, n_nodes, utab, ttab):
+    """Fill the empty unique tables ``utab`` and ``ttab`` (all ``-1``, sizes powers of two) with
+    nodes ``0..n_nodes-1``."""
     for n in range(n_nodes):
         if nd[n, 0] == TERM:
             _insert(ttab, _vals_hash(vals, nd[n, 1]), n)
         else:
             _insert(utab, _node_hash(nd[n, 0], nd[n, 1], nd[n, 2]), n)
-    return utab, ttab
 
 
 @_compile
-def _room(nd, vals, cnt, utab, ttab):
-    """Tables grown when the next node would fill them past half; ``False`` at the node budget."""
+def _room(cnt, utab):
+    """Whether one more node fits: :data:`DONE` when it does, :data:`FULL` at the node budget,
+    :data:`GROW` when it would fill the unique tables past half."""
     n = cnt[N_NODES]
     if n >= cnt[CAP]:
-        return False, utab, ttab
+        return FULL
     if 2 * (n + 1) > utab.shape[0]:
-        utab, ttab = rehash(nd, vals, n, 2 * utab.shape[0])
-    return True, utab, ttab
+        return GROW
+    return DONE
 
 
 @_compile
@@ -168,10 +173,11 @@ def _cofactors(nd, vfeat, reduce, node, level):
 def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, max_steps):
     """Resume (or start: one frame pushed, phase new) the Apply of vector addition on the frames.
 
-    Returns ``(status, result, utab, ttab, depth)``: :data:`DONE` with the result, or
-    :data:`RUNNING` after ``max_steps`` steps (call again with the returned depth), or
-    :data:`FULL` at the node budget. ``cache`` rows ``(x, y, result)`` form a direct-mapped
-    computed table (lossy; results travel up the frames, never through it).
+    Returns ``(status, result, depth)``: :data:`DONE` with the result, or :data:`RUNNING` after
+    ``max_steps`` steps, :data:`GROW` or :data:`FULL` (see :func:`_room`); after the last three,
+    calling again with the returned depth resumes where it stopped. ``cache`` rows ``(x, y,
+    result)`` form a direct-mapped computed table (lossy; results travel up the frames, never
+    through it).
     """
     cmask = cache.shape[0] - 1
     width = vals.shape[1] - 1
@@ -179,7 +185,7 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
     result = -1
     while depth > 0:
         if steps >= max_steps:
-            return RUNNING, -1, utab, ttab, depth
+            return RUNNING, -1, depth
         steps += 1
         i = depth - 1
         phase = frames[i, _PH]
@@ -197,12 +203,10 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
             if cache[slot, 0] == x and cache[slot, 1] == y:
                 r = cache[slot, 2]
             elif lx == TERM and ly == TERM:
-                ok, utab, ttab = _room(nd, vals, cnt, utab, ttab)
-                if not ok:
-                    return FULL, -1, utab, ttab, depth
+                room = _room(cnt, utab)
+                if room != DONE:
+                    return room, -1, depth
                 row = cnt[N_VALS]
-                if row >= vals.shape[0]:
-                    return FULL, -1, utab, ttab, depth
                 rx = nd[x, 1]
                 ry = nd[y, 1]
                 for c in range(width):
@@ -233,9 +237,9 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
             depth += 1
             continue
         else:  # _HAS_BOTH
-            ok, utab, ttab = _room(nd, vals, cnt, utab, ttab)
-            if not ok:
-                return FULL, -1, utab, ttab, depth
+            room = _room(cnt, utab)
+            if room != DONE:
+                return room, -1, depth
             r = _mk(nd, cnt, utab, vfeat, reduce, frames[i, _V], frames[i, _R1], frames[i, _R0])
             x = frames[i, _X]
             y = frames[i, _Y]
@@ -255,14 +259,13 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
             else:
                 frames[p, _R0] = r
                 frames[p, _PH] = _HAS_BOTH
-    return DONE, result, utab, ttab, 0
+    return DONE, result, 0
 
 
 @_compile
-def reachable_mask(nd, n_nodes, roots):
-    """``True`` for every node reachable from ``roots``."""
-    seen = np.zeros(n_nodes, np.bool_)
-    stack = np.empty(n_nodes + 1, np.int64)
+def reachable(nd, roots, seen, stack):
+    """Mark in ``seen`` (all ``False``, one entry per node) every node reachable from ``roots``;
+    ``stack`` has room for every node."""
     top = 0
     for r in roots:
         if not seen[r]:
@@ -278,24 +281,22 @@ def reachable_mask(nd, n_nodes, roots):
                     seen[c] = True
                     stack[top] = c
                     top += 1
-    return seen
 
 
 @_compile
-def map_to_class(nd, vals, cnt, utab, ttab, vfeat, reduce, root):
-    """The diagram whose terminals are the winning class (most votes or weight, ties to the
-    lowest index; [GS21] Def. 22, ``Δ_C``) of ``root``'s class-vector terminals, reduced on the
-    way. Returns ``(status, result, utab, ttab)``."""
-    n_old = cnt[N_NODES]
-    seen = reachable_mask(nd, n_old, np.array([root], np.int64))
-    image = np.full(n_old, -1, np.int64)
+def map_to_class(nd, vals, cnt, utab, ttab, vfeat, reduce, seen, image, start):
+    """The winning class (most votes or weight, ties to the lowest index; [GS21] Def. 22, ``Δ_C``)
+    of every class-vector terminal marked in ``seen``, as new class terminals, and the diagrams
+    above them rebuilt on those (reduced on the way), written into ``image`` from node ``start``
+    on. Returns ``(status, next node)``: :data:`DONE`, or :data:`GROW` / :data:`FULL`, after which
+    calling again from the returned node resumes."""
     width = vals.shape[1] - 1
-    for n in range(n_old):  # children have smaller ids: increasing ids are children first
+    for n in range(start, seen.shape[0]):  # children have smaller ids: children first
         if not seen[n]:
             continue
-        ok, utab, ttab = _room(nd, vals, cnt, utab, ttab)
-        if not ok or cnt[N_VALS] >= vals.shape[0]:
-            return FULL, -1, utab, ttab
+        room = _room(cnt, utab)
+        if room != DONE:
+            return room, n
         if nd[n, 0] == TERM:
             src = nd[n, 1]
             best = 0
@@ -309,20 +310,17 @@ def map_to_class(nd, vals, cnt, utab, ttab, vfeat, reduce, root):
             image[n] = _terminal(nd, vals, cnt, ttab, row)
         else:
             image[n] = _mk(nd, cnt, utab, vfeat, reduce, nd[n, 0], image[nd[n, 1]], image[nd[n, 2]])
-    return DONE, image[root], utab, ttab
+    return DONE, seen.shape[0]
 
 
 @_compile
-def compact(nd, vals, cnt, roots):
-    """Mark and compact: keep the nodes reachable from ``roots`` (in id order, so children stay
-    below parents) and their terminal rows; returns the roots' new ids. The unique tables must be
-    rebuilt afterwards (:func:`rehash`)."""
-    n_old = cnt[N_NODES]
-    seen = reachable_mask(nd, n_old, roots)
-    new = np.full(n_old, -1, np.int64)
+def compact(nd, vals, cnt, seen, new):
+    """Mark and compact: keep the nodes marked in ``seen`` (in id order, so children stay below
+    parents) and their terminal rows, writing each kept node's new id into ``new``. The unique
+    tables must be rebuilt afterwards (:func:`rehash`)."""
     w = 0
     rows = 0
-    for n in range(n_old):
+    for n in range(seen.shape[0]):
         if not seen[n]:
             continue
         if nd[n, 0] == TERM:
@@ -339,19 +337,3 @@ def compact(nd, vals, cnt, roots):
         w += 1
     cnt[N_NODES] = w
     cnt[N_VALS] = rows
-    out = np.empty(roots.shape[0], np.int64)
-    for i in range(roots.shape[0]):
-        out[i] = new[roots[i]]
-    return out
-
-
-@_compile
-def subgraph(nd, n_nodes, roots):
-    """The nodes reachable from ``roots`` in increasing id order (children first) and, per node
-    id, its position in that list (``-1`` elsewhere)."""
-    seen = reachable_mask(nd, n_nodes, roots)
-    order = np.flatnonzero(seen)
-    position = np.full(n_nodes, -1, np.int64)
-    for i in range(order.shape[0]):
-        position[order[i]] = i
-    return order, position
