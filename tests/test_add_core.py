@@ -65,6 +65,38 @@ def test_compact_core_builds_the_python_cores_diagrams(
     assert (compact.class_vector is None) == (not keep)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.one_of(forests(max_trees=8), forests(max_trees=8, vote="soft")),
+    st.booleans(),
+    st.sampled_from(["balanced", "sequential"]),
+    st.booleans(),
+)
+def test_early_decision_gives_the_same_majority_add(forest: Forest, reduce: bool, strategy: str, tiny: bool) -> None:
+    """Deciding partial sums early changes the intermediate diagrams, never the majority ADD
+    (canonical: same size and depth) nor any decision, under either vote."""
+    oracle = Oracle(forest)
+    exact = aggregate(forest, reduce=reduce, strategy=strategy, core="python", keep_class_vector=False)
+    with pytest.MonkeyPatch.context() as mp:
+        if tiny:
+            mp.setattr(add_core, "CACHE_MIN", 2)
+            mp.setattr(add_core, "CACHE_MAX", 2)
+            mp.setattr(add_core, "GC_MIN", 0)
+        early = aggregate(forest, reduce=reduce, strategy=strategy, keep_class_vector=False, decide_early=True)
+    assert early.manager.size(early.majority) == exact.manager.size(exact.majority)
+    assert early.manager.depth(early.majority) == exact.manager.depth(exact.majority)
+    assert [early.predict_states_one(z) for z in oracle.grid] == list(oracle.labels)
+    assert "decided_vector_nodes" in early.sizes and early.class_vector is None
+
+
+def test_early_decision_needs_the_compact_core_and_no_class_vector() -> None:
+    forest = datasets.train_forest("iris", trees=2, seed=0, depth=2).forest
+    with pytest.raises(ValueError, match="decide_early"):
+        aggregate(forest, decide_early=True)
+    with pytest.raises(ValueError, match="decide_early"):
+        aggregate(forest, core="python", keep_class_vector=False, decide_early=True)
+
+
 @settings(max_examples=40, deadline=None)
 @given(forests(max_trees=8, vote="soft"), st.booleans())
 def test_compact_core_sums_exact_soft_weights(forest: Forest, reduce: bool) -> None:

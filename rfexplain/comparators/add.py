@@ -585,6 +585,7 @@ def aggregate(
     timeout: float | Budget | None = None,
     vote: str | None = None,
     core: str = "compact",
+    decide_early: bool = False,
 ) -> AggregatedForest:
     """Aggregate a forest into its class-vector and majority-vote ADDs ([GS21], Sect. 6, Def. 24).
 
@@ -615,6 +616,12 @@ def aggregate(
         (the default; the result is written into an :class:`ADDManager`), or in the
         :class:`ADDManager` itself. Both build the same diagrams; soft-vote weights whose sums
         could pass int64 always run in Python.
+    decide_early : bool
+        With the compact core and ``keep_class_vector=False``: turn every partial sum whose
+        winner the remaining trees cannot change into that class at once
+        (:meth:`.add_core.CompactADD.add`). The majority-vote ADD is the same; the intermediate
+        diagrams, and the time, shrink. ``stats()`` then reports ``decided_vector_nodes`` (the
+        last sum, partly decided) instead of ``class_vector_nodes``.
 
     Examples
     --------
@@ -629,6 +636,10 @@ def aggregate(
         raise InvalidOptionError(f"strategy must be one of ['balanced', 'sequential']. Got {strategy!r} instead.")
     if core not in ("compact", "python"):
         raise InvalidOptionError(f"core must be one of ['compact', 'python']. Got {core!r} instead.")
+    if decide_early and (keep_class_vector or core != "compact"):
+        raise InvalidOptionError(
+            "decide_early leaves no exact class-vector ADD: it needs core='compact' and keep_class_vector=False"
+        )
     budget = Budget.of(timeout)
     start = time.perf_counter()
 
@@ -643,20 +654,24 @@ def aggregate(
         _, weights = forest.soft_weights()
         for tree, leaf_weights in zip(forest.trees, weights):
             roots.append(tree_add(m, tree, leaf_weights.__getitem__, by_leaf=True))
-        largest_sum = sum(max((max(v) for v in w.values()), default=0) for w in weights)
+        leaf_vectors = [list(w.values()) for w in weights]
     else:
         one_hot = [tuple(int(c == i) for i in range(k)) for c in range(k)]
         for tree in forest.trees:
             roots.append(tree_add(m, tree, lambda c: one_hot[c]))
-        largest_sum = len(roots)
+        leaf_vectors = [
+            [one_hot[tree.label[i]] for i in range(tree.n_nodes) if tree.feature[i] < 0] for tree in forest.trees
+        ]
     m.clear_cache()
     t_trees = time.perf_counter()
     log.debug("built %d tree ADDs (%d nodes) in %.3f s", len(roots), len(m), t_trees - start)
     if core == "compact":
         from rfexplain.comparators.add_core import LARGEST_SUM
 
+        largest_sum = sum(max((max(v) for v in leaves), default=0) for leaves in leaf_vectors)
         if largest_sum <= LARGEST_SUM:
-            return _aggregate_compact(forest, m, roots, strategy, keep_class_vector, budget, start, t_trees)
+            gains = _tree_gains(leaf_vectors, k) if decide_early else None
+            return _aggregate_compact(forest, m, roots, strategy, keep_class_vector, budget, start, t_trees, gains)
         log.debug("soft-vote weights may pass int64: aggregating in Python")
 
     def add(a: int, b: int) -> int:
@@ -708,6 +723,20 @@ def aggregate(
     )
 
 
+def _tree_gains(leaf_vectors: list[list[tuple[int, ...]]], k: int) -> tuple[Any, Any]:
+    """Prefix sums over the trees of the least and the most each tree adds to each class (its
+    leaves' vectors): rows ``0..T`` of two ``(T + 1, k)`` int64 arrays."""
+    import numpy as np
+
+    low = np.zeros((len(leaf_vectors) + 1, k), dtype=np.int64)
+    high = np.zeros((len(leaf_vectors) + 1, k), dtype=np.int64)
+    for t, leaves in enumerate(leaf_vectors):
+        vectors = np.array(leaves, dtype=np.int64).reshape(-1, k)
+        low[t + 1] = low[t] + vectors.min(axis=0)
+        high[t + 1] = high[t] + vectors.max(axis=0)
+    return low, high
+
+
 def _aggregate_compact(
     forest: Forest,
     trees: ADDManager,
@@ -717,37 +746,55 @@ def _aggregate_compact(
     budget: Budget,
     start: float,
     t_trees: float,
+    gains: tuple[Any, Any] | None,
 ) -> AggregatedForest:
     """:func:`aggregate`'s sums and majority map in the compiled store of :mod:`.add_core`, from
-    the trees' ADDs in ``trees``; the results are written back into a new :class:`ADDManager`."""
+    the trees' ADDs in ``trees``; the results are written back into a new :class:`ADDManager`.
+    With ``gains`` (:func:`_tree_gains`) every sum decides early."""
     from rfexplain.comparators.add_core import CompactADD
 
     store, roots = CompactADD.from_manager(trees, roots, forest.n_classes, trees.max_nodes)
+    n = len(roots)
+
+    def add(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int, int]:
+        """Sum of two partial sums ``(root, first tree, end)`` over adjacent tree ranges."""
+        first, end = a[1], b[2]
+        others = None
+        if gains is not None:
+            low, high = gains
+            outside = low[n] - low[end] + low[first], high[n] - high[end] + high[first]
+            others = (outside[0], outside[1])
+        return store.add(a[0], b[0], budget, others), first, end
+
+    def collect(parts: list[tuple[int, int, int]], live: int) -> tuple[list[tuple[int, int, int]], int]:
+        kept, live = store.maybe_collect([p[0] for p in parts], live)
+        return [(r, p[1], p[2]) for r, p in zip(kept, parts)], live
+
     live = len(store)
+    parts = [(r, t, t + 1) for t, r in enumerate(roots)]
     if strategy == "sequential":
-        acc = roots[0]
-        for i in range(1, len(roots)):
-            acc = store.add(acc, roots[i], budget)
+        acc = parts[0]
+        for i in range(1, n):
+            acc = add(acc, parts[i])
             if i % 16 == 0:
                 budget.check("aggregating ADDs")
-                kept, live = store.maybe_collect([acc] + roots[i + 1 :], live)
-                acc, roots[i + 1 :] = kept[0], kept[1:]
+                kept, live = collect([acc] + parts[i + 1 :], live)
+                acc, parts[i + 1 :] = kept[0], kept[1:]
     else:
-        level = roots
-        while len(level) > 1:
-            nxt = [store.add(level[i], level[i + 1], budget) for i in range(0, len(level) - 1, 2)]
-            if len(level) % 2:
-                nxt.append(level[-1])
+        while len(parts) > 1:
+            nxt = [add(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+            if len(parts) % 2:
+                nxt.append(parts[-1])
             budget.check("aggregating ADDs")
-            level, live = store.maybe_collect(nxt, live)
-        acc = level[0]
+            parts, live = collect(nxt, live)
+        acc = parts[0]
     t_vector = time.perf_counter()
-    sizes = {"class_vector_nodes": store.size(acc)}
-    majority = store.to_class(acc)
+    sizes = {("decided_vector_nodes" if gains is not None else "class_vector_nodes"): store.size(acc[0])}
+    majority = store.to_class(acc[0])
     t_major = time.perf_counter()
     sizes["peak_store_nodes"] = store.peak_nodes
     sizes["store_bytes"] = store.nbytes()
-    kept_roots = [acc, majority] if keep_class_vector else [majority]
+    kept_roots = [acc[0], majority] if keep_class_vector else [majority]
     manager, out = store.export(kept_roots, trees.max_nodes)
     log.debug(
         "compact ADD core: peak %d nodes, %d bytes of arrays; exported %d nodes",

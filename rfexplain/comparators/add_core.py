@@ -12,6 +12,10 @@ and runs the aggregation's hot loops compiled by numba [Lam15] (:mod:`.add_kerne
 - Apply of vector addition runs on an explicit frame stack (results travel up the frames) with a
   direct-mapped computed table [BRB90] whose size follows the node count; it stops after a slice
   of steps so that a :class:`~rfexplain.core.budget.Budget` is polled, and resumes from its frames;
+- *early decision* (an addition to [GS21], optional): a partial sum over some trees whose
+  winner the other trees can no longer change (bounds on what each tree adds to each class)
+  becomes a class terminal that absorbs later additions, so the regions already decided stop
+  growing; the final majority-vote ADD is the same canonical diagram;
 - dead nodes are removed by mark-and-compact between the aggregation's rounds;
 - the majority-vote map ``Δ_C`` runs compiled too; the finished diagrams are written out into an
   :class:`~.add.ADDManager` (children first, ids renumbered), where the explanations, counts and
@@ -44,7 +48,7 @@ from rfexplain.comparators import add_kernels as K
 from rfexplain.comparators.add import TERMINAL, ADDManager, ADDTooLargeError, PredicateOrder
 from rfexplain.core.budget import Budget
 
-__all__ = ["CompactADD", "LARGEST_SUM"]
+__all__ = ["CompactADD", "LARGEST_SUM", "warm_up"]
 
 #: Apply steps per compiled slice, between two budget polls
 SLICE = 1 << 20
@@ -54,6 +58,25 @@ CACHE_MIN, CACHE_MAX = 1 << 16, 1 << 24
 GC_MIN = 1 << 22
 #: the largest class-vector entry the store holds (int64 with room to spare)
 LARGEST_SUM = 2**62
+
+
+def warm_up() -> None:
+    """Load (or, on a fresh install, compile) the store's compiled loops now, by aggregating a
+    two-stump forest both ways, so that no later aggregation pays for it (a fraction of a second
+    per process from numba's cache, seconds on a fresh install)."""
+    from rfexplain.comparators.add import aggregate
+    from rfexplain.core.forest import Forest
+
+    stump: dict[str, list[Any]] = {
+        "feature": [0, -1, -1],
+        "threshold": [0.5, 0, 0],
+        "left": [1, -1, -1],
+        "right": [2, -1, -1],
+    }
+    trees = [{**stump, "label": [-1, 0, 1]}, {**stump, "label": [-1, 1, 0]}]
+    forest = Forest.from_raw_trees(trees, n_features=1, classes=[0, 1])
+    aggregate(forest, core="compact")
+    aggregate(forest, core="compact", keep_class_vector=False, decide_early=True)
 
 
 def _pow2_at_least(n: int) -> int:
@@ -85,7 +108,10 @@ class CompactADD:
         self.cnt = np.array([0, 0, self.max_nodes], dtype=np.int64)
         self.utab = self.ttab = np.empty(0, dtype=np.int32)
         self._rehash()
-        self.cache = np.full((CACHE_MIN, 3), -1, dtype=np.int32)
+        self.cache = np.full((CACHE_MIN, 4), -1, dtype=np.int32)
+        #: computed-table epoch of each early-decision context (bounds on the other trees' gains)
+        self._epochs: dict[bytes, int] = {b"": 0}
+        self._no_gain = np.zeros(self.n_classes, dtype=np.int64)
         self.frames = np.zeros((len(order.variables) + 2, 8), dtype=np.int32)
         #: the most nodes held at once
         self.peak_nodes = 0
@@ -145,15 +171,29 @@ class CompactADD:
         return m, [int(position[r]) for r in roots]
 
     # ------------------------------------------------------------------ operations
-    def add(self, a: int, b: int, budget: Budget | None = None) -> int:
-        """The class-vector sum of ``a`` and ``b`` (Apply, [GS21] Theorem 7)."""
+    def add(
+        self, a: int, b: int, budget: Budget | None = None, others: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> int:
+        """The class-vector sum of ``a`` and ``b`` (Apply, [GS21] Theorem 7).
+
+        ``others = (low, high)``: the trees outside the sum add between ``low[c]`` and
+        ``high[c]`` to class ``c``; a sum that decides the vote whatever they add becomes that
+        class's terminal (*early decision*), which absorbs every later addition. Only the
+        majority map of the result is then the forest's (its vector terminals stay exact).
+        """
         self._fit_cache()
+        if others is None:
+            early, low, high, epoch = False, self._no_gain, self._no_gain, 0
+        else:
+            low, high = (np.ascontiguousarray(g, dtype=np.int64) for g in others)
+            early = True
+            epoch = self._epochs.setdefault(low.tobytes() + high.tobytes(), len(self._epochs))
         self.frames[0, 0], self.frames[0, 1], self.frames[0, 3] = a, b, 0
         depth = 1
         while True:
             status, result, depth = K.apply_add(
                 self.nd, self.vals, self.cnt, self.utab, self.ttab, self.vfeature, self.reduce,
-                self.cache, self.frames, depth, SLICE,
+                self.cache, self.frames, depth, SLICE, early, low, high, epoch,
             )  # fmt: skip
             self.peak_nodes = max(self.peak_nodes, len(self))
             if status == K.DONE:
@@ -238,4 +278,4 @@ class CompactADD:
         :data:`CACHE_MIN`, :data:`CACHE_MAX`); growing clears it."""
         want = min(CACHE_MAX, max(CACHE_MIN, _pow2_at_least(len(self))))
         if want > self.cache.shape[0]:
-            self.cache = np.full((want, 3), -1, dtype=np.int32)
+            self.cache = np.full((want, 4), -1, dtype=np.int32)

@@ -170,14 +170,44 @@ def _cofactors(nd, vfeat, reduce, node, level):
 
 
 @_compile
-def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, max_steps):
+def _decided(vals, row, gain_lo, gain_hi):
+    """The class that wins whatever the other trees add to the partial sum ``vals[row]`` (each
+    class ``c`` gains between ``gain_lo[c]`` and ``gain_hi[c]``, ties to the lowest index), or
+    ``-1`` when that is not yet known."""
+    width = vals.shape[1] - 1
+    best = 0
+    for c in range(1, width):
+        if vals[row, c] + gain_lo[c] > vals[row, best] + gain_lo[best]:
+            best = c
+    low = vals[row, best] + gain_lo[best]
+    for d in range(width):
+        if d != best:
+            high = vals[row, d] + gain_hi[d]
+            if high > low or (high == low and d < best):
+                return -1
+    return best
+
+
+@_compile
+def _is_class(nd, vals, n):
+    return nd[n, 0] == TERM and vals[nd[n, 1], vals.shape[1] - 1] == CLASS
+
+
+@_compile
+def apply_add(
+    nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, max_steps, early, gain_lo, gain_hi, epoch
+):
     """Resume (or start: one frame pushed, phase new) the Apply of vector addition on the frames.
 
     Returns ``(status, result, depth)``: :data:`DONE` with the result, or :data:`RUNNING` after
     ``max_steps`` steps, :data:`GROW` or :data:`FULL` (see :func:`_room`); after the last three,
     calling again with the returned depth resumes where it stopped. ``cache`` rows ``(x, y,
-    result)`` form a direct-mapped computed table (lossy; results travel up the frames, never
-    through it).
+    result, epoch)`` form a direct-mapped computed table (lossy; results travel up the frames,
+    never through it); a row answers only in its own ``epoch``.
+
+    With ``early``, a sum that already decides the vote (:func:`_decided`, given the bounds on
+    what the trees outside the sum add) becomes that class's terminal, which absorbs every later
+    addition.
     """
     cmask = cache.shape[0] - 1
     width = vals.shape[1] - 1
@@ -200,7 +230,11 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
             slot = _node_hash(0, x, y) & cmask
             lx = nd[x, 0]
             ly = nd[y, 0]
-            if cache[slot, 0] == x and cache[slot, 1] == y:
+            if early and _is_class(nd, vals, x):
+                r = x
+            elif early and _is_class(nd, vals, y):
+                r = y
+            elif cache[slot, 0] == x and cache[slot, 1] == y and cache[slot, 3] == epoch:
                 r = cache[slot, 2]
             elif lx == TERM and ly == TERM:
                 room = _room(cnt, utab)
@@ -212,10 +246,17 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
                 for c in range(width):
                     vals[row, c] = vals[rx, c] + vals[ry, c]
                 vals[row, width] = VECTOR
+                if early:
+                    winner = _decided(vals, row, gain_lo, gain_hi)
+                    if winner >= 0:
+                        vals[row, :] = 0
+                        vals[row, 0] = winner
+                        vals[row, width] = CLASS
                 r = _terminal(nd, vals, cnt, ttab, row)
                 cache[slot, 0] = x
                 cache[slot, 1] = y
                 cache[slot, 2] = r
+                cache[slot, 3] = epoch
             else:
                 v = lx if lx < ly else ly
                 x1, x0 = _cofactors(nd, vfeat, reduce, x, v)
@@ -247,6 +288,7 @@ def apply_add(nd, vals, cnt, utab, ttab, vfeat, reduce, cache, frames, depth, ma
             cache[slot, 0] = x
             cache[slot, 1] = y
             cache[slot, 2] = r
+            cache[slot, 3] = epoch
         # the frame is done with result r: hand it to its parent
         depth -= 1
         if depth == 0:
@@ -286,7 +328,7 @@ def reachable(nd, roots, seen, stack):
 @_compile
 def map_to_class(nd, vals, cnt, utab, ttab, vfeat, reduce, seen, image, start):
     """The winning class (most votes or weight, ties to the lowest index; [GS21] Def. 22, ``Δ_C``)
-    of every class-vector terminal marked in ``seen``, as new class terminals, and the diagrams
+    of every class-vector terminal marked in ``seen``, as class terminals (a class terminal stays), and the diagrams
     above them rebuilt on those (reduced on the way), written into ``image`` from node ``start``
     on. Returns ``(status, next node)``: :data:`DONE`, or :data:`GROW` / :data:`FULL`, after which
     calling again from the returned node resumes."""
@@ -297,7 +339,9 @@ def map_to_class(nd, vals, cnt, utab, ttab, vfeat, reduce, seen, image, start):
         room = _room(cnt, utab)
         if room != DONE:
             return room, n
-        if nd[n, 0] == TERM:
+        if _is_class(nd, vals, n):  # decided early
+            image[n] = n
+        elif nd[n, 0] == TERM:
             src = nd[n, 1]
             best = 0
             for c in range(1, width):
