@@ -161,7 +161,8 @@ class ADDManager:
         self.hi: list[int] = []
         self.lo: list[int] = []
         self.value: list[Any] = []
-        self._unique: dict[tuple[int, int, int], int] = {}
+        #: ``None`` until first needed after :meth:`adopt`
+        self._unique: dict[tuple[int, int, int], int] | None = {}
         self._terminals: dict[tuple[type, Hashable], int] = {}
         self._cache: dict[tuple, int] = {}
 
@@ -211,11 +212,27 @@ class ADDManager:
         if hi == lo:
             return hi
         key = (level, hi, lo)
-        n = self._unique.get(key)
+        unique = self._unique
+        if unique is None:
+            unique = self._unique = {
+                (lv, h, o): n for n, (lv, h, o) in enumerate(zip(self.level, self.hi, self.lo)) if lv != TERMINAL
+            }
+        n = unique.get(key)
         if n is None:
             n = self._new(level, hi, lo, None)
-            self._unique[key] = n
+            unique[key] = n
         return n
+
+    def adopt(self, level: list[int], hi: list[int], lo: list[int], value: list[Any]) -> None:
+        """Take over reduced, hash-consed diagrams built elsewhere (children before parents;
+        terminals with level :data:`TERMINAL`, ``hi = lo = -1`` and their ``value``): the store
+        of an empty manager. The unique table is rebuilt from them only when :meth:`mk` first needs
+        it (most diagrams written out of :mod:`.add_core` are only read)."""
+        if self.level:
+            raise ValueError("adopt() needs an empty manager")
+        self.level, self.hi, self.lo, self.value = level, hi, lo, value
+        self._terminals = {(type(v), v): n for n, v in enumerate(value) if level[n] == TERMINAL}
+        self._unique = None
 
     def variable(self, f: int, j: int, true_value: Hashable = True, false_value: Hashable = False) -> int:
         """The diagram of one predicate ``state[f] <= j`` with the given terminal values."""
@@ -795,7 +812,7 @@ def _aggregate_compact(
     sizes["peak_store_nodes"] = store.peak_nodes
     sizes["store_bytes"] = store.nbytes()
     kept_roots = [acc[0], majority] if keep_class_vector else [majority]
-    manager, out = store.export(kept_roots, trees.max_nodes)
+    manager, out = store.export(kept_roots, trees.max_nodes, release=True)
     log.debug(
         "compact ADD core: peak %d nodes, %d bytes of arrays; exported %d nodes",
         store.peak_nodes,

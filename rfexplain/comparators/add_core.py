@@ -145,9 +145,11 @@ class CompactADD:
         store._rehash()
         return store, [new[r] for r in roots]
 
-    def export(self, roots: Sequence[int], max_nodes: int) -> tuple[ADDManager, list[int]]:
+    def export(self, roots: Sequence[int], max_nodes: int, release: bool = False) -> tuple[ADDManager, list[int]]:
         """The diagrams ``roots`` written into a new :class:`~.add.ADDManager` (ids renumbered,
-        children first); class-vector terminals become tuples, class terminals ints."""
+        children first); class-vector terminals become tuples, class terminals ints. With
+        ``release`` the store's arrays are freed first (the store is then empty and unusable),
+        so that the Python manager does not pile onto them."""
         order_ids = np.flatnonzero(self._reachable(roots))
         position = np.full(len(self), -1, dtype=np.int64)
         position[order_ids] = np.arange(len(order_ids))
@@ -156,18 +158,15 @@ class CompactADD:
         level = np.where(terminal, TERMINAL, rows[:, 0].astype(np.int64))
         hi = np.where(terminal, -1, position[np.where(terminal, 0, rows[:, 1])])
         lo = np.where(terminal, -1, position[np.where(terminal, 0, rows[:, 2])])
-        m = ADDManager(self.order, reduce=self.reduce, max_nodes=max(max_nodes, 2 * len(order_ids)))
-        m.level, m.hi, m.lo = level.tolist(), hi.tolist(), lo.tolist()
+        terminal_rows = self.vals[rows[terminal, 1]]
+        if release:
+            self._release()
         values: list[Any] = [None] * len(order_ids)
         k = self.n_classes
-        for i in np.flatnonzero(terminal).tolist():
-            row = self.vals[rows[i, 1]]
-            value: Any = int(row[0]) if row[k] == K.CLASS else tuple(int(v) for v in row[:k])
-            values[i] = value
-            m._terminals[(type(value), value)] = i
-        m.value = values
-        inner = np.flatnonzero(~terminal).tolist()
-        m._unique = {(m.level[i], m.hi[i], m.lo[i]): i for i in inner}
+        for i, row in zip(np.flatnonzero(terminal).tolist(), terminal_rows):
+            values[i] = int(row[0]) if row[k] == K.CLASS else tuple(int(v) for v in row[:k])
+        m = ADDManager(self.order, reduce=self.reduce, max_nodes=max(max_nodes, 2 * len(order_ids)))
+        m.adopt(level.tolist(), hi.tolist(), lo.tolist(), values)
         return m, [int(position[r]) for r in roots]
 
     # ------------------------------------------------------------------ operations
@@ -258,6 +257,14 @@ class CompactADD:
         self.utab = np.full(size, -1, dtype=np.int32)
         self.ttab = np.full(size, -1, dtype=np.int32)
         K.rehash(self.nd, self.vals, len(self), self.utab, self.ttab)
+
+    def _release(self) -> None:
+        """Free every array (the store holds nothing afterwards)."""
+        self.nd = np.empty((0, 3), dtype=np.int32)
+        self.vals = np.empty((0, self.n_classes + 1), dtype=np.int64)
+        self.utab = self.ttab = np.empty(0, dtype=np.int32)
+        self.cache = np.empty((0, 4), dtype=np.int32)
+        self.cnt[:] = 0
 
     def _after(self, status: int) -> None:
         """Act on a kernel's stop: grow the tables, or raise at the node budget."""
