@@ -26,6 +26,8 @@ def _same(a: AggregatedForest, b: AggregatedForest, grid: np.ndarray) -> None:
     assert ma.size(a.majority) == mb.size(b.majority)
     assert ma.depth(a.majority) == mb.depth(b.majority)
     assert a.sizes["class_vector_nodes"] == b.sizes["class_vector_nodes"]
+    for key in ("majority_nodes", "majority_depth"):  # measured in the store, and in Python
+        assert a.stats()[key] == b.stats()[key]
     for z in grid:
         assert ma.evaluate(a.majority, z) == mb.evaluate(b.majority, z)
         if a.class_vector is not None and b.class_vector is not None:

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,9 +157,10 @@ class ADDManager:
         self.max_nodes = int(max_nodes)
         self.vfeature: list[int] = [f for f, _ in order.variables]
         self.vsplit: list[int] = [j for _, j in order.variables]
-        self.level: list[int] = []
-        self.hi: list[int] = []
-        self.lo: list[int] = []
+        # lists, or int64 arrays (array.array) for the diagrams :meth:`adopt` takes over
+        self.level: MutableSequence[int] = []
+        self.hi: MutableSequence[int] = []
+        self.lo: MutableSequence[int] = []
         self.value: list[Any] = []
         #: ``None`` until first needed after :meth:`adopt`
         self._unique: dict[tuple[int, int, int], int] | None = {}
@@ -223,7 +224,9 @@ class ADDManager:
             unique[key] = n
         return n
 
-    def adopt(self, level: list[int], hi: list[int], lo: list[int], value: list[Any]) -> None:
+    def adopt(
+        self, level: MutableSequence[int], hi: MutableSequence[int], lo: MutableSequence[int], value: list[Any]
+    ) -> None:
         """Take over reduced, hash-consed diagrams built elsewhere (children before parents;
         terminals with level :data:`TERMINAL`, ``hi = lo = -1`` and their ``value``): the store
         of an empty manager. The unique table is rebuilt from them only when :meth:`mk` first needs
@@ -581,10 +584,12 @@ class AggregatedForest:
     def stats(self) -> dict[str, Any]:
         """Node counts (terminals included) and depths of the diagrams, and the timings."""
         m = self.manager
-        out: dict[str, Any] = dict(self.sizes)
-        out["majority_nodes"] = m.size(self.majority)
-        out["majority_depth"] = m.depth(self.majority)
-        if self.class_vector is not None:
+        out: dict[str, Any] = dict(self.sizes)  # the compact core measured these already
+        if "majority_nodes" not in out:
+            out["majority_nodes"] = m.size(self.majority)
+        if "majority_depth" not in out:
+            out["majority_depth"] = m.depth(self.majority)
+        if self.class_vector is not None and "class_vector_nodes" not in out:
             out["class_vector_nodes"] = m.size(self.class_vector)
         out["reduced"] = m.reduce
         out.update({f"time_{k}": v for k, v in self.timings.items()})
@@ -809,6 +814,8 @@ def _aggregate_compact(
     sizes = {("decided_vector_nodes" if gains is not None else "class_vector_nodes"): store.size(acc[0])}
     majority = store.to_class(acc[0])
     t_major = time.perf_counter()
+    sizes["majority_nodes"] = store.size(majority)
+    sizes["majority_depth"] = store.depth(majority)
     sizes["peak_store_nodes"] = store.peak_nodes
     sizes["store_bytes"] = store.nbytes()
     kept_roots = [acc[0], majority] if keep_class_vector else [majority]

@@ -39,6 +39,7 @@ Example
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -147,7 +148,8 @@ class CompactADD:
 
     def export(self, roots: Sequence[int], max_nodes: int, release: bool = False) -> tuple[ADDManager, list[int]]:
         """The diagrams ``roots`` written into a new :class:`~.add.ADDManager` (ids renumbered,
-        children first); class-vector terminals become tuples, class terminals ints. With
+        children first; its node fields int64 arrays, 8 bytes each); class-vector terminals
+        become tuples, class terminals ints. With
         ``release`` the store's arrays are freed first (the store is then empty and unusable),
         so that the Python manager does not pile onto them."""
         order_ids = np.flatnonzero(self._reachable(roots))
@@ -166,7 +168,8 @@ class CompactADD:
         for i, row in zip(np.flatnonzero(terminal).tolist(), terminal_rows):
             values[i] = int(row[0]) if row[k] == K.CLASS else tuple(int(v) for v in row[:k])
         m = ADDManager(self.order, reduce=self.reduce, max_nodes=max(max_nodes, 2 * len(order_ids)))
-        m.adopt(level.tolist(), hi.tolist(), lo.tolist(), values)
+        level_a, hi_a, lo_a = (array("q", column.astype(np.int64).tobytes()) for column in (level, hi, lo))
+        m.adopt(level_a, hi_a, lo_a, values)
         return m, [int(position[r]) for r in roots]
 
     # ------------------------------------------------------------------ operations
@@ -218,6 +221,10 @@ class CompactADD:
     def size(self, roots: Sequence[int] | int) -> int:
         """Number of nodes (terminals included) reachable from ``roots``."""
         return int(self._reachable([roots] if isinstance(roots, int) else roots).sum())
+
+    def depth(self, root: int) -> int:
+        """Largest number of tests on a path from ``root`` to a terminal."""
+        return int(K.depth(self.nd, self._reachable([root]), root))
 
     def collect(self, roots: Sequence[int]) -> list[int]:
         """Keep only the nodes reachable from ``roots``; returns their new ids (every other id

@@ -58,28 +58,39 @@ class CompiledADD:
     """
 
     def __init__(self, forest: Forest, manager: ADDManager, root: int) -> None:
-        nodes = manager.reachable([root])[::-1]  # parents first
-        ids = {n: i for i, n in enumerate(nodes)}
+        level = np.asarray(manager.level, dtype=np.int64)
+        hi = np.asarray(manager.hi, dtype=np.int64)
+        lo = np.asarray(manager.lo, dtype=np.int64)
+        internal = level != TERMINAL
+        # the nodes reachable from the root, one level of the diagram per numpy step
+        seen = np.zeros(len(level), dtype=bool)
+        frontier = np.array([root], dtype=np.int64)
+        while frontier.size:
+            seen[frontier] = True
+            below = frontier[internal[frontier]]
+            children = np.concatenate([hi[below], lo[below]])
+            frontier = np.unique(children[~seen[children]])
+        found = np.flatnonzero(seen)
+        nodes = found[np.lexsort((found, level[found]))]  # parents first (by predicate level)
+        ids = np.full(len(level), -1, dtype=np.int64)
+        ids[nodes] = np.arange(len(nodes))
         size = len(nodes)
+        variables = manager.order.variables
+        by_level_feature = np.array([f for f, _ in variables] or [0], dtype=np.int64)
+        by_level_split = np.array([j for _, j in variables] or [0], dtype=np.int64)
+        by_level_threshold = np.array([forest.thresholds[f][j] for f, j in variables] or [0.0], dtype=np.float64)
+        inner = internal[nodes]
+        levels = np.where(inner, level[nodes], 0)
         self.forest = forest
-        self.feature = np.full(size, -1, dtype=np.int64)
-        self.split = np.zeros(size, dtype=np.int64)
-        self.threshold = np.zeros(size, dtype=np.float64)
-        self.hi = np.arange(size, dtype=np.int64)
-        self.lo = np.arange(size, dtype=np.int64)
+        self.feature = np.where(inner, by_level_feature[levels], -1)
+        self.split = np.where(inner, by_level_split[levels], 0)
+        self.threshold = np.where(inner, by_level_threshold[levels], 0.0)
+        self.hi = np.where(inner, ids[np.where(inner, hi[nodes], 0)], np.arange(size))
+        self.lo = np.where(inner, ids[np.where(inner, lo[nodes], 0)], np.arange(size))
         self.value = np.zeros(size, dtype=np.int64)
-        for n, i in ids.items():
-            lv = manager.level[n]
-            if lv == TERMINAL:
-                self.value[i] = int(manager.value[n])
-            else:
-                f, j = manager.order.variables[lv]
-                self.feature[i] = f
-                self.split[i] = j
-                self.threshold[i] = forest.thresholds[f][j]
-                self.hi[i] = ids[manager.hi[n]]
-                self.lo[i] = ids[manager.lo[n]]
-        self.root = ids[root]
+        for i in np.flatnonzero(~inner).tolist():
+            self.value[i] = int(manager.value[int(nodes[i])])
+        self.root = int(ids[root])
         self.is_terminal = self.feature < 0
 
     @classmethod

@@ -381,3 +381,14 @@ def compact(nd, vals, cnt, seen, new):
         w += 1
     cnt[N_NODES] = w
     cnt[N_VALS] = rows
+
+
+@_compile
+def depth(nd, seen, root):
+    """Largest number of tests on a path from ``root`` down, over the nodes marked in ``seen``
+    (those reachable from it)."""
+    longest = np.zeros(seen.shape[0], np.int64)
+    for n in range(seen.shape[0]):  # children first
+        if seen[n] and nd[n, 0] != TERM:
+            longest[n] = 1 + max(longest[nd[n, 1]], longest[nd[n, 2]])
+    return longest[root]
