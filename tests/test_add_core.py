@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from rfexplain import Forest, datasets
 from rfexplain.comparators import add_core
-from rfexplain.comparators.add import ADDTooLargeError, AggregatedForest, aggregate
+from rfexplain.comparators.add import TERMINAL, ADDTooLargeError, AggregatedForest, aggregate
 from rfexplain.core.budget import BudgetExpired
 from rfexplain.oracle import Oracle
 from tests.strategies import forests
@@ -124,7 +124,11 @@ def test_slices_evictions_and_collections_change_nothing(forest: Forest, reduce:
 
 def test_garbage_collection_runs_and_keeps_the_result(tiny_store: None) -> None:
     forest = datasets.train_forest("iris", trees=12, seed=0, depth=3, vote="hard").forest
-    store, roots = add_core.CompactADD.from_manager(*_tree_adds(forest), forest.n_classes, 10_000)
+    trees, roots = _tree_adds(forest)
+    store = add_core.CompactADD(
+        [f for f, _ in trees.order.variables], forest.n_classes, reduce=trees.reduce, max_nodes=10_000
+    )
+    store.load(trees.level, trees.hi, trees.lo, trees.value, TERMINAL)
     acc = store.add(roots[0], roots[1])
     before = store.size(acc)
     held = len(store)

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import InvalidOptionError, RFExplainError
+from rfexplain.core.errors import ADDTooLargeError, InvalidOptionError
 from rfexplain.core.forest import Forest, Tree, winning_class
 
 __all__ = [
@@ -80,10 +80,6 @@ log = logging.getLogger(__name__)
 
 #: Level of terminal nodes: below every predicate.
 TERMINAL = 1 << 60
-
-
-class ADDTooLargeError(RFExplainError, MemoryError):
-    """An ADD grew past the manager's node budget (``max_nodes``)."""
 
 
 @dataclass(frozen=True)
@@ -775,7 +771,9 @@ def _aggregate_compact(
     With ``gains`` (:func:`_tree_gains`) every sum decides early."""
     from rfexplain.comparators.add_core import CompactADD
 
-    store, roots = CompactADD.from_manager(trees, roots, forest.n_classes, trees.max_nodes)
+    level_feature = [f for f, _ in trees.order.variables]
+    store = CompactADD(level_feature, forest.n_classes, reduce=trees.reduce, max_nodes=trees.max_nodes)
+    store.load(trees.level, trees.hi, trees.lo, trees.value, TERMINAL)
     n = len(roots)
 
     def add(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -819,7 +817,9 @@ def _aggregate_compact(
     sizes["peak_store_nodes"] = store.peak_nodes
     sizes["store_bytes"] = store.nbytes()
     kept_roots = [acc[0], majority] if keep_class_vector else [majority]
-    manager, out = store.export(kept_roots, trees.max_nodes, release=True)
+    level, hi, lo, values, out = store.export(kept_roots, TERMINAL, release=True)
+    manager = ADDManager(trees.order, reduce=trees.reduce, max_nodes=max(trees.max_nodes, 2 * len(values)))
+    manager.adopt(level, hi, lo, values)
     log.debug(
         "compact ADD core: peak %d nodes, %d bytes of arrays; exported %d nodes",
         store.peak_nodes,

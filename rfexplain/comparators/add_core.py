@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from rfexplain.comparators import add_kernels as K
-from rfexplain.comparators.add import TERMINAL, ADDManager, ADDTooLargeError, PredicateOrder
 from rfexplain.core.budget import Budget
+from rfexplain.core.errors import ADDTooLargeError
 
 __all__ = ["CompactADD", "LARGEST_SUM", "warm_up"]
 
@@ -62,22 +62,17 @@ LARGEST_SUM = 2**62
 
 
 def warm_up() -> None:
-    """Load (or, on a fresh install, compile) the store's compiled loops now, by aggregating a
-    two-stump forest both ways, so that no later aggregation pays for it (a fraction of a second
-    per process from numba's cache, seconds on a fresh install)."""
-    from rfexplain.comparators.add import aggregate
-    from rfexplain.core.forest import Forest
-
-    stump: dict[str, list[Any]] = {
-        "feature": [0, -1, -1],
-        "threshold": [0.5, 0, 0],
-        "left": [1, -1, -1],
-        "right": [2, -1, -1],
-    }
-    trees = [{**stump, "label": [-1, 0, 1]}, {**stump, "label": [-1, 1, 0]}]
-    forest = Forest.from_raw_trees(trees, n_features=1, classes=[0, 1])
-    aggregate(forest, core="compact")
-    aggregate(forest, core="compact", keep_class_vector=False, decide_early=True)
+    """Load (or, on a fresh install, compile) the store's compiled loops now, by running each on
+    two one-test diagrams, so that no later aggregation pays for it (a fraction of a second per
+    process from numba's cache, seconds on a fresh install)."""
+    store = CompactADD([0], 2, reduce=True, max_nodes=64)
+    # nodes 0, 1: the terminals (1, 0) and (0, 1); nodes 2, 3: x0 <= t0 ? one : the other
+    store.load([-1, -1, 0, 0], [-1, -1, 0, 1], [-1, -1, 1, 0], [(1, 0), (0, 1), None, None], -1)
+    exact = store.add(2, 3)
+    early = store.add(2, 2, others=(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)))
+    store.depth(store.to_class(exact))
+    kept = store.collect([exact, early])
+    store.export(kept, -1, release=True)
 
 
 def _pow2_at_least(n: int) -> int:
@@ -89,21 +84,22 @@ class CompactADD:
 
     Parameters
     ----------
-    order : PredicateOrder
+    level_feature : sequence of int
+        The feature each predicate level tests (the order of :class:`~.add.PredicateOrder`).
     n_classes : int
         Length of the class vectors.
     reduce : bool
         The infeasible-path reduction of :class:`~.add.ADDManager` (Sect. 7).
     max_nodes : int
-        Node budget: :class:`~.add.ADDTooLargeError` when the store would hold more.
+        Node budget: :class:`~rfexplain.core.errors.ADDTooLargeError` when the store would hold
+        more.
     """
 
-    def __init__(self, order: PredicateOrder, n_classes: int, *, reduce: bool, max_nodes: int) -> None:
-        self.order = order
+    def __init__(self, level_feature: Sequence[int], n_classes: int, *, reduce: bool, max_nodes: int) -> None:
         self.n_classes = int(n_classes)
         self.reduce = bool(reduce)
         self.max_nodes = int(max_nodes)
-        self.vfeature = np.array([f for f, _ in order.variables] or [0], dtype=np.int32)
+        self.vfeature = np.array(list(level_feature) or [0], dtype=np.int32)
         self.nd = np.empty((self.max_nodes, 3), dtype=np.int32)
         self.vals = np.empty((self.max_nodes, self.n_classes + 1), dtype=np.int64)
         self.cnt = np.array([0, 0, self.max_nodes], dtype=np.int64)
@@ -113,7 +109,7 @@ class CompactADD:
         #: computed-table epoch of each early-decision context (bounds on the other trees' gains)
         self._epochs: dict[bytes, int] = {b"": 0}
         self._no_gain = np.zeros(self.n_classes, dtype=np.int64)
-        self.frames = np.zeros((len(order.variables) + 2, 8), dtype=np.int32)
+        self.frames = np.zeros((len(self.vfeature) + 2, 8), dtype=np.int32)
         #: the most nodes held at once
         self.peak_nodes = 0
 
@@ -121,56 +117,56 @@ class CompactADD:
         return int(self.cnt[K.N_NODES])
 
     # ------------------------------------------------------------------ in and out
-    @classmethod
-    def from_manager(
-        cls, manager: ADDManager, roots: Sequence[int], n_classes: int, max_nodes: int
-    ) -> tuple[CompactADD, list[int]]:
-        """The diagrams ``roots`` of ``manager`` (class-vector terminals) copied into a new store;
-        returns it and the roots' ids there."""
-        store = cls(manager.order, n_classes, reduce=manager.reduce, max_nodes=max_nodes)
-        keep = manager.reachable(roots)  # children first
-        if len(keep) > store.max_nodes:
-            raise ADDTooLargeError(f"the ADD store reached its budget of {store.max_nodes:,} nodes")
-        new = {n: i for i, n in enumerate(sorted(keep))}  # id order keeps children first
+    def load(
+        self, level: Sequence[int], hi: Sequence[int], lo: Sequence[int], value: Sequence[Any], terminal_level: int
+    ) -> None:
+        """Take the diagrams of an empty store's caller: node ``n`` tests ``level[n]`` (children
+        before parents), or is a terminal (level ``terminal_level``) holding the class vector
+        ``value[n]``; node ids stay the same."""
+        if len(self):
+            raise ValueError("load() needs an empty store")
+        if len(level) > self.max_nodes:
+            raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
         rows = 0
-        for n, i in new.items():
-            if manager.level[n] == TERMINAL:
-                store.vals[rows, : store.n_classes] = manager.value[n]
-                store.vals[rows, store.n_classes] = K.VECTOR
-                store.nd[i] = (K.TERM, rows, -1)
+        for n, lv in enumerate(level):
+            if lv == terminal_level:
+                self.vals[rows, : self.n_classes] = value[n]
+                self.vals[rows, self.n_classes] = K.VECTOR
+                self.nd[n] = (K.TERM, rows, -1)
                 rows += 1
             else:
-                store.nd[i] = (manager.level[n], new[manager.hi[n]], new[manager.lo[n]])
-        store.cnt[K.N_NODES] = len(new)
-        store.cnt[K.N_VALS] = rows
-        store._rehash()
-        return store, [new[r] for r in roots]
+                self.nd[n] = (lv, hi[n], lo[n])
+        self.cnt[K.N_NODES] = len(level)
+        self.cnt[K.N_VALS] = rows
+        self._rehash()
 
-    def export(self, roots: Sequence[int], max_nodes: int, release: bool = False) -> tuple[ADDManager, list[int]]:
-        """The diagrams ``roots`` written into a new :class:`~.add.ADDManager` (ids renumbered,
-        children first; its node fields int64 arrays, 8 bytes each); class-vector terminals
-        become tuples, class terminals ints. With
-        ``release`` the store's arrays are freed first (the store is then empty and unusable),
-        so that the Python manager does not pile onto them."""
+    def export(
+        self, roots: Sequence[int], terminal_level: int, release: bool = False
+    ) -> tuple[array[int], array[int], array[int], list[Any], list[int]]:
+        """The diagrams ``roots`` with ids renumbered (children first): per node its level
+        (``terminal_level`` for a terminal), ``hi`` and ``lo`` (``-1`` for a terminal) as int64
+        arrays, and its value (a class-vector tuple, a class index, ``None`` for an internal
+        node); then the roots' new ids. With ``release`` the store's arrays are freed first (the
+        store is then empty and unusable), so that what the caller builds does not pile onto
+        them."""
         order_ids = np.flatnonzero(self._reachable(roots))
         position = np.full(len(self), -1, dtype=np.int64)
         position[order_ids] = np.arange(len(order_ids))
         rows = self.nd[order_ids]
         terminal = rows[:, 0] == K.TERM
-        level = np.where(terminal, TERMINAL, rows[:, 0].astype(np.int64))
+        level = np.where(terminal, terminal_level, rows[:, 0].astype(np.int64))
         hi = np.where(terminal, -1, position[np.where(terminal, 0, rows[:, 1])])
         lo = np.where(terminal, -1, position[np.where(terminal, 0, rows[:, 2])])
         terminal_rows = self.vals[rows[terminal, 1]]
+        new_roots = [int(position[r]) for r in roots]
         if release:
             self._release()
         values: list[Any] = [None] * len(order_ids)
         k = self.n_classes
         for i, row in zip(np.flatnonzero(terminal).tolist(), terminal_rows):
             values[i] = int(row[0]) if row[k] == K.CLASS else tuple(int(v) for v in row[:k])
-        m = ADDManager(self.order, reduce=self.reduce, max_nodes=max(max_nodes, 2 * len(order_ids)))
         level_a, hi_a, lo_a = (array("q", column.astype(np.int64).tobytes()) for column in (level, hi, lo))
-        m.adopt(level_a, hi_a, lo_a, values)
-        return m, [int(position[r]) for r in roots]
+        return level_a, hi_a, lo_a, values, new_roots
 
     # ------------------------------------------------------------------ operations
     def add(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "RFExplainError",
+    "ADDTooLargeError",
     "UnsupportedModelError",
     "NotFittedError",
     "InvalidInstanceError",
@@ -107,6 +108,11 @@ class OracleTooLargeError(RFExplainError, ValueError):
 class InvalidOptionError(RFExplainError, ValueError):
     """An engine's or a comparator's option has a value it does not accept (the message lists the
     accepted ones)."""
+
+
+class ADDTooLargeError(RFExplainError, MemoryError):
+    """An ADD grew past its manager's or store's node budget (``max_nodes``;
+    :mod:`rfexplain.comparators.add`)."""
 
 
 class CompilationTooLargeError(RFExplainError, MemoryError):
