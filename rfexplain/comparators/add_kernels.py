@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from rfexplain.core.hash_kernels import place, spread
+
 #: level of the terminals: after every predicate
 TERM = np.int32(2**31 - 1)
 #: counters
@@ -48,16 +50,8 @@ def _compile(fn: Any) -> Any:
 
 
 @_compile
-def _mix(h):
-    h ^= (h >> 31) & 0x1FFFFFFFF
-    h *= -7046029254386353131
-    h ^= (h >> 29) & 0x7FFFFFFFF
-    return h
-
-
-@_compile
 def _node_hash(level, hi, lo):
-    return _mix(((level * 1000003 + hi) * 1099511628211) ^ lo)
+    return spread(((level * 1000003 + hi) * 1099511628211) ^ lo)
 
 
 @_compile
@@ -65,16 +59,7 @@ def _vals_hash(vals, row):
     h = 17
     for c in range(vals.shape[1]):
         h = (h ^ vals[row, c]) * 1099511628211
-    return _mix(h)
-
-
-@_compile
-def _insert(table, h, n):
-    mask = table.shape[0] - 1
-    i = h & mask
-    while table[i] >= 0:
-        i = (i + 1) & mask
-    table[i] = n
+    return spread(h)
 
 
 @_compile
@@ -83,9 +68,9 @@ def rehash(nd, vals, n_nodes, utab, ttab):
     nodes ``0..n_nodes-1``."""
     for n in range(n_nodes):
         if nd[n, 0] == TERM:
-            _insert(ttab, _vals_hash(vals, nd[n, 1]), n)
+            place(ttab, _vals_hash(vals, nd[n, 1]), n)
         else:
-            _insert(utab, _node_hash(nd[n, 0], nd[n, 1], nd[n, 2]), n)
+            place(utab, _node_hash(nd[n, 0], nd[n, 1], nd[n, 2]), n)
 
 
 @_compile

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from rfexplain.core.hash_kernels import place, spread
+
 # counters (one int64 array, so that a slice can resume)
 N_NODES, N_EDGES, N_TUPLES, POOL, N_MEMO, DEPTH, N_CHILD, ROOT, EXPANDED = range(9)
 # columns of a frame: tuple, need, variable, lowest need, highest need, first child, children, done
@@ -49,21 +51,12 @@ def _grow2(a, need):
 
 
 @_compile
-def _finish(h):
-    """Spread the high bits of a product hash into the low bits the tables index by."""
-    h ^= (h >> 31) & 0x1FFFFFFFF
-    h *= -7046029254386353131
-    h ^= (h >> 29) & 0x7FFFFFFFF
-    return h
-
-
-@_compile
 def _node_hash(var, ends, kids, k):
     h = var * 1000003 + 7
     for i in range(k):
         h = (h ^ ends[i]) * 1099511628211
         h = (h ^ kids[i]) * 1099511628211
-    return _finish(h)
+    return spread(h)
 
 
 @_compile
@@ -71,16 +64,7 @@ def _tuple_hash(items, k):
     h = k + 11
     for i in range(k):
         h = (h ^ items[i]) * 1099511628211
-    return _finish(h)
-
-
-@_compile
-def _place(table, h, key_id):
-    mask = table.shape[0] - 1
-    i = h & mask
-    while table[i] >= 0:
-        i = (i + 1) & mask
-    table[i] = key_id
+    return spread(h)
 
 
 @_compile
@@ -156,7 +140,7 @@ def _rehash_nodes(nodes, eend, echild, n):
     table = np.full(size, -1, np.int64)
     for k in range(2, n):
         s = nodes[k, 1]
-        _place(table, _node_hash(nodes[k, 0], eend[s:], echild[s:], nodes[k, 2]), k)
+        place(table, _node_hash(nodes[k, 0], eend[s:], echild[s:], nodes[k, 2]), k)
     return table
 
 
@@ -167,7 +151,7 @@ def rehash_tuples(tups, pool, n):
         size *= 2
     table = np.full(size, -1, np.int64)
     for k in range(n):
-        _place(table, _tuple_hash(pool[tups[k, 0] :], tups[k, 1]), k)
+        place(table, _tuple_hash(pool[tups[k, 0] :], tups[k, 1]), k)
     return table
 
 
