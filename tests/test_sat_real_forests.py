@@ -13,13 +13,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Budget, Forest, verify
 from rfexplain.engines.base import Instance
+from rfexplain.oracle.engine import Oracle
 from rfexplain.sat.encodings import CARD_ENCODINGS
 from rfexplain.sat.engine import SatEngine
+from tests.strategies import forests_and_instances
 
 #: name -> (loader, trees, depth); small enough that every enumeration completes in well under a second.
 MODELS = {
@@ -240,3 +244,31 @@ def test_the_dual_loop_hits_axps_not_raw_cores(name: str, monkeypatch: pytest.Mo
                     assert all(search.has_counterexample(sorted(s - {f})) for f in s), sorted(s)
                     largest = len(s)
             hits.clear()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests_and_instances(vote=vote)),
+    st.randoms(use_true_random=False),
+)
+def test_correction_sets_are_counterexamples_reduced_toward_the_instance(case: Any, rnd: Any) -> None:
+    """The shortest-AXp loop hits the correction sets :meth:`Search.correction_set` reduces from
+    counterexamples; each must be one (its point is decided otherwise, by the brute-force oracle,
+    and differs from the instance exactly on its features, a subset of those the given
+    counterexample changed), or the minimum hitting sets could skip the true shortest AXp."""
+    forest, instance = case
+    oracle = Oracle(forest)
+    counterexamples = [tuple(int(s) for s in z) for z in oracle.grid if oracle.classify(z) != instance.prediction]
+    if not counterexamples:
+        return
+    with SatEngine(forest) as engine:
+        search = engine._search(instance)
+        for z in rnd.sample(counterexamples, min(8, len(counterexamples))):
+            found = search.correction_set(z)
+            point = found.counterexample
+            assert point is not None and oracle.classify(point) != instance.prediction, (z, point)
+            changed = {f for f, (a, b) in enumerate(zip(point, instance.states)) if a != b}
+            assert changed == set(found.features), (z, point, found.features)
+            assert changed <= {f for f, (a, b) in enumerate(zip(z, instance.states)) if a != b}
+        with pytest.raises(RuntimeError, match="not a counterexample"):
+            search.correction_set(instance.states)

@@ -426,6 +426,31 @@ class Search:
                 cxp.append(f)
         return FoundReason(frozenset(cxp), counterexample=witness)
 
+    def correction_set(self, z: Sequence[int]) -> FoundReason:
+        """A correction set from the counterexample ``z``: every feature where ``z`` differs from
+        the instance, in feature order, is set back to the instance's state when the forest still
+        meets the oracle's condition (:meth:`~rfexplain.core.forest.Forest.decide`, the exact
+        vote); the features still changed form the set, with the reduced point as its
+        counterexample. Not always a CXp (subset-minimal), but every sufficient set meets it."""
+        forest = self.encoding.forest
+        kind, cls = self.oracle.kind, self.oracle.cls
+
+        def holds(point: Sequence[int]) -> bool:
+            decided = forest.decide(point)
+            return decided != cls if kind == "not" else decided == cls
+
+        point = list(z)
+        if not holds(point):
+            raise RuntimeError(f"SAT engine internal error: {tuple(z)} is not a counterexample")
+        for f in self.features:
+            if point[f] != self.v[f]:
+                changed = point[f]
+                point[f] = self.v[f]
+                if not holds(point):
+                    point[f] = changed
+        changed_features = frozenset(f for f in self.features if point[f] != self.v[f])
+        return FoundReason(changed_features, counterexample=tuple(point))
+
     # ------------------------------------------------------------------ enumeration (MARCO style)
     def _witness_from_cxps(
         self, hs: frozenset[int], cxps: Sequence[FoundReason], masks: Sequence[int], budget: Budget | None
@@ -458,6 +483,17 @@ class Search:
         A minimal (``minimum``: minimum) hitting set of the CXps found so far is tested: if it is
         sufficient it is an AXp (a smaller set misses a known CXp) and is yielded and blocked;
         otherwise its counterexample is shrunk to a new CXp to hit.
+
+        With ``minimum``, the sets to hit need not be CXps: any *correction set* (features whose
+        freeing admits a counterexample) is met by every sufficient set, so a minimum hitting set
+        of correction sets that is sufficient is a minimum AXp (the implicit hitting set scheme of
+        Ignatiev et al. (2015), "Smallest MUS extraction with minimal hitting set dualization").
+        The counterexample is therefore only reduced toward the instance by evaluating the forest
+        (:meth:`correction_set`), with no solver call: one shortest AXp per instance, first 3
+        sample instances of the SAT paper's forests, CPU s, shrinking to CXps -> reducing: twonorm
+        7.21 -> 2.87, magic 0.30 -> 0.25, glass2 0.09 -> 0.05, wine-recog 0.65 -> 0.34 (5
+        instances). Shrinking the reduced counterexample to a CXp as well was slower (wine-recog
+        0.43).
         """
         if not self.features:
             outcome = self.has_counterexample([], budget)
@@ -479,7 +515,7 @@ class Search:
                     return
                 outcome = self.has_counterexample(sorted(hs), budget, short=True)
                 if outcome:
-                    cx = self.cxp_from(self.last_states, budget)
+                    cx = self.correction_set(self.last_states) if minimum else self.cxp_from(self.last_states, budget)
                     cxps.append(cx)
                     masks.append(mask_of(cx.features))
                     hitman.hit(sorted(cx.features))
