@@ -86,6 +86,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
     ),
+    Benchmark("sat_shortest", "experiments.sat_shortest", "SAT engine: one shortest AXp and CXp per instance"),
 )
 
 

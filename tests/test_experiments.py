@@ -237,6 +237,7 @@ QUICK_RUNS = {
     "circuit_scale": ["--datasets", "iris", "--limit", "10", "--cores", "python"],
     "practical_forests": ["--datasets", "banknote", "--instances", "1", "--no-rfxpl"],
     "soft_vote": ["--datasets", "iris", "--instances", "1", "--enum-instances", "0", "--points", "1000"],
+    "sat_shortest": ["--datasets", "iris", "--instances", "1"],
 }
 #: Benchmarks that need a peer installed beside the checkout (their writers are tested below or
 #: in their own test file).
