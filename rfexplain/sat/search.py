@@ -487,7 +487,8 @@ class Search:
         With ``minimum``, the sets to hit need not be CXps: any *correction set* (features whose
         freeing admits a counterexample) is met by every sufficient set, so a minimum hitting set
         of correction sets that is sufficient is a minimum AXp (the implicit hitting set scheme of
-        Ignatiev et al. (2015), "Smallest MUS extraction with minimal hitting set dualization").
+        Ignatiev, Previti, Liffiton and Marques-Silva (2015), "Smallest MUS extraction with minimal
+        hitting set dualization" [IPLM15]).
         The counterexample is therefore only reduced toward the instance by evaluating the forest
         (:meth:`correction_set`), with no solver call: one shortest AXp per instance, first 3
         sample instances of the SAT paper's forests, CPU s, shrinking to CXps -> reducing: twonorm
