@@ -252,10 +252,10 @@ def test_the_dual_loop_hits_axps_not_raw_cores(name: str, monkeypatch: pytest.Mo
     st.randoms(use_true_random=False),
 )
 def test_correction_sets_are_counterexamples_reduced_toward_the_instance(case: Any, rnd: Any) -> None:
-    """The shortest-AXp loop hits the correction sets :meth:`Search.correction_set` reduces from
+    """The AXp enumerations hit the correction sets :meth:`Search.correction_set` reduces from
     counterexamples; each must be one (its point is decided otherwise, by the brute-force oracle,
     and differs from the instance exactly on its features, a subset of those the given
-    counterexample changed), or the minimum hitting sets could skip the true shortest AXp."""
+    counterexample changed), or the hitting sets could skip AXps or take non-minimal sets for AXps."""
     forest, instance = case
     oracle = Oracle(forest)
     counterexamples = [tuple(int(s) for s in z) for z in oracle.grid if oracle.classify(z) != instance.prediction]
