@@ -272,3 +272,35 @@ def test_correction_sets_are_counterexamples_reduced_toward_the_instance(case: A
             assert changed <= {f for f, (a, b) in enumerate(zip(z, instance.states)) if a != b}
         with pytest.raises(RuntimeError, match="not a counterexample"):
             search.correction_set(instance.states)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 2**12 - 1), max_size=40), st.integers(1, 2**12 - 1))
+def test_the_latest_set_meeting_a_hitting_set_in_one_feature(masks: list[int], hs: int) -> None:
+    """The AXp witnesses come from the latest correction set meeting the AXp in one feature; the
+    numpy search (fewer than 63 features) and the scan of Python ints (wider forests) must both
+    find exactly the sets the definition names."""
+    from rfexplain.sat.search import _Masks
+
+    expected: dict[int, int] = {}
+    for k, m in enumerate(masks):
+        meet = [f for f in range(12) if m & hs & (1 << f)]
+        if len(meet) == 1:
+            expected[meet[0]] = k  # later sets overwrite earlier ones
+    for n_features in (12, 100):
+        store = _Masks(n_features)
+        for m in masks:
+            store.append(m)
+        assert store.compact == (n_features < 63)
+        assert store.latest_private(hs) == expected
+
+
+def test_the_mask_store_grows_past_its_first_block() -> None:
+    from rfexplain.sat.search import _Masks
+
+    store = _Masks(20)
+    for k in range(3000):
+        store.append(1 << (k % 20) | 1 << 19)
+    assert len(store) == 3000
+    # hs = {0, 5}: every set holds 19 and one other feature; 0 and 5 alone meet it
+    assert store.latest_private(1 | 1 << 5) == {0: 2980, 5: 2985}
