@@ -302,3 +302,25 @@ def test_each_split_rule_alone_and_raced_settles_right(forest: Any, rules: tuple
         _check(forest, data, 0)
     finally:
         prefilter.BNB_SLICE, prefilter.SPLIT_RULES = old
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests(vote=vote, max_features=5)), st.data())
+def test_the_compiled_bound_core_deletes_as_the_definition_does(forest: Any, data: Any) -> None:
+    """The bound core is deletion in ``fixed``'s order against the leaf bounds: the compiled
+    kernel must keep exactly the features the step-by-step definition keeps."""
+    table = LeafTable(ForestEncoding(forest))
+    states = [data.draw(st.integers(0, n - 1)) for n in forest.states_per_feature]
+    screen = InstanceFilter(table, states)
+    fixed = data.draw(st.permutations(range(forest.n_features)))
+    for kind in ("not", "predicts"):
+        for c in range(forest.n_classes):
+            misses = screen.outside[:, list(fixed)].sum(axis=1)
+            expected = []
+            for f in fixed:
+                trial = misses - screen.outside[:, f]
+                if screen._may_hold(np.flatnonzero(trial == 0), kind, c):
+                    expected.append(f)
+                else:
+                    misses = trial
+            assert screen._bound_core(fixed, kind, c) == frozenset(expected), (kind, c, fixed)

@@ -694,6 +694,13 @@ class Forest:
         offset = np.repeat(self.first_nodes, [t.n_nodes for t in self.trees])
         return feature, split, left + offset, right + offset
 
+    def flat_trees(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The trees laid end to end for compiled walks: per node its feature (-1 at a leaf),
+        split, children (positions in the whole) and voted class label, then each tree's root."""
+        feature, split, left, right = self._flat_nodes
+        label = np.concatenate([arrays[4] for arrays in self._node_arrays])
+        return feature, split, left, right, label, self.first_nodes
+
     def leaf_boxes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every feasible leaf with its box of states: ``(nodes, low, high)``.
 

@@ -85,6 +85,68 @@ def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
+def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept):  # pragma: no cover - compiled
+    """Deletion against the bounds (:meth:`~rfexplain.sat.prefilter.InstanceFilter._bound_core`):
+    for each feature ``fixed[i]`` in turn, ``kept[i]`` is cleared when the leaves the instance
+    reaches without it (and without the features dropped before it) still bound the margin below
+    ``-near_tie``; ``outside[leaf, f]`` says the instance's state of ``f`` is outside the leaf's
+    box. One call instead of a bound and a numpy pass per feature."""
+    n = outside.shape[0]
+    misses = np.zeros(n, np.int64)
+    for r in range(n):
+        for i in range(fixed.shape[0]):
+            if outside[r, fixed[i]]:
+                misses[r] += 1
+    positions = np.empty(n, np.int64)
+    for i in range(fixed.shape[0]):
+        f = fixed[i]
+        count = 0
+        for r in range(n):
+            if misses[r] == (1 if outside[r, f] else 0):
+                positions[count] = r
+                count += 1
+        kept[i] = bound(positions, count, trees, margins, penalty, not_kind) > -near_tie
+        if not kept[i]:
+            for r in range(n):
+                if outside[r, f]:
+                    misses[r] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _hard_winner(point, feature, split, left, right, label, roots, counts):  # pragma: no cover - compiled
+    """The hard majority vote on ``point`` (ties to the lowest class index), over the trees laid
+    end to end (:attr:`~rfexplain.core.forest.Forest.first_nodes`)."""
+    counts[:] = 0
+    for k in range(roots.shape[0]):
+        node = roots[k]
+        while feature[node] >= 0:
+            node = left[node] if point[feature[node]] <= split[node] else right[node]
+        counts[label[node]] += 1
+    best = 0
+    for c in range(1, counts.shape[0]):
+        if counts[c] > counts[best]:
+            best = c
+    return best
+
+
+@njit(cache=True, nogil=True)
+def reduce_hard_point(
+    point, target, order, feature, split, left, right, label, roots, cls, not_kind, counts
+):  # pragma: no cover - compiled
+    """:meth:`~rfexplain.sat.search.Search.correction_set` under the hard vote: each feature of
+    ``order`` where ``point`` differs from ``target`` is set to ``target``'s state when the
+    forest's decision still meets the condition ("not ``cls``" or "``cls``"); in place."""
+    for i in range(order.shape[0]):
+        f = order[i]
+        if point[f] != target[f]:
+            changed = point[f]
+            point[f] = target[f]
+            winner = _hard_winner(point, feature, split, left, right, label, roots, counts)
+            if (winner == cls) if not_kind else (winner != cls):
+                point[f] = changed
+
+
+@njit(cache=True, nogil=True)
 def _guided_split(  # pragma: no cover - compiled
     rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts, flags
 ):
@@ -410,10 +472,36 @@ def search(
 
 def warm_up(box_dtype: np.dtype) -> None:
     """Load (or compile, on a machine's first run) :func:`search` for the argument types the
-    prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box: numba does it on a
+    prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
+    (:func:`bound_core`, :func:`reduce_hard_point`) on one-node inputs: numba does it on a
     function's first call, which would otherwise land inside the first query that needs the
     branch and bound."""
     one = np.zeros((1, 1), dtype=box_dtype)
+    bound_core(
+        np.zeros((1, 1), dtype=np.bool_),
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        np.zeros((1, 1)),
+        np.zeros(1),
+        True,
+        1e-9,
+        np.zeros(1, dtype=np.bool_),
+    )
+    stump = np.asarray([0, -1, -1], dtype=np.int64)
+    reduce_hard_point(
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        stump,
+        np.zeros(3, dtype=np.int64),
+        np.asarray([1, 0, 0], dtype=np.int64),
+        np.asarray([2, 0, 0], dtype=np.int64),
+        np.asarray([0, 0, 1], dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        0,
+        True,
+        np.zeros(2, dtype=np.int64),
+    )
     for soft in (False, True):
         search(
             one,

@@ -280,17 +280,18 @@ class InstanceFilter:
     # ------------------------------------------------------------------ bounds
     def _bound_core(self, fixed: Sequence[int], kind: str, cls: int) -> frozenset[int]:
         """A subset of ``fixed`` whose reachable leaves still rule the condition out: deletion in
-        ``fixed``'s order, each feature dropped when the bounds without it stay below zero (one
-        pass over the leaves per feature, counting for each leaf the fixed features it misses)."""
-        misses = self.outside[:, list(fixed)].sum(axis=1)
-        kept = []
-        for f in fixed:
-            trial = misses - self.outside[:, f]
-            if self._may_hold(np.flatnonzero(trial == 0), kind, cls):
-                kept.append(f)
-            else:
-                misses = trial
-        return frozenset(kept)
+        ``fixed``'s order, each feature dropped when the bounds without it stay below zero
+        (compiled: :func:`.box_kernels.bound_core`, counting for each leaf the fixed features it
+        misses). The dual loop enumerating the 24,601 CXps of twonorm's third sample instance (SAT
+        paper forest) took 27.0 CPU s with a numpy pass and a bound call per feature, 24.3 with
+        the kernel."""
+        from rfexplain.sat.box_kernels import bound_core
+
+        margins, penalty = self.table.margins(kind, cls)
+        kept = np.zeros(len(fixed), dtype=np.bool_)
+        columns = np.asarray(fixed, dtype=np.int64)
+        bound_core(self.outside, columns, self.table.tree, margins, penalty, kind == "not", NEAR_TIE, kept)
+        return frozenset(f for f, keep in zip(fixed, kept.tolist()) if keep)
 
     def _may_hold(self, rows: np.ndarray, kind: str, cls: int) -> bool:
         """False only when the reachable leaves (``rows`` of the table) rule the condition out."""

@@ -17,6 +17,7 @@ and MaxSAT with PySAT's ``Hitman`` and RC2 (Ignatiev, Morgado and Marques-Silva,
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -411,9 +412,10 @@ class Search:
     def correction_set(self, z: Sequence[int]) -> FoundReason:
         """A correction set from the counterexample ``z``: every feature where ``z`` differs from
         the instance, in feature order, is set back to the instance's state when the forest still
-        meets the oracle's condition (:meth:`~rfexplain.core.forest.Forest.decide`, the exact
-        vote); the features still changed form the set, with the reduced point as its
-        counterexample. Not always a CXp (subset-minimal), but every sufficient set meets it."""
+        meets the oracle's condition (the exact vote: :meth:`~rfexplain.core.forest.Forest.decide`,
+        or under the hard vote its compiled twin :func:`.box_kernels.reduce_hard_point`); the
+        features still changed form the set, with the reduced point as its counterexample. Not
+        always a CXp (subset-minimal), but every sufficient set meets it."""
         forest = self.encoding.forest
         kind, cls = self.oracle.kind, self.oracle.cls
 
@@ -421,17 +423,35 @@ class Search:
             decided = forest.decide(point)
             return decided != cls if kind == "not" else decided == cls
 
-        point = list(z)
-        if not holds(point):
+        if not holds(z):
             raise RuntimeError(f"SAT engine internal error: {tuple(z)} is not a counterexample")
-        for f in self.features:
-            if point[f] != self.v[f]:
-                changed = point[f]
-                point[f] = self.v[f]
-                if not holds(point):
-                    point[f] = changed
+        if forest.vote == "hard":
+            from rfexplain.sat.box_kernels import reduce_hard_point
+
+            reduced = np.asarray(z, dtype=np.int64)
+            order = np.asarray(self.features, dtype=np.int64)
+            target = np.asarray(self.v, dtype=np.int64)
+            counts = np.zeros(forest.n_classes, dtype=np.int64)
+            feature, split, left, right, label, roots = self._flat_trees
+            reduce_hard_point(
+                reduced, target, order, feature, split, left, right, label, roots, cls, kind == "not", counts
+            )
+            point = reduced.tolist()
+        else:
+            point = list(z)
+            for f in self.features:
+                if point[f] != self.v[f]:
+                    changed = point[f]
+                    point[f] = self.v[f]
+                    if not holds(point):
+                        point[f] = changed
         changed_features = frozenset(f for f in self.features if point[f] != self.v[f])
-        return FoundReason(changed_features, counterexample=tuple(point))
+        return FoundReason(changed_features, counterexample=tuple(int(s) for s in point))
+
+    @functools.cached_property
+    def _flat_trees(self) -> tuple[np.ndarray, ...]:
+        """:meth:`~rfexplain.core.forest.Forest.flat_trees`, once per instance's search."""
+        return self.encoding.forest.flat_trees()
 
     # ------------------------------------------------------------------ enumeration (MARCO style)
     def _witness_from_sets(
@@ -472,7 +492,8 @@ class Search:
         point as well: 0.43); every AXp of an instance: twonorm instance 2 incomplete after 60 s
         (19,892 AXps) -> complete in 54.7 s (23,220), instances 0-1 2.07 -> 1.13 and 1.06 -> 0.62,
         waveform-21 instances 0-2 4.5 -> 3.3, 18.5 -> 11.6, 24.1 -> 12.4, ionosphere instance 0
-        1,899 -> 5,139 AXps in 30 s.
+        1,899 -> 5,139 AXps in 30 s. Under the hard vote the reduction runs compiled: twonorm
+        instance 2's 23,220 AXps 34.6 -> 25.5 s (9.6 -> 1.9 s of it reducing).
         """
         if not self.features:
             outcome = self.has_counterexample([], budget)
