@@ -501,7 +501,7 @@ class Search:
                 yield FoundReason(frozenset())
             return
         hitman = Hitman(htype="rc2", solver="g3") if minimum else Hitman(htype="sat", solver="mgh")
-        cxps: list[FoundReason] = []
+        hit_sets: list[FoundReason] = []
         masks = _Masks(self.encoding.forest.n_features)
         best: int | None = None
         try:
@@ -516,11 +516,11 @@ class Search:
                 outcome = self.has_counterexample(sorted(hs), budget, short=True)
                 if outcome:
                     cx = self.correction_set(self.last_states)
-                    cxps.append(cx)
+                    hit_sets.append(cx)
                     masks.append(mask_of(cx.features))
                     hitman.hit(sorted(cx.features))
                     continue
-                witnesses = self._witness_from_sets(hs, cxps, masks, budget)
+                witnesses = self._witness_from_sets(hs, hit_sets, masks, budget)
                 if minimum and best is None:
                     best = len(hs)
                 yield FoundReason(hs, witnesses)
@@ -650,10 +650,13 @@ class _Masks:
         """``{feature: index}`` of the latest mask meeting ``hs_mask`` in ``feature`` alone."""
         if not self.compact:
             found: dict[int, int] = {}
+            size = hs_mask.bit_count()
             for k in range(len(self.items) - 1, -1, -1):
                 common = self.items[k] & hs_mask
                 if common and common & (common - 1) == 0:
                     found.setdefault(common.bit_length() - 1, k)
+                    if len(found) == size:
+                        break
             return found
         meet = self.array[: len(self.items)] & hs_mask
         single = np.flatnonzero((meet != 0) & ((meet & (meet - 1)) == 0))[::-1]
