@@ -633,32 +633,36 @@ class _Masks:
 
     def __init__(self, n_features: int) -> None:
         self.compact = n_features < 63
-        self.items: list[int] = []
+        #: the masks: an int64 array (its first ``size`` rows) when compact, else Python ints
         self.array = np.zeros(1024 if self.compact else 0, dtype=np.int64)
+        self.items: list[int] = []
+        self.size = 0
 
     def __len__(self) -> int:
-        return len(self.items)
+        return self.size
 
     def append(self, mask: int) -> None:
-        if self.compact:
-            if len(self.items) == len(self.array):
+        if not self.compact:
+            self.items.append(mask)
+        else:
+            if self.size == len(self.array):
                 self.array = np.concatenate((self.array, np.zeros_like(self.array)))
-            self.array[len(self.items)] = mask
-        self.items.append(mask)
+            self.array[self.size] = mask
+        self.size += 1
 
     def latest_private(self, hs_mask: int) -> dict[int, int]:
         """``{feature: index}`` of the latest mask meeting ``hs_mask`` in ``feature`` alone."""
         if not self.compact:
             found: dict[int, int] = {}
             size = hs_mask.bit_count()
-            for k in range(len(self.items) - 1, -1, -1):
+            for k in range(self.size - 1, -1, -1):
                 common = self.items[k] & hs_mask
                 if common and common & (common - 1) == 0:
                     found.setdefault(common.bit_length() - 1, k)
                     if len(found) == size:
                         break
             return found
-        meet = self.array[: len(self.items)] & hs_mask
+        meet = self.array[: self.size] & hs_mask
         single = np.flatnonzero((meet != 0) & ((meet & (meet - 1)) == 0))[::-1]
         bits, first = np.unique(meet[single], return_index=True)
         return {int(b).bit_length() - 1: int(k) for b, k in zip(bits.tolist(), single[first].tolist())}
