@@ -8,7 +8,8 @@ peak resident memory per node and, for the compact core, the product nodes and t
 its arrays per graph node. ``--cores`` picks the cores to compare (default both).
 
 Memory per node is the child's peak resident memory above what it held before compiling (the
-forest, the libraries), over the decision-graph nodes of all class formulas.
+forest, the libraries), over the decision-graph nodes of all class formulas; the store's own
+bytes per node (its arrays and unique table, :meth:`DGManager.store_bytes`) are beside it.
 
 ``--quick`` runs three small datasets at 10 and 25 trees with a 20 s limit and writes only
 ``circuit_scale_quick.*`` (its ladder is too short to test the 2x-paper target).
@@ -44,6 +45,7 @@ COLUMNS = (
     "graph_nodes",
     "added_rss_mb",
     "rss_bytes_per_node",
+    "store_bytes_per_node",
     "product_nodes",
     "compact_peak_mb",
     "compact_bytes_per_node",
@@ -90,6 +92,7 @@ def compile_once(name: str, trees: int, depth: int, core: str, folder: str) -> d
         "graph_nodes": nodes,
         "added_rss_mb": round(rss / 2**20),
         "rss_bytes_per_node": round(rss / max(nodes, 1)),
+        "store_bytes_per_node": round(formulas.dg.store_bytes() / max(nodes, 1)),
     }
     if core == "compact":
         row.update(

@@ -6,18 +6,31 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rfexplain import Forest
 from rfexplain.circuit.compilers import dd_core
 from rfexplain.circuit.compilers.classformula import ClassFormulas, vote_thresholds
+from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget, BudgetExpired
 from tests.strategies import forests
 
 
-def same_vote_graphs(forest: Forest) -> tuple[int, int]:
-    """Every vote threshold of every class pair, built by both cores in one manager; returns the
-    most product nodes and graph nodes one graph took in the compact core."""
+def python_negation(dg: DGManager, root: int) -> int:
+    """The negation by definition, one node at a time through the manager's Python path: the
+    same variable and masks, the children negated, the leaves swapped."""
+    memo = {0: 1, 1: 0}
+    for n in dg.reachable([root]):
+        if n not in memo:
+            memo[n] = dg.node(dg.var[n], [(m, memo[c]) for m, c in dg.edges[n]])
+    return memo[root]
+
+
+def same_vote_graphs(forest: Forest, *, compact_first: bool = False) -> tuple[int, int]:
+    """Every vote threshold of every class pair, built by both cores in one manager (the Python
+    core's first, or the compact core's), and its negation by compiled code and by definition;
+    returns the most product nodes and graph nodes one graph took in the compact core."""
     cf = ClassFormulas(forest)
     python, compact = VoteCounter(forest, cf.dg), dd_core.CompactCounter(forest, cf.dg)
     n, k = forest.n_trees, forest.n_classes
@@ -26,21 +39,25 @@ def same_vote_graphs(forest: Forest) -> tuple[int, int]:
         for j, out in vote_thresholds(n, k, i):
             weights = {i: 1} if j is None else {i: 1, j: -1}
             need = out if j is None else out - n
-            want = python.at_least(weights, need)
-            assert compact.at_least(weights, need) == want, (i, j)
-            # the negation written out from the compact arrays is the manager's own negation
-            # (that one first: the compact core's negate fills the manager's negation cache)
-            negation = cf.dg.negate(want)
-            assert compact.negate(want) == negation, (i, j)
+            if compact_first:
+                got = compact.at_least(weights, need)
+                negation = compact.negate(got)
+                assert python.at_least(weights, need) == got, (i, j)
+                assert python_negation(cf.dg, got) == negation, (i, j)
+            else:
+                want = python.at_least(weights, need)
+                negation = python_negation(cf.dg, want)
+                assert compact.at_least(weights, need) == want, (i, j)
+                assert compact.negate(want) == negation, (i, j)
             product = max(product, compact.stats.get("product_nodes", 0))
             graph = max(graph, compact.stats.get("graph_nodes", 0))
     return product, graph
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(forest=forests())
-def test_compact_core_builds_the_python_cores_nodes(forest: Forest) -> None:
-    same_vote_graphs(forest)
+@given(forest=forests(), compact_first=st.booleans())
+def test_compact_core_builds_the_python_cores_nodes(forest: Forest, compact_first: bool) -> None:
+    same_vote_graphs(forest, compact_first=compact_first)
 
 
 @pytest.mark.parametrize("loader,trees,depth,grows", [("load_iris", 30, 4, False), ("load_wine", 7, 4, True)])
@@ -53,8 +70,7 @@ def test_compact_core_on_sklearn_forests_in_small_slices(
     X, y = getattr(datasets, loader)(return_X_y=True)
     model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0).fit(X, y)
     monkeypatch.setattr(dd_core, "SLICE", 7)  # resume the walk thousands of times
-    monkeypatch.setattr(dd_core, "EXPORT_CHUNK", 5)  # and write the graphs out in many batches
-    product, graph = same_vote_graphs(Forest.from_sklearn(model))
+    product, graph = same_vote_graphs(Forest.from_sklearn(model), compact_first=grows)
     if grows:  # past the initial 1024 rows of the node, tuple and memo arrays
         assert product > 2048 and graph > 2048
 

@@ -23,13 +23,12 @@ nodes so that a :class:`~rfexplain.core.budget.Budget` and the manager's size bu
 (``max_nodes``) are polled between slices; all its state lives in the arrays, so the next slice
 resumes where the last one stopped.
 
-The finished graph is written into the :class:`~.dgraph.DGManager` through
-:meth:`~.dgraph.DGManager.canonical_node`, children first, each node's canonical edges
-(intervals to the same child merged) computed by compiled code; the arrays are kept, so its
-negation (:meth:`CompactCounter.negate`) is written out from them with the leaves swapped, with
-no walk over the manager. Ordered graphs are canonical, so the ids are the ones
-:class:`~.votecount.VoteCounter` and :meth:`~.dgraph.DGManager.negate` would have returned (a
-test builds both in one manager and compares them).
+The finished graph is written into the :class:`~.dgraph.DGManager`'s array store by compiled
+code (:meth:`~.dgraph.DGManager.intern_graph`), children first, each node's canonical edges
+(intervals to the same child merged) computed by compiled code too; its negation is the store's
+compiled :meth:`~.dgraph.DGManager.negate`. Ordered graphs are canonical, so the ids are the ones
+:class:`~.votecount.VoteCounter` would have returned (a test builds both in one manager and
+compares them).
 
 Example
 -------
@@ -54,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from rfexplain.circuit.compilers import dgraph
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget
@@ -67,8 +67,6 @@ log = logging.getLogger(__name__)
 
 #: product nodes expanded per compiled slice, between two budget polls
 SLICE = 1 << 16
-#: graph nodes written into the manager per batch of edge arrays turned into lists
-EXPORT_CHUNK = 1 << 16
 
 
 def warm_up() -> None:
@@ -88,6 +86,7 @@ def warm_up() -> None:
     forest = Forest.from_raw_trees(stumps, n_features=1, classes=[0, 1])
     counter = CompactCounter(forest, DGManager(forest.states_per_feature))
     counter.negate(counter.at_least({0: 1, 1: -1}, 0))
+    dgraph.warm_up()
 
 
 class CompactCounter:
@@ -108,8 +107,6 @@ class CompactCounter:
         self.trees = VoteCounter(forest, dg)
         self.stats: dict[str, int] = {}
         self.history: list[dict[str, int]] = []
-        #: the compact arrays of every graph built and not yet negated, by its root in the manager
-        self._compact: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
 
     def at_least(self, weights: Mapping[int, int], need: int, budget: Budget | None = None) -> int:
         """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0).
@@ -240,64 +237,43 @@ class CompactCounter:
         graph = (nodes[:n_nodes].astype(np.int32), eend[:n_edges].copy(), echild[:n_edges].copy(), int(ctr[k.ROOT]))
         del nodes, eend, echild
         start = time.process_time()
-        top = self._export(*graph, negated=False)
+        top = self._export(*graph)
         self.stats["export_ms"] = int(1000 * (time.process_time() - start))
         self.history.append(self.stats)
-        if top > 1:
-            self._compact[top] = graph
         return top
 
     def negate(self, root: int) -> int:
-        """The negation of a graph this counter built, written out from its compact arrays with
-        the leaves swapped (the same nodes, so no walk over the graph in the manager); other
-        graphs go through :meth:`~.dgraph.DGManager.negate`."""
-        graph = self._compact.pop(root, None)  # one negation per graph: its arrays go after it
-        if graph is None:
-            return self.dg.negate(root)
-        negated = self._export(*graph, negated=True)
-        self.dg.record_negation(root, negated)
-        return negated
+        """The negation of a graph (the manager's compiled :meth:`~.dgraph.DGManager.negate`)."""
+        return self.dg.negate(root)
 
-    def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int, *, negated: bool) -> int:
-        """Write the compact graph (or its negation) into the manager, children first (ids
-        increase upwards).
+    def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int) -> int:
+        """Write the compact graph into the manager's store, children first (ids increase
+        upwards), by compiled code (:meth:`~.dgraph.DGManager.intern_graph`).
 
-        The compiled :func:`~.dd_kernels.merged_edges` gives every node's canonical edges, so each
-        node needs only the unique table. Equal interval masks are one int object, and equal
-        ``(mask, child)`` edges within a batch of :data:`EXPORT_CHUNK` nodes one tuple (69% of the
-        edges of glass2's 25-tree vote graph repeat another). The edge arrays become Python lists
-        one batch at a time, not all at once (one int object per edge and list would double the
-        peak). Measured: glass2 at 25 trees 731 -> 500 bytes of RSS per node written (449 when
-        edges are shared across batches too, but that dict slows magic's 50-tree export 40%);
-        magic at 50 trees, both polarities, peak RSS 14.5 -> 7.9 GB for 11.2M nodes."""
+        The compiled :func:`~.dd_kernels.merged_edges` gives every node's canonical edges as
+        lists of intervals; an edge's mask is the union of its intervals, registered once per
+        distinct interval (or list of intervals) in the manager's table of masks."""
         dg = self.dg
         width = max(dg.n_states)
         first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width)
-        ids = [dg.true, dg.false] if negated else [dg.false, dg.true]
+        n_edges = len(child)
         pairs, which = np.unique(interval, return_inverse=True)
-        mask_table = np.empty(len(pairs), object)
+        pair_mid = np.empty(len(pairs), np.int64)
+        pair_mask = []
         for q, pair in enumerate(pairs.tolist()):
             low, end = divmod(pair, width)
-            mask_table[q] = (1 << (end + 1)) - (1 << low)
-        canonical = dg.canonical_node
-        shared: dict[tuple[int, int], tuple[int, int]] = {}
-        n = len(nodes)
-        for k0 in range(2, n, EXPORT_CHUNK):
-            k1 = min(n, k0 + EXPORT_CHUNK)
-            e0, e1 = int(first[k0]), int(first[k1 - 1] + count[k1 - 1])
-            i0, i1 = int(start[e0]), int(start[e1])
-            var_col = nodes[k0:k1, 0].tolist()
-            firsts = (first[k0:k1] - e0).tolist()
-            lasts = (first[k0:k1] + count[k0:k1] - e0).tolist()
-            children = child[e0:e1].tolist()
-            starts = (start[e0 : e1 + 1] - i0).tolist()
-            masks = mask_table[which[i0:i1]].tolist()
-            shared.clear()
-            for x in range(k1 - k0):
-                edges = []
-                for q in range(firsts[x], lasts[x]):
-                    a, b = starts[q], starts[q + 1]
-                    edge = (masks[a] if b == a + 1 else sum(masks[a:b]), ids[children[q]])
-                    edges.append(shared.setdefault(edge, edge))
-                ids.append(canonical(var_col[x], tuple(edges)))
-        return ids[root]
+            pair_mask.append((1 << (end + 1)) - (1 << low))
+            pair_mid[q] = dg.mask_id(pair_mask[q])
+        starts = start[: n_edges + 1]
+        mids = pair_mid[which[starts[:-1]]]
+        several = np.flatnonzero(np.diff(starts) > 1)
+        if len(several):
+            union: dict[bytes, int] = {}
+            for e, a, b in zip(several.tolist(), starts[several].tolist(), starts[several + 1].tolist()):
+                key = which[a:b].tobytes()
+                m = union.get(key)
+                if m is None:
+                    m = union[key] = dg.mask_id(sum(pair_mask[q] for q in which[a:b].tolist()))
+                mids[e] = m
+        ids = dg.intern_graph(nodes[:, 0], first, count, mids, child, (dg.false, dg.true))
+        return int(ids[root])

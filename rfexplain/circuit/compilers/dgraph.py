@@ -8,9 +8,11 @@ path, the edges of a node testing ``X`` partition exactly the states of ``X`` st
 that path (the last ``X``-label above it, or the whole domain). This is what the closed forms of
 the complete and general reasons (docs/design.md, section 2) need.
 
-Nodes are hash-consed (unique table on ``(var, edges)``) and *reduced*: edges leading to the same
-child are merged and a node with one edge is replaced by its child. Children always have smaller
-ids than their parents, so increasing id order is a topological order.
+Nodes are hash-consed (one open-addressing unique table on ``(var, edges)``) and *reduced*: edges
+leading to the same child are merged and a node with one edge is replaced by its child. Children
+always have smaller ids than their parents, so increasing id order is a topological order. The
+nodes are rows of flat arrays (:class:`DGManager`), written a whole graph at a time by compiled
+code (:mod:`.dg_kernels`: a vote graph, a negation) or one node at a time by Python (Apply).
 
 :meth:`DGManager.apply` is Algorithm 4: it conjoins or disjoins two graphs while carrying the path
 ``p`` (feasible states of every variable), intersecting edge labels with it, and caching on
@@ -30,20 +32,86 @@ Example
 
 from __future__ import annotations
 
+import gc
 import logging
+from array import array
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
+from rfexplain.circuit.compilers import dg_kernels
+from rfexplain.circuit.compilers.dg_kernels import node_hash
 from rfexplain.core.bits import bits_of
 from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Tree
 
-__all__ = ["DGManager"]
+__all__ = ["DGManager", "warm_up"]
 
 log = logging.getLogger(__name__)
 
 
+def warm_up() -> None:
+    """Load (or, on a fresh install, compile) the store's compiled loops now: a few nodes, their
+    negation, reachability and a rehash of the unique table."""
+    dg = DGManager((3, 2))
+    a = dg.node(0, [(0b001, dg.true), (0b110, dg.false)])
+    b = dg.node(1, [(0b01, a), (0b10, dg.true)])
+    dg.negate(b)
+    dg._rehash(2 * len(dg._table))
+
+
+def _extend(store: array, raw: bytes) -> None:
+    """Append ``raw`` to one of the store's arrays. A numpy view handed to a kernel is dropped
+    before the arrays grow, but numba's first compilation of a kernel in a process keeps its
+    arguments in a reference cycle until the next collection: collect once and retry."""
+    try:
+        store.frombytes(raw)
+    except BufferError:
+        gc.collect()
+        store.frombytes(raw)
+
+
+def _cut(store: array, length: int) -> None:
+    """Cut one of the store's arrays to ``length`` items (the same retry as :func:`_extend`)."""
+    try:
+        del store[length:]
+    except BufferError:
+        gc.collect()
+        del store[length:]
+
+
+class _Edges:
+    """``dg.edges[n]``: node ``n``'s edges as a tuple of ``(state mask, child)`` pairs sorted by
+    mask. Nodes made in Python keep the tuple they were made from; nodes written by compiled code
+    are read from the store's arrays the first time Python asks for them, and the tuple is kept
+    for the next walk (the closed forms walk the same formula for every instance)."""
+
+    __slots__ = ("_dg",)
+
+    def __init__(self, dg: DGManager) -> None:
+        self._dg = dg
+
+    def __len__(self) -> int:
+        return len(self._dg.var)
+
+    def __getitem__(self, n: int) -> tuple[tuple[int, int], ...]:
+        dg = self._dg
+        e = dg._py[n]
+        if e is None:
+            a, b = dg._first[n], dg._first[n + 1]
+            e = tuple(sorted(zip(map(dg._masks.__getitem__, dg._mid[a:b]), dg._kid[a:b])))
+            dg._py[n] = e
+        return e
+
+
 class DGManager:
     """Store, unique table and Apply cache for weak test-once decision graphs.
+
+    The nodes live in flat arrays (issue 16's compact store): per node its variable and the offset
+    of its first edge, per edge the id of its state mask in a table of distinct masks and its
+    child; one open-addressing unique table over those rows (:mod:`.dg_kernels`). Compiled code
+    writes whole graphs into it (:meth:`intern_graph`, :meth:`negate`) at about 40 bytes per
+    node; ``var[n]`` reads a node's variable and ``edges[n]`` its edges (:class:`_Edges`).
 
     Parameters
     ----------
@@ -57,13 +125,21 @@ class DGManager:
     def __init__(self, n_states: Sequence[int]) -> None:
         self.n_states = tuple(int(n) for n in n_states)
         self.full = tuple((1 << n) - 1 for n in self.n_states)
-        self.var: list[int] = [-1, -1]
-        self.edges: list[tuple[tuple[int, int], ...]] = [(), ()]
+        #: the variable of every node (-1 for the leaves)
+        self.var = array("i", [-1, -1])
+        self._first = array("q", [0, 0, 0])  # node n's edges are first[n] .. first[n + 1] - 1
+        self._mid = array("i")  # per edge: its mask's id in _masks
+        self._kid = array("i")  # per edge: its child
+        self._masks: list[int] = []
+        self._mask_id: dict[int, int] = {}
+        #: per node its edge tuple once Python made or read it, else None (:class:`_Edges`)
+        self._py: list[tuple[tuple[int, int], ...] | None] = [(), ()]
+        self.edges = _Edges(self)
+        self._table = np.full(1 << 10, -1, np.int32)
+        self._neg = array("i", [1, 0])  # negation of each node, -1 while unknown
         #: the bit set of the variables below each node, filled lazily (:meth:`_vars_masks`)
         self._vars_mask: list[int] = [0, 0]
-        self._unique: dict[tuple, int] = {}
         self._apply_cache: dict[tuple, int] = {}
-        self._neg_cache: dict[int, int] = {0: 1, 1: 0}
         #: every graph tests variables in increasing index order (test-once): Apply then needs no
         #: path (every feasible set is the full domain) and caches on (op, D1, D2) alone
         self.ordered = False
@@ -83,6 +159,11 @@ class DGManager:
         self._apply_cache.clear()
         self._and_cache.clear()
         self._or_cache.clear()
+
+    def store_bytes(self) -> int:
+        """Bytes of the node store's arrays and unique table (not the edge tuples Python keeps)."""
+        arrays = (self.var, self._first, self._mid, self._kid, self._neg)
+        return sum(a.itemsize * len(a) for a in arrays) + self._table.nbytes + 8 * len(self._py)
 
     # ------------------------------------------------------------------ nodes
     def node(self, var: int, edges: Iterable[tuple[int, int]]) -> int:
@@ -104,23 +185,236 @@ class DGManager:
             return next(iter(by_child))
         return self.canonical_node(var, tuple(sorted((m, c) for c, m in by_child.items())))
 
+    def mask_id(self, mask: int) -> int:
+        """The id of a state mask in the store's table of distinct masks (added when new)."""
+        i = self._mask_id.get(mask)
+        if i is None:
+            i = self._mask_id[mask] = len(self._masks)
+            self._masks.append(mask)
+        return i
+
     def canonical_node(self, var: int, canon: tuple[tuple[int, int], ...]) -> int:
         """The node testing ``var`` with edges ``canon`` that are already canonical: at least two,
         non-empty masks, distinct children, sorted by mask (what :meth:`node` makes of any
         edges)."""
-        key = (var, canon)
-        n = self._unique.get(key)
-        if n is None:
-            n = len(self.var)
-            if self.max_nodes is not None and n >= self.max_nodes:
-                raise CompilationTooLargeError(
-                    f"the decision graphs reached the size budget of {self.max_nodes:,} nodes "
-                    "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
-                )
-            self.var.append(var)
-            self.edges.append(canon)
-            self._unique[key] = n
+        mask_id = self._mask_id
+        rows = []
+        for m, c in canon:
+            i = mask_id.get(m)
+            rows.append((self.mask_id(m) if i is None else i, c))
+        rows.sort()
+        mids = [r[0] for r in rows]
+        kids = [r[1] for r in rows]
+        table = self._table
+        tmask = len(table) - 1
+        slot = node_hash(var, mids, kids) & tmask
+        first, k = self._first, len(rows)
+        while True:
+            n = int(table[slot])
+            if n < 0:
+                break
+            if self.var[n] == var:
+                a = first[n]
+                b = a + k
+                if first[n + 1] == b and self._kid[a:b].tolist() == kids and self._mid[a:b].tolist() == mids:
+                    return n
+            slot = (slot + 1) & tmask
+        n = len(self.var)
+        if self.max_nodes is not None and n >= self.max_nodes:
+            raise CompilationTooLargeError(
+                f"the decision graphs reached the size budget of {self.max_nodes:,} nodes "
+                "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
+            )
+        self.var.append(var)
+        self._mid.extend(mids)
+        self._kid.extend(kids)
+        first.append(len(self._mid))
+        self._py.append(canon)
+        table[slot] = n
+        if 2 * (n + 1) > len(table):
+            self._rehash(2 * len(table))
         return n
+
+    # ------------------------------------------------------------------ bulk (compiled)
+    def _views(self) -> tuple[np.ndarray, ...]:
+        """numpy views of the store's arrays for the kernels (drop them before the arrays grow)."""
+        return (
+            np.frombuffer(self.var, np.int32),
+            np.frombuffer(self._first, np.int64),
+            np.frombuffer(self._mid, np.int32),
+            np.frombuffer(self._kid, np.int32),
+        )
+
+    def _rehash(self, size: int) -> None:
+        var, first, mid, kid = self._views()
+        self._table = dg_kernels.rehash(var, first, mid, kid, len(self.var), size)
+
+    def _reserve(self, nodes: int, edges: int) -> None:
+        """Room for ``nodes`` more nodes and ``edges`` more edges (zeros after the ends, cut by
+        :meth:`_trim`), the unique table at most half full with them."""
+        n = len(self.var)
+        size = len(self._table)
+        while 2 * (n + nodes) > size:
+            size *= 2
+        if size > len(self._table):
+            self._rehash(size)
+        _extend(self.var, bytes(4 * nodes))
+        _extend(self._first, bytes(8 * nodes))
+        _extend(self._mid, bytes(4 * edges))
+        _extend(self._kid, bytes(4 * edges))
+
+    def _trim(self, counts: np.ndarray) -> None:
+        """Cut the reserved arrays to the ``counts`` (nodes, edges) the kernel left."""
+        n, e = int(counts[0]), int(counts[1])
+        added = n - len(self._py)
+        _cut(self.var, n)
+        _cut(self._first, n + 1)
+        _cut(self._mid, e)
+        _cut(self._kid, e)
+        self._py.extend([None] * added)
+
+    def intern_graph(
+        self,
+        var: np.ndarray,
+        first: np.ndarray,
+        count: np.ndarray,
+        mask: np.ndarray,
+        child: np.ndarray,
+        leaves: tuple[int, int],
+    ) -> np.ndarray:
+        """Write a canonical ordered graph given as arrays into the store: nodes ``2..`` children
+        first (``var``; edges ``first[x] .. first[x] + count[x]`` with mask ids ``mask`` and
+        children ``child`` as the graph's own ids, ``0``/``1`` standing for ``leaves``).
+        Returns the store id of every node of the graph."""
+        n_new = len(var) - 2
+        if self.max_nodes is not None and len(self.var) + n_new > self.max_nodes:
+            raise CompilationTooLargeError(
+                f"the decision graphs would pass the size budget of {self.max_nodes:,} nodes "
+                "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
+            )
+        counts = np.array([len(self.var), len(self._mid)], np.int64)
+        ids = np.empty(len(var), np.int64)
+        ids[:2] = leaves
+        self._reserve(n_new, len(mask))
+        views = self._views()
+        failed = dg_kernels.intern_graph(*views, self._table, counts, var, first, count, mask, child, ids)
+        del views
+        self._trim(counts)
+        if failed:
+            raise ValueError(f"node {-1 - failed} of the graph written into the store is not reduced")
+        return ids
+
+    # ------------------------------------------------------------------ traversal
+    def reachable(self, roots: Iterable[int]) -> list[int]:
+        """Nodes reachable from ``roots`` in increasing (children-first) order.
+
+        The last few answers are kept (nodes never change, so neither do they): the closed forms
+        walk the same class formula for every instance."""
+        roots = tuple(roots)
+        hit = self._reachable.get(roots)
+        if hit is not None:
+            return hit
+        out = self._reach(roots).tolist()
+        self._reachable[roots] = out
+        while len(self._reachable) > 8:
+            del self._reachable[next(iter(self._reachable))]
+        return out
+
+    def _reach(self, roots: Sequence[int]) -> np.ndarray:
+        _, first, _, kid = self._views()
+        return dg_kernels.reachable(first, kid, np.asarray(roots, np.int64))
+
+    def reachable_moving(self, roots: Iterable[int], states: Sequence[int], moving: int) -> list[int]:
+        """Nodes reachable from ``roots`` (children first) when only the features in the bit
+        mask ``moving`` may leave the instance ``states``: a node on another feature is left
+        only by the edge holding its instance state."""
+        bits = [1 << int(s) for s in states]
+        edges, var = self.edges, self.var
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n > 1:
+                x = var[n]
+                if moving >> x & 1:
+                    stack.extend(c for _, c in edges[n] if c not in seen)
+                else:
+                    bit = bits[x]
+                    for s, c in edges[n]:
+                        if s & bit:
+                            stack.append(c)
+                            break
+        return sorted(seen)
+
+    def size(self, roots: Iterable[int] | int) -> int:
+        """Number of nodes (leaves included) reachable from ``roots``."""
+        if isinstance(roots, int):
+            roots = [roots]
+        return len(self.reachable(roots))
+
+    def n_edges(self, roots: Iterable[int] | int) -> int:
+        if isinstance(roots, int):
+            roots = [roots]
+        first = self._first
+        return sum(first[n + 1] - first[n] for n in self.reachable(roots))
+
+    def evaluate(self, root: int, states: Sequence[int]) -> bool:
+        """Follow the edges matching ``states`` from ``root`` to a leaf."""
+        n = root
+        while n > 1:
+            s = 1 << int(states[self.var[n]])
+            for mask, child in self.edges[n]:
+                if mask & s:
+                    n = child
+                    break
+            else:
+                raise ValueError(f"state vector {tuple(states)} falls off decision node {n}")
+        return n == 1
+
+    def negate(self, root: int) -> int:
+        """The graph with true and false leaves swapped (same tests), by compiled code
+        (:func:`~.dg_kernels.negate_graph`).
+
+        Negation maps distinct nodes to distinct nodes and keeps every edge label, so each
+        negated node is already reduced and needs only the unique table."""
+        if root <= 1:
+            return 1 - root
+        neg = self._neg
+        if len(neg) < len(self.var):
+            _extend(neg, b"\xff" * (4 * (len(self.var) - len(neg))))
+        if neg[root] >= 0:
+            return neg[root]
+        nodes = self._reach((root,))
+        first = np.frombuffer(self._first, np.int64)
+        n_edges = int((first[nodes + 1] - first[nodes]).sum())
+        del first
+        if self.max_nodes is not None and len(self.var) + len(nodes) > self.max_nodes:
+            raise CompilationTooLargeError(
+                f"negating a graph of {len(nodes):,} nodes would pass the size budget of {self.max_nodes:,} "
+                "nodes (max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
+            )
+        counts = np.array([len(self.var), len(self._mid)], np.int64)
+        self._reserve(len(nodes), n_edges)
+        _extend(neg, b"\xff" * (4 * len(nodes)))
+        views = self._views()
+        negs = np.frombuffer(neg, np.int32)
+        dg_kernels.negate_graph(*views, self._table, counts, negs, nodes)
+        del views, negs
+        self._trim(counts)
+        _cut(neg, len(self.var))
+        return neg[root]
+
+    def record_negation(self, a: int, b: int) -> None:
+        """Remember that ``b`` is the negation of ``a`` (a graph negated outside :meth:`negate`),
+        so that :meth:`negate` answers at once."""
+        neg = self._neg
+        if len(neg) < len(self.var):
+            _extend(neg, b"\xff" * (4 * (len(self.var) - len(neg))))
+        neg[a] = b
+        neg[b] = a
 
     def from_tree(self, tree: Tree, leaf_value: Sequence[int]) -> int:
         """A tree as a weak test-once decision graph with feasible edge labels.
@@ -175,100 +469,6 @@ class DGManager:
             right = self.node(f, [(lo_mask, 0), (hi_mask, 1)])
             value[t] = self.disj(self.conj(left, value[tree.left[t]]), self.conj(right, value[tree.right[t]]))
         return value[0]
-
-    # ------------------------------------------------------------------ traversal
-    def reachable(self, roots: Iterable[int]) -> list[int]:
-        """Nodes reachable from ``roots`` in increasing (children-first) order.
-
-        The last few answers are kept (nodes never change, so neither do they): the closed forms
-        walk the same class formula for every instance."""
-        roots = tuple(roots)
-        hit = self._reachable.get(roots)
-        if hit is not None:
-            return hit
-        out = self._walk(roots)
-        self._reachable[roots] = out
-        while len(self._reachable) > 8:
-            del self._reachable[next(iter(self._reachable))]
-        return out
-
-    def reachable_moving(self, roots: Iterable[int], states: Sequence[int], moving: int) -> list[int]:
-        """Nodes reachable from ``roots`` (children first) when only the features in the bit
-        mask ``moving`` may leave the instance ``states``: a node on another feature is left
-        only by the edge holding its instance state."""
-        return self._walk(tuple(roots), [1 << int(s) for s in states], moving)
-
-    def _walk(self, roots: tuple[int, ...], bits: Sequence[int] = (), moving: int = -1) -> list[int]:
-        """The walk behind both: ``moving = -1`` (every bit set) follows every edge."""
-        edges, var = self.edges, self.var
-        seen: set[int] = set()
-        stack = list(roots)
-        while stack:
-            n = stack.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            if n > 1:
-                x = var[n]
-                if moving >> x & 1:
-                    stack.extend(c for _, c in edges[n] if c not in seen)
-                else:
-                    bit = bits[x]
-                    for s, c in edges[n]:
-                        if s & bit:
-                            stack.append(c)
-                            break
-        return sorted(seen)
-
-    def size(self, roots: Iterable[int] | int) -> int:
-        """Number of nodes (leaves included) reachable from ``roots``."""
-        if isinstance(roots, int):
-            roots = [roots]
-        return len(self.reachable(roots))
-
-    def n_edges(self, roots: Iterable[int] | int) -> int:
-        if isinstance(roots, int):
-            roots = [roots]
-        return sum(len(self.edges[n]) for n in self.reachable(roots))
-
-    def evaluate(self, root: int, states: Sequence[int]) -> bool:
-        """Follow the edges matching ``states`` from ``root`` to a leaf."""
-        n = root
-        while n > 1:
-            s = 1 << int(states[self.var[n]])
-            for mask, child in self.edges[n]:
-                if mask & s:
-                    n = child
-                    break
-            else:
-                raise ValueError(f"state vector {tuple(states)} falls off decision node {n}")
-        return n == 1
-
-    def negate(self, root: int) -> int:
-        """The graph with true and false leaves swapped (same tests).
-
-        Negation maps distinct nodes to distinct nodes and keeps every edge label, so each
-        negated node is already reduced and its edges already in canonical order: it only needs
-        the unique-table lookup of :meth:`canonical_node`, not :meth:`node`'s merging and
-        sorting."""
-        cache = self._neg_cache
-        hit = cache.get(root)
-        if hit is not None:
-            return hit
-        var, edges, make = self.var, self.edges, self.canonical_node
-        for n in self.reachable([root]):
-            if n in cache:
-                continue
-            k = make(var[n], tuple([(m, cache[c]) for m, c in edges[n]]))
-            cache[n] = k
-            cache[k] = n
-        return cache[root]
-
-    def record_negation(self, a: int, b: int) -> None:
-        """Remember that ``b`` is the negation of ``a`` (a graph negated outside :meth:`negate`,
-        e.g. written out with its leaves swapped), so that :meth:`negate` answers at once."""
-        self._neg_cache[a] = b
-        self._neg_cache[b] = a
 
     # ------------------------------------------------------------------ Algorithm 4
     def apply(self, op: str, a: int, b: int) -> int:
@@ -387,10 +587,10 @@ class DGManager:
         :meth:`restrict`) reads it, so compiles into ordered graphs never pay for it: a Python int
         per node, 8% of the memory and 12% of the time of writing glass2's 25-tree vote graph out
         (371 -> 341 bytes per node kept, 0.62 -> 0.55 s)."""
-        masks, var, edges = self._vars_mask, self.var, self.edges
+        masks, var, first, kid = self._vars_mask, self.var, self._first, self._kid
         for n in range(len(masks), len(var)):
             vm = 1 << var[n]
-            for _, c in edges[n]:
+            for c in kid[first[n] : first[n + 1]]:
                 vm |= masks[c]
             masks.append(vm)
         return masks
