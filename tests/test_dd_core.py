@@ -112,3 +112,16 @@ def test_unknown_core_is_a_value_error() -> None:
     )
     with pytest.raises(ValueError, match="core must be one of"):
         ClassFormulas(forest, core="cudd")
+
+
+@settings(max_examples=50, deadline=None)
+@given(values=st.lists(st.integers(0, 2**25), min_size=1, max_size=200), small=st.booleans())
+def test_distinct_values_are_numpys_unique(values: list[int], small: bool) -> None:
+    """Both ways of ``_distinct`` (a table below 2**24 values, sorting above) are np.unique."""
+    import numpy as np
+
+    array = np.array(values, np.int64) % (1000 if small else 2**25)
+    bound = 1000 if small else 2**25
+    got, inverse = dd_core._distinct(array, bound)
+    want, want_inverse = np.unique(array, return_inverse=True)
+    assert got.tolist() == want.tolist() and inverse.tolist() == want_inverse.tolist()

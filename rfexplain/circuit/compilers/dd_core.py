@@ -69,6 +69,21 @@ log = logging.getLogger(__name__)
 SLICE = 1 << 16
 
 
+def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for values in ``range(bound)``: by a table of
+    ``bound`` entries when that is small (linear time; sorting glass2's 5M intervals took 3.2 s
+    of its 6.0 s export), by sorting otherwise."""
+    if bound > 1 << 24:
+        return np.unique(values, return_inverse=True)
+    present = np.zeros(bound, np.bool_)
+    present[values] = True
+    distinct = np.flatnonzero(present)
+    del present
+    index = np.empty(bound, np.int64)
+    index[distinct] = np.arange(len(distinct))
+    return distinct, index[values]
+
+
 def warm_up() -> None:
     """Load (or, on a fresh install, compile) the core's compiled loops now, by counting the votes
     of a two-stump forest and writing out the graph and its negation, so that no later compile
@@ -257,7 +272,7 @@ class CompactCounter:
         width = max(dg.n_states)
         first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width)
         n_edges = len(child)
-        pairs, which = np.unique(interval, return_inverse=True)
+        pairs, which = _distinct(interval, width * width)
         pair_mid = np.empty(len(pairs), np.int64)
         pair_mask = []
         for q, pair in enumerate(pairs.tolist()):
@@ -267,13 +282,13 @@ class CompactCounter:
         starts = start[: n_edges + 1]
         mids = pair_mid[which[starts[:-1]]]
         several = np.flatnonzero(np.diff(starts) > 1)
-        if len(several):
-            union: dict[bytes, int] = {}
-            for e, a, b in zip(several.tolist(), starts[several].tolist(), starts[several + 1].tolist()):
-                key = which[a:b].tobytes()
-                m = union.get(key)
-                if m is None:
-                    m = union[key] = dg.mask_id(sum(pair_mask[q] for q in which[a:b].tolist()))
-                mids[e] = m
+        if len(several):  # edges of several intervals: one mask per distinct run of intervals
+            rep = self._kernels.first_of_equal_runs(starts, which, several)
+            run_mid = np.empty(len(several), np.int64)
+            for i in np.flatnonzero(rep == np.arange(len(several))).tolist():
+                e = int(several[i])
+                run = which[starts[e] : starts[e + 1]].tolist()
+                run_mid[i] = dg.mask_id(sum(pair_mask[q] for q in run))
+            mids[several] = run_mid[rep]
         ids = dg.intern_graph(nodes[:, 0], first, count, mids, child, (dg.false, dg.true))
         return int(ids[root])

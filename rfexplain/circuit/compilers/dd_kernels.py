@@ -68,6 +68,42 @@ def _tuple_hash(items, k):
 
 
 @_compile
+def first_of_equal_runs(start, ids, edges):
+    """For each edge ``edges[i]``, the smallest ``j`` such that ``edges[j]`` has the same run of
+    ids ``ids[start[e] : start[e + 1]]`` (an open-addressing table over the runs)."""
+    m = edges.shape[0]
+    size = 1
+    while size < 2 * m:
+        size *= 2
+    table = np.full(size, -1, np.int64)
+    rep = np.empty(m, np.int64)
+    for i in range(m):
+        e = edges[i]
+        a = start[e]
+        b = start[e + 1]
+        h = _tuple_hash(ids[a:b], b - a) & (size - 1)
+        while True:
+            j = table[h]
+            if j < 0:
+                table[h] = i
+                rep[i] = i
+                break
+            f = edges[j]
+            fa = start[f]
+            if start[f + 1] - fa == b - a:
+                same = True
+                for q in range(b - a):
+                    if ids[fa + q] != ids[a + q]:
+                        same = False
+                        break
+                if same:
+                    rep[i] = j
+                    break
+            h = (h + 1) & (size - 1)
+    return rep
+
+
+@_compile
 def merged_edges(nodes, eend, echild, max_states):
     """The manager's canonical edges of every node of a compact graph: intervals leading to the
     same child merged into one edge, edges ordered by their highest state (the order of their
