@@ -161,32 +161,35 @@ def negate_graph(var, first, mid, kid, table, counts, neg, nodes):
 
 @_compile
 def reachable(first, kid, roots):
-    """The nodes reachable from ``roots``, in increasing id order (children have smaller ids)."""
+    """The nodes reachable from ``roots``, in increasing id order (children have smaller ids):
+    a depth-first walk, then a sort of the nodes it met (its cost follows the graph walked, not
+    the store)."""
     top = 1
     for r in roots:
         top = max(top, r)
     seen = np.zeros(top + 1, np.bool_)
-    stack = np.empty(max(16, roots.shape[0]), np.int64)
+    out = np.empty(max(16, 2 * roots.shape[0]), np.int64)
     size = 0
     for r in roots:
         if not seen[r]:
             seen[r] = True
-            stack[size] = r
+            out[size] = r
             size += 1
-    while size:
-        size -= 1
-        n = stack[size]
+    done = 0  # out[:done] expanded, out[done:size] waiting
+    while done < size:
+        n = out[done]
+        done += 1
         for e in range(first[n], first[n + 1]):
             c = kid[e]
             if not seen[c]:
                 seen[c] = True
-                if size == stack.shape[0]:
+                if size == out.shape[0]:
                     grown = np.empty(2 * size, np.int64)
-                    grown[:size] = stack
-                    stack = grown
-                stack[size] = c
+                    grown[:size] = out
+                    out = grown
+                out[size] = c
                 size += 1
-    return np.nonzero(seen)[0]
+    return np.sort(out[:size])
 
 
 @_compile
