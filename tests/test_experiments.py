@@ -316,3 +316,14 @@ def test_circuit_scale_reports_a_forest_stopped_at_the_cpu_limit_as_such(monkeyp
     monkeypatch.setattr(circuit_scale, "compile_once", spin)
     row = circuit_scale.run("iris", 1, 4, "python", Path("."), 1.0, 8 * 2**30)
     assert row["status"] == "stopped at the 1 s CPU limit"
+
+
+def test_circuit_scale_tree_counts() -> None:
+    """``--trees``: counts as given, ``2x`` twice the circuit paper's, an unknown dataset refused."""
+    from experiments.circuit_scale import _tree_counts
+    from experiments.circuit_tables import PAPER_T2
+
+    assert _tree_counts("50", "magic") == [50]
+    assert _tree_counts("25,2x", "magic") == [25, 2 * PAPER_T2["magic"][0]]
+    with pytest.raises(ValueError, match="no tree count"):
+        _tree_counts("2x", "not-a-dataset")

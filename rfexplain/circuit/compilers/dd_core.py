@@ -79,7 +79,7 @@ def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     present[values] = True
     distinct = np.flatnonzero(present)
     del present
-    index = np.empty(bound, np.int64)
+    index = np.empty(bound, np.int32)
     index[distinct] = np.arange(len(distinct))
     return distinct, index[values]
 
@@ -196,17 +196,17 @@ class CompactCounter:
         k = self._kernels
         n_states = np.asarray(self.dg.n_states, np.int64)
         ctr = np.zeros(9, np.int64)
-        nodes = np.zeros((1024, 3), np.int64)
+        nodes = np.zeros((1024, 3), np.int32)
         nodes[:2, 0] = -1
         ctr[k.N_NODES] = 2
         eend = np.zeros(2048, np.int32)
         echild = np.zeros(2048, np.int32)
-        ntab = np.full(2048, -1, np.int64)
+        ntab = np.full(2048, -1, np.int32)
         tups = np.zeros((1024, 2), np.int64)
         pool = np.zeros(max(4096, 2 * len(root)), np.int32)
-        ttab = np.full(2048, -1, np.int64)
-        memo_head = np.full(1024, -1, np.int64)
-        memo = np.zeros((1024, 4), np.int64)
+        ttab = np.full(2048, -1, np.int32)
+        memo_head = np.full(1024, -1, np.int32)
+        memo = np.zeros((1024, 4), np.int32)
         frames = np.zeros((64, 8), np.int64)
         kids = np.zeros((256, 6), np.int64)
         # the root as the single pending child of a sentinel frame
@@ -249,10 +249,10 @@ class CompactCounter:
             "product_ms": int(1000 * (time.process_time() - start)),
         }
         n_edges = int(ctr[k.N_EDGES])
-        graph = (nodes[:n_nodes].astype(np.int32), eend[:n_edges].copy(), echild[:n_edges].copy(), int(ctr[k.ROOT]))
+        graph = [nodes[:n_nodes].copy(), eend[:n_edges].copy(), echild[:n_edges].copy(), int(ctr[k.ROOT])]
         del nodes, eend, echild
         start = time.process_time()
-        top = self._export(*graph)
+        top = self._export(graph)
         self.stats["export_ms"] = int(1000 * (time.process_time() - start))
         self.history.append(self.stats)
         return top
@@ -261,16 +261,21 @@ class CompactCounter:
         """The negation of a graph (the manager's compiled :meth:`~.dgraph.DGManager.negate`)."""
         return self.dg.negate(root)
 
-    def _export(self, nodes: np.ndarray, eend: np.ndarray, echild: np.ndarray, root: int) -> int:
-        """Write the compact graph into the manager's store, children first (ids increase
-        upwards), by compiled code (:meth:`~.dgraph.DGManager.intern_graph`).
+    def _export(self, graph: list) -> int:
+        """Write the compact graph ``[nodes, edge ends, edge children, root]`` into the manager's
+        store, children first (ids increase upwards), by compiled code
+        (:meth:`~.dgraph.DGManager.intern_graph`); the list is emptied, so that its arrays go as
+        soon as they are used.
 
         The compiled :func:`~.dd_kernels.merged_edges` gives every node's canonical edges as
         lists of intervals; an edge's mask is the union of its intervals, registered once per
         distinct interval (or list of intervals) in the manager's table of masks."""
+        nodes, eend, echild, root = graph
+        graph.clear()  # the product's edge arrays go once merged (their only other holder)
         dg = self.dg
         width = max(dg.n_states)
         first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width)
+        del eend, echild
         n_edges = len(child)
         pairs, which = _distinct(interval, width * width)
         pair_mid = np.empty(len(pairs), np.int64)
@@ -280,7 +285,7 @@ class CompactCounter:
             pair_mask.append((1 << (end + 1)) - (1 << low))
             pair_mid[q] = dg.mask_id(pair_mask[q])
         starts = start[: n_edges + 1]
-        mids = pair_mid[which[starts[:-1]]]
+        mids = pair_mid[which[starts[:-1]]].astype(np.int32)
         several = np.flatnonzero(np.diff(starts) > 1)
         if len(several):  # edges of several intervals: one mask per distinct run of intervals
             rep = self._kernels.first_of_equal_runs(starts, which, several)

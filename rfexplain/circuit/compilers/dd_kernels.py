@@ -20,6 +20,8 @@ _F_TUP, _F_NEED, _F_VAR, _F_LOW, _F_HIGH, _F_CH, _F_NCH, _F_DONE = range(8)
 # result node
 _C_END, _C_TUP, _C_NEED, _C_LO, _C_HI, _C_RES = range(6)
 UNBOUNDED = 1 << 60
+#: the memo's need bounds are int32 (half the memory of int64 rows)
+MEMO_LIMIT = (1 << 31) - 1
 
 
 def _compile(fn: Any) -> Any:
@@ -115,8 +117,8 @@ def merged_edges(nodes, eend, echild, max_states):
     n = nodes.shape[0]
     n_edges = eend.shape[0]
     first = np.zeros(n, np.int64)
-    count = np.zeros(n, np.int64)
-    child = np.empty(n_edges, np.int64)
+    count = np.zeros(n, np.int32)
+    child = np.empty(n_edges, np.int32)
     start = np.empty(n_edges + 1, np.int64)
     interval = np.empty(n_edges, np.int64)
     group = np.empty(max_states, np.int64)  # a node's edges: merged edge of each interval
@@ -173,7 +175,7 @@ def _rehash_nodes(nodes, eend, echild, n):
     size = 64
     while size < 4 * n:
         size *= 2
-    table = np.full(size, -1, np.int64)
+    table = np.full(size, -1, np.int32)
     for k in range(2, n):
         s = nodes[k, 1]
         place(table, _node_hash(nodes[k, 0], eend[s:], echild[s:], nodes[k, 2]), k)
@@ -185,7 +187,7 @@ def rehash_tuples(tups, pool, n):
     size = 64
     while size < 4 * n:
         size *= 2
-    table = np.full(size, -1, np.int64)
+    table = np.full(size, -1, np.int32)
     for k in range(n):
         place(table, _tuple_hash(pool[tups[k, 0] :], tups[k, 1]), k)
     return table
@@ -317,8 +319,10 @@ def run(
                         ntab = _rehash_nodes(nodes, eend, echild, ctr[N_NODES])
             e = ctr[N_MEMO]
             memo = _grow2(memo, e + 1)
-            memo[e, 0] = fr[_F_LOW]
-            memo[e, 1] = fr[_F_HIGH]
+            # int32 entries: a bound past the int32 range is clamped, which only narrows the
+            # needs the entry answers for (sound: a narrower memo entry is still exact)
+            memo[e, 0] = max(fr[_F_LOW], -MEMO_LIMIT)
+            memo[e, 1] = min(fr[_F_HIGH], MEMO_LIMIT)
             memo[e, 2] = result
             memo[e, 3] = memo_head[fr[_F_TUP]]
             memo_head[fr[_F_TUP]] = e
