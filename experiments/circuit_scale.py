@@ -219,7 +219,5 @@ def main(argv: list[str] | None = None) -> int:
         markdown_table(rows, COLUMNS),
     ]
     name = "circuit_scale" + (f"_trees_{args.trees.replace(',', '_')}" if args.trees else "")
-    write_report(
-        name, rows, "\n".join(md), quick=args.quick, options=vars(args), seed=0, directory=args.results_dir
-    )
+    write_report(name, rows, "\n".join(md), quick=args.quick, options=vars(args), seed=0, directory=args.results_dir)
     return 0
