@@ -276,7 +276,6 @@ class CompactCounter:
         width = max(dg.n_states)
         first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width)
         del eend, echild
-        n_edges = len(child)
         pairs, which = _distinct(interval, width * width)
         pair_mid = np.empty(len(pairs), np.int64)
         pair_mask = []
@@ -284,15 +283,14 @@ class CompactCounter:
             low, end = divmod(pair, width)
             pair_mask.append((1 << (end + 1)) - (1 << low))
             pair_mid[q] = dg.mask_id(pair_mask[q])
-        starts = start[: n_edges + 1]
-        mids = pair_mid[which[starts[:-1]]].astype(np.int32)
-        several = np.flatnonzero(np.diff(starts) > 1)
+        mids = pair_mid[which[start[:-1]]].astype(np.int32)
+        several = np.flatnonzero(np.diff(start) > 1)
         if len(several):  # edges of several intervals: one mask per distinct run of intervals
-            rep = self._kernels.first_of_equal_runs(starts, which, several)
+            rep = self._kernels.first_of_equal_runs(start, which, several)
             run_mid = np.empty(len(several), np.int64)
             for i in np.flatnonzero(rep == np.arange(len(several))).tolist():
                 e = int(several[i])
-                run = which[starts[e] : starts[e + 1]].tolist()
+                run = which[start[e] : start[e + 1]].tolist()
                 run_mid[i] = dg.mask_id(sum(pair_mask[q] for q in run))
             mids[several] = run_mid[rep]
         ids = dg.intern_graph(nodes[:, 0], first, count, mids, child, (dg.false, dg.true))

@@ -91,9 +91,6 @@ class _Edges:
     def __init__(self, dg: DGManager) -> None:
         self._dg = dg
 
-    def __len__(self) -> int:
-        return len(self._dg.var)
-
     def __getitem__(self, n: int) -> tuple[tuple[int, int], ...]:
         dg = self._dg
         e = dg._py[n]
@@ -236,6 +233,60 @@ class DGManager:
         if 2 * (n + 1) > len(table):
             self._rehash(2 * len(table))
         return n
+
+    def from_tree(self, tree: Tree, leaf_value: Sequence[int]) -> int:
+        """A tree as a weak test-once decision graph with feasible edge labels.
+
+        ``leaf_value[c]`` is the leaf (``true``/``false`` id) that class index ``c`` becomes.
+        A tree node ``state <= split`` sends the feasible states ``<= split`` left and the others
+        right; a side with no feasible state is dropped (the node disappears).
+        """
+        result: dict[tuple[int, tuple[int, ...]], int] = {}
+        # iterative post-order over (tree node, feasible masks on the path)
+        stack: list[tuple[int, tuple[int, ...], bool]] = [(0, self.full, False)]
+        while stack:
+            t, p, expanded = stack.pop()
+            key = (t, p)
+            if key in result and not expanded:
+                continue
+            f = tree.feature[t]
+            if f < 0:
+                result[key] = leaf_value[tree.label[t]]
+                continue
+            low = (1 << (tree.split[t] + 1)) - 1
+            lmask, rmask = p[f] & low, p[f] & ~low
+            lp = p[:f] + (lmask,) + p[f + 1 :]
+            rp = p[:f] + (rmask,) + p[f + 1 :]
+            children = []
+            if lmask:
+                children.append((lmask, tree.left[t], lp))
+            if rmask:
+                children.append((rmask, tree.right[t], rp))
+            if not expanded:
+                stack.append((t, p, True))
+                for _, c, cp in children:
+                    if (c, cp) not in result:
+                        stack.append((c, cp, False))
+                continue
+            result[key] = self.node(f, [(m, result[(c, cp)]) for m, c, cp in children])
+        return result[(0, self.full)]
+
+    def from_tree_ordered(self, tree: Tree, leaf_value: Sequence[int]) -> int:
+        """A tree as a decision graph that tests variables in increasing index order (an ordered
+        multi-valued decision diagram), built with Apply from the tree's literals: node
+        ``x <= t`` becomes ``(x <= t and left) or (x > t and right)``."""
+        value: dict[int, int] = {}
+        for t in range(tree.n_nodes - 1, -1, -1):  # children have larger indices than parents
+            f = tree.feature[t]
+            if f < 0:
+                value[t] = leaf_value[tree.label[t]]
+                continue
+            low = (1 << (tree.split[t] + 1)) - 1
+            lo_mask, hi_mask = self.full[f] & low, self.full[f] & ~low
+            left = self.node(f, [(lo_mask, 1), (hi_mask, 0)])
+            right = self.node(f, [(lo_mask, 0), (hi_mask, 1)])
+            value[t] = self.disj(self.conj(left, value[tree.left[t]]), self.conj(right, value[tree.right[t]]))
+        return value[0]
 
     # ------------------------------------------------------------------ bulk (compiled)
     def _views(self) -> tuple[np.ndarray, ...]:
@@ -410,60 +461,6 @@ class DGManager:
         self._trim(counts)
         _cut(neg, len(self.var))
         return neg[root]
-
-    def from_tree(self, tree: Tree, leaf_value: Sequence[int]) -> int:
-        """A tree as a weak test-once decision graph with feasible edge labels.
-
-        ``leaf_value[c]`` is the leaf (``true``/``false`` id) that class index ``c`` becomes.
-        A tree node ``state <= split`` sends the feasible states ``<= split`` left and the others
-        right; a side with no feasible state is dropped (the node disappears).
-        """
-        result: dict[tuple[int, tuple[int, ...]], int] = {}
-        # iterative post-order over (tree node, feasible masks on the path)
-        stack: list[tuple[int, tuple[int, ...], bool]] = [(0, self.full, False)]
-        while stack:
-            t, p, expanded = stack.pop()
-            key = (t, p)
-            if key in result and not expanded:
-                continue
-            f = tree.feature[t]
-            if f < 0:
-                result[key] = leaf_value[tree.label[t]]
-                continue
-            low = (1 << (tree.split[t] + 1)) - 1
-            lmask, rmask = p[f] & low, p[f] & ~low
-            lp = p[:f] + (lmask,) + p[f + 1 :]
-            rp = p[:f] + (rmask,) + p[f + 1 :]
-            children = []
-            if lmask:
-                children.append((lmask, tree.left[t], lp))
-            if rmask:
-                children.append((rmask, tree.right[t], rp))
-            if not expanded:
-                stack.append((t, p, True))
-                for _, c, cp in children:
-                    if (c, cp) not in result:
-                        stack.append((c, cp, False))
-                continue
-            result[key] = self.node(f, [(m, result[(c, cp)]) for m, c, cp in children])
-        return result[(0, self.full)]
-
-    def from_tree_ordered(self, tree: Tree, leaf_value: Sequence[int]) -> int:
-        """A tree as a decision graph that tests variables in increasing index order (an ordered
-        multi-valued decision diagram), built with Apply from the tree's literals: node
-        ``x <= t`` becomes ``(x <= t and left) or (x > t and right)``."""
-        value: dict[int, int] = {}
-        for t in range(tree.n_nodes - 1, -1, -1):  # children have larger indices than parents
-            f = tree.feature[t]
-            if f < 0:
-                value[t] = leaf_value[tree.label[t]]
-                continue
-            low = (1 << (tree.split[t] + 1)) - 1
-            lo_mask, hi_mask = self.full[f] & low, self.full[f] & ~low
-            left = self.node(f, [(lo_mask, 1), (hi_mask, 0)])
-            right = self.node(f, [(lo_mask, 0), (hi_mask, 1)])
-            value[t] = self.disj(self.conj(left, value[tree.left[t]]), self.conj(right, value[tree.right[t]]))
-        return value[0]
 
     # ------------------------------------------------------------------ Algorithm 4
     def apply(self, op: str, a: int, b: int) -> int:
