@@ -324,3 +324,77 @@ def test_the_compiled_bound_core_deletes_as_the_definition_does(forest: Any, dat
                 else:
                     misses = trial
             assert screen._bound_core(fixed, kind, c) == frozenset(expected), (kind, c, fixed)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(
+        lambda vote: forests(max_trees=7, max_classes=3, max_features=4, max_depth=4, vote=vote)
+    ),
+    st.sampled_from(["not", "predicts"]),
+    st.data(),
+)
+def test_trees_merged_in_pairs_send_every_point_to_one_row_of_each_pair(forest: Any, kind: str, data: Any) -> None:
+    """The paired leaf table (:func:`~rfexplain.sat.box_kernels.merge_pairs`, twice, as the
+    branch and bound does) against its definition on every point of the state space: each point
+    lies in exactly one row of each merged tree, and the rows it lies in sum to the forest's
+    class scores and margins; a pair is only formed when merging lowers its bound."""
+    from rfexplain.sat import box_kernels as kernels
+
+    table = LeafTable(ForestEncoding(forest))
+    c = data.draw(st.integers(0, forest.n_classes - 1))
+    margins, penalty = table.margins(kind, c)
+    low, high, trees, rows_margins, scores = table.low, table.high, table.tree, margins, table.score
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    inside = np.all((grid[:, None, :] >= table.low[None]) & (grid[:, None, :] <= table.high[None]), axis=2)
+    expected_scores, expected_margins = inside @ table.score, inside @ margins
+    for _ in range(2):
+        partner, starts = kernels.pair_partners(low, high, trees, rows_margins, penalty, kind == "not")
+        assert all(partner[partner[k]] == k for k in np.flatnonzero(partner >= 0))
+        total = kernels.merged_rows(low, high, partner, starts)
+        low, high, trees, rows_margins, scores = kernels.merge_pairs(
+            low, high, rows_margins, scores, partner, starts, total
+        )
+        assert len(low) == total and np.all(np.diff(trees) >= 0)
+        assert len(np.unique(trees)) == len(starts) - 1 - int(np.count_nonzero(partner >= 0)) // 2
+        inside = np.all((grid[:, None, :] >= low[None]) & (grid[:, None, :] <= high[None]), axis=2)
+        for t in np.unique(trees):
+            assert np.all(inside[:, trees == t].sum(axis=1) == 1)
+        np.testing.assert_allclose(inside @ scores, expected_scores, atol=1e-9)
+        np.testing.assert_allclose(inside @ rows_margins, expected_margins, atol=1e-9)
+
+
+def test_pairing_merges_the_trees_whose_best_leaves_disagree() -> None:
+    """Two trees whose best leaves need ``x <= 0`` and ``x > 0`` respectively are paired (their
+    bound drops from 2 to 0), and a third tree on another feature stays alone."""
+    from rfexplain.sat import box_kernels as kernels
+
+    # rows: (tree, low, high, margin) on two features with states 0..1
+    rows = [(0, (0, 0), (0, 1), 1.0), (0, (1, 0), (1, 1), -1.0)]
+    rows += [(1, (0, 0), (0, 1), -1.0), (1, (1, 0), (1, 1), 1.0)]
+    rows += [(2, (0, 0), (1, 0), 1.0), (2, (0, 1), (1, 1), -1.0)]
+    low = np.asarray([r[1] for r in rows], dtype=np.int32)
+    high = np.asarray([r[2] for r in rows], dtype=np.int32)
+    trees = np.asarray([r[0] for r in rows], dtype=np.int64)
+    margins = np.asarray([[r[3]] for r in rows])
+    partner, _ = kernels.pair_partners(low, high, trees, margins, np.zeros(1), True)
+    assert partner.tolist() == [1, 0, -1]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(
+        lambda vote: forests(max_trees=7, max_classes=3, max_features=5, max_depth=4, vote=vote)
+    ),
+    st.data(),
+)
+def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) -> None:
+    """Every query through the branch and bound, one box per slice, so that the search on the
+    paired table (every pairing round taken, whatever it costs) joins after the first box and
+    settles most queries: the answers, witnesses and cores stay exact."""
+    old = prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES
+    prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = 1, float("inf"), 1_000_000
+    try:
+        _check(forest, data, 0)
+    finally:
+        prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = old

@@ -26,6 +26,16 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   settled each within 4,000 boxes (0.5 s). (A few rounds of hill climbing for a witness before
   the branch and bound, used until searching the more promising half first, then only cost time:
   soft-vote AXp on phoneme 0.056 -> 0.014 s, magic 0.098 -> 0.047 s without it.)
+- **Paired trees.** The per-tree bound lets every tree take its best leaf, though two trees'
+  best leaves may need opposite sides of one threshold. A query the first split rule has not
+  settled in one slice is also searched on a leaf table where such trees are merged in pairs
+  (:func:`_paired`: a pair's rows are its compatible leaf pairs, so its bound is the best
+  *consistent* pair), pairs matched greedily by how much merging lowers their bound, as the
+  tree-merging bounds of Chen et al. (2019) [Che19] and Devos et al. (2021) [DMD21] do with
+  cliques of trees. On the SAT paper's ionosphere forest (soft vote) it takes the bound of an
+  UNSAT step with 23 free features from 43.1 to 10.8 (two rounds: 7.3) and the boxes from
+  61,000 to 3,700; ring's trees have about 20 reachable leaves each, their pairs would make the
+  table 4-6 times larger and the search slower, so there it is not taken (:data:`PAIR_GROWTH`).
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
@@ -112,6 +122,27 @@ RACE_AFTER = 16
 #: against 7). Alternating slices 1:1 instead:
 #: ionosphere 0.64, ring 0.28 (racing from the first slice).
 RACE_TURNS = 4
+
+#: The slice after which a query the first split rule has not settled is also searched on the
+#: leaf table with trees merged in pairs (:func:`_paired`), with the guided split rule: 0, after
+#: the first. Mean soft-vote AXp on ionosphere (the 10 ``soft_vote`` instances, CPU s): 0.19
+#: after the first slice, 0.23 after the second.
+PAIR_AFTER = 0
+
+#: In that race, the search on the paired table takes all but one slice in this many. On
+#: ionosphere (as above): 2 -> 0.21, 4 -> 0.19, 8 -> 0.19 s; the leaf-end search keeps a share
+#: for the satisfiable queries it settles first (by up to 16x on some ionosphere steps).
+PAIR_TURNS = 4
+
+#: Rounds of pairing (pairs, then pairs of pairs, ...). Over the 18 slowest ionosphere steps (the
+#: branch and bound alone, guided rule, CPU s): no pairing 4.6, one round 1.2, two 0.9; three
+#: rounds gain nothing more on whole AXps.
+PAIR_ROUNDS = 2
+
+#: Most growth of the leaf table one round of pairing may cause (merged rows over rows): ionosphere's
+#: rounds grow it 1.4-1.8 and 2-2.8 times and pay; ring's first round 3.8-6 times, which made
+#: its slow steps 1.4-2 times slower (also with only the pairs of best gain per added row).
+PAIR_GROWTH = 3.0
 
 #: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
 BNB_STACK = 64
@@ -398,12 +429,15 @@ class InstanceFilter:
         between them; soft-vote points at a near tie are decided here, in exact arithmetic, after
         the search.
 
-        A query the leaf-end split rule does not settle in :data:`RACE_AFTER` slices is raced: a
-        second search with the guided split rule (:mod:`.box_kernels`) takes one slice in
-        :data:`RACE_TURNS` from then on, and the first of the two to settle answers (both are
-        exact; the node budget counts the boxes of both). Soft-vote AXps on the SAT paper's
-        ionosphere forest (the 10 instances of ``soft_vote``, CPU s), leaf-end rule alone ->
-        raced: mean 3.62 -> 1.25, slowest 32.0 -> 8.6; ring 0.144 -> 0.145."""
+        A query the leaf-end split rule does not settle in its first :data:`PAIR_AFTER` + 1
+        slices is raced against a second search with the guided split rule on the paired leaf
+        table (:func:`_paired`), which takes all but one slice in :data:`PAIR_TURNS`; when no
+        pairing is taken, against the guided rule on the same table from slice
+        :data:`RACE_AFTER` on, one slice in :data:`RACE_TURNS`. The first of the two to settle
+        answers (both are exact; the node budget counts the boxes of both). Soft-vote AXps on
+        the SAT paper's ionosphere forest (the 10 instances of ``soft_vote``, CPU s): leaf-end
+        rule alone 3.62, raced with the guided rule 1.25 (slowest 8.6), raced with the guided
+        rule on paired trees 0.17-0.19 (slowest 0.9-1.0)."""
         from rfexplain.sat import box_kernels as kernels
 
         table = self.table
@@ -428,10 +462,10 @@ class InstanceFilter:
         top = [table.n_states[f] - 1 for f in free]
         limit = BNB_NODES if nodes is None else nodes
         runs = [_BoxSearch(arguments, top, len(rows), guided=SPLIT_RULES[0])]
+        paired = False
         turn = 0
         while runs:
-            # the first rule alone, then one slice in RACE_TURNS for the second (the last run)
-            run = runs[0] if (turn - RACE_AFTER) % RACE_TURNS or len(runs) == 1 else runs[-1]
+            run = runs[0] if len(runs) == 1 or not self._second_turn(turn, paired) else runs[-1]
             status = run.step(min(limit, BNB_SLICE))
             limit -= run.examined
             if status == kernels.FOUND:
@@ -441,16 +475,29 @@ class InstanceFilter:
                 settled = self._decide_ties(free, ties, rows, kind, cls, overflow)
                 if settled is not None:
                     return settled
-                runs.remove(run)  # near ties it could not keep: the other rule may still settle it
+                runs.remove(run)  # near ties it could not keep: the other search may still settle it
                 continue
             if limit <= 0:
                 return None
             if budget is not None:
                 budget.check("searching boxes")
-            if turn == RACE_AFTER and len(SPLIT_RULES) > 1:
+            if turn == PAIR_AFTER:
+                merged = _paired(arguments)
+                if merged is not None:
+                    runs.append(_BoxSearch(merged, top, len(merged[0]), guided=SPLIT_RULES[-1]))
+                    paired = True
+            if turn == RACE_AFTER and not paired and len(SPLIT_RULES) > 1:
                 runs.append(_BoxSearch(arguments, top, len(rows), guided=SPLIT_RULES[1]))
             turn += 1
         return None
+
+    @staticmethod
+    def _second_turn(turn: int, paired: bool) -> bool:
+        """Whether the second search of the race takes slice ``turn``: all but one slice in
+        :data:`PAIR_TURNS` when it searches the paired table, else one in :data:`RACE_TURNS`."""
+        if paired:
+            return turn % PAIR_TURNS != 0
+        return (turn - RACE_AFTER) % RACE_TURNS == 0
 
     def _decide_ties(
         self, free: list[int], points: np.ndarray, rows: np.ndarray, kind: str, cls: int, overflow: bool
@@ -508,6 +555,28 @@ class _BoxSearch:
             full = (self.stack_lo, self.stack_hi, self.stack_rows, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
             self.stack_lo, self.stack_hi, self.stack_rows, self.pool = doubled
+
+
+def _paired(arguments: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The branch and bound's arguments (:func:`.box_kernels.search`) over the leaf table with
+    trees merged in pairs (:func:`.box_kernels.pair_partners`, :func:`.box_kernels.merge_pairs`),
+    up to :data:`PAIR_ROUNDS` times (pairs of pairs, ...), each round only while the table grows
+    by at most :data:`PAIR_GROWTH`; ``None`` when not even one round is taken."""
+    from rfexplain.sat import box_kernels as kernels
+
+    low, high, trees, margins, penalty, scores = arguments[:6]
+    not_kind = arguments[9]
+    merged = None
+    for _ in range(PAIR_ROUNDS):
+        partner, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
+        if not np.any(partner >= 0):
+            break
+        total = kernels.merged_rows(low, high, partner, starts)
+        if total > PAIR_GROWTH * len(low):
+            break
+        low, high, trees, margins, scores = kernels.merge_pairs(low, high, margins, scores, partner, starts, total)
+        merged = (low, high, trees, margins, penalty, scores, *arguments[6:])
+    return merged
 
 
 def _few_cells(counts: np.ndarray, lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
