@@ -93,6 +93,18 @@ def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
+def _binding_class(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
+    """The column of :func:`bound`'s binding class among the leaves ``positions[:count]``: the
+    one whose bound is largest ("not", ``not_kind``) or smallest ("predicts")."""
+    total = _class_totals(positions, count, trees, margins) - penalty
+    d = 0
+    for e in range(1, total.shape[0]):
+        if (total[e] > total[d]) if not_kind else (total[e] < total[d]):
+            d = e
+    return d
+
+
+@njit(cache=True, nogil=True)
 def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept):  # pragma: no cover - compiled
     """Deletion against the bounds (:meth:`~rfexplain.sat.prefilter.InstanceFilter._bound_core`):
     for each feature ``fixed[i]`` in turn, ``kept[i]`` is cleared when the leaves the instance
@@ -166,12 +178,7 @@ def _guided_split(  # pragma: no cover - compiled
     n_other = margins.shape[1]
     if n_other == 0:
         return -1, 0
-    # the binding class: the one whose bound is largest ("not") or smallest ("predicts")
-    total = _class_totals(rows, n, trees, margins) - penalty
-    d = 0
-    for e in range(1, n_other):
-        if (total[e] > total[d]) if not_kind else (total[e] < total[d]):
-            d = e
+    d = _binding_class(rows, n, trees, margins, penalty, not_kind)
     # each tree's best leaf for that class
     m = 0
     previous = -1
@@ -491,19 +498,10 @@ def _overlap(low, high, a, b):  # pragma: no cover - compiled
 def _segments(trees):  # pragma: no cover - compiled
     """The first row of every tree's run in ``trees`` (rows grouped by tree), then the row count."""
     n = trees.shape[0]
-    k = 1
-    for r in range(1, n):
-        if trees[r] != trees[r - 1]:
-            k += 1
-    starts = np.empty(k + 1 if n else 1, np.int64)
-    starts[0] = 0
-    k = 1
-    for r in range(1, n):
-        if trees[r] != trees[r - 1]:
-            starts[k] = r
-            k += 1
-    starts[-1] = n
-    return starts
+    if n == 0:
+        return np.zeros(1, np.int64)
+    changes = np.flatnonzero(trees[1:] != trees[:-1]) + 1
+    return np.concatenate((np.zeros(1, np.int64), changes.astype(np.int64), np.full(1, n, np.int64)))
 
 
 @njit(cache=True, nogil=True)
@@ -523,14 +521,9 @@ def pair_partners(low, high, trees, margins, penalty, not_kind):  # pragma: no c
     starts = _segments(trees)
     m = starts.shape[0] - 1
     partner = np.full(m, -1, np.int64)
-    n_other = margins.shape[1]
-    if n_other == 0 or m < 2:
+    if margins.shape[1] == 0 or m < 2:
         return partner, starts
-    total = _class_totals(np.arange(trees.shape[0]), trees.shape[0], trees, margins) - penalty
-    d = 0
-    for e in range(1, n_other):
-        if (total[e] > total[d]) if not_kind else (total[e] < total[d]):
-            d = e
+    d = _binding_class(np.arange(trees.shape[0]), trees.shape[0], trees, margins, penalty, not_kind)
     order = np.empty(trees.shape[0], np.int64)
     top = np.empty(m)
     for k in range(m):

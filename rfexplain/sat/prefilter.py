@@ -33,9 +33,9 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   *consistent* pair), pairs matched greedily by how much merging lowers their bound, as the
   tree-merging bounds of Chen et al. (2019) [Che19] and Devos et al. (2021) [DMD21] do with
   cliques of trees. On the SAT paper's ionosphere forest (soft vote) it takes the bound of an
-  UNSAT step with 23 free features from 43.1 to 10.8 (two rounds: 7.3) and the boxes from
-  61,000 to 3,700; ring's trees have about 20 reachable leaves each, their pairs would make the
-  table 4-6 times larger and the search slower, so there it is not taken (:data:`PAIR_GROWTH`).
+  UNSAT step with 23 free features from 43.1 to 10.8 and its boxes from 60,954 to 7,246; ring's
+  trees have about 20 reachable leaves each, their pairs would make the table 3.8-6 times
+  larger and the search slower, so there it is not taken (:data:`PAIR_GROWTH`).
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
@@ -135,8 +135,8 @@ PAIR_AFTER = 0
 PAIR_TURNS = 4
 
 #: Rounds of pairing (pairs, then pairs of pairs, ...). Over the 18 slowest ionosphere steps (the
-#: branch and bound alone, guided rule, CPU s): no pairing 4.6, one round 1.2, two 0.9; three
-#: rounds gain nothing more on whole AXps.
+#: branch and bound alone, guided rule, no growth cap, CPU s): no pairing 4.6, one round 1.2, two
+#: 0.9; three rounds gain nothing more on whole AXps.
 PAIR_ROUNDS = 2
 
 #: Most growth of the leaf table one round of pairing may cause (merged rows over rows): ionosphere's
@@ -482,7 +482,7 @@ class InstanceFilter:
             if budget is not None:
                 budget.check("searching boxes")
             if turn == PAIR_AFTER:
-                merged = _paired(arguments)
+                merged = _paired(arguments, kind == "not")
                 if merged is not None:
                     runs.append(_BoxSearch(merged, top, len(merged[0]), guided=SPLIT_RULES[-1]))
                     paired = True
@@ -557,15 +557,15 @@ class _BoxSearch:
             self.stack_lo, self.stack_hi, self.stack_rows, self.pool = doubled
 
 
-def _paired(arguments: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The branch and bound's arguments (:func:`.box_kernels.search`) over the leaf table with
+def _paired(arguments: tuple[Any, ...], not_kind: bool) -> tuple[Any, ...] | None:
+    """The branch and bound's arguments (:func:`.box_kernels.search`; ``not_kind``: the condition
+    is "not") over the leaf table with
     trees merged in pairs (:func:`.box_kernels.pair_partners`, :func:`.box_kernels.merge_pairs`),
     up to :data:`PAIR_ROUNDS` times (pairs of pairs, ...), each round only while the table grows
     by at most :data:`PAIR_GROWTH`; ``None`` when not even one round is taken."""
     from rfexplain.sat import box_kernels as kernels
 
     low, high, trees, margins, penalty, scores = arguments[:6]
-    not_kind = arguments[9]
     merged = None
     for _ in range(PAIR_ROUNDS):
         partner, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
