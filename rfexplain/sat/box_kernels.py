@@ -168,7 +168,7 @@ def reduce_hard_point(
 
 @njit(cache=True, nogil=True)
 def _guided_split(  # pragma: no cover - compiled
-    rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts, flags
+    rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts
 ):
     """The guided split ``(feature, last state of the left half)``, or ``(-1, 0)`` when there is
     none: for the class whose bound is the binding one (the largest for "not", the smallest for
@@ -178,7 +178,7 @@ def _guided_split(  # pragma: no cover - compiled
     n_other = margins.shape[1]
     if n_other == 0:
         return -1, 0
-    d = _binding_class(rows, n, trees, margins, penalty, not_kind)
+    d = 0 if n_other == 1 else _binding_class(rows, n, trees, margins, penalty, not_kind)
     # each tree's best leaf for that class
     m = 0
     previous = -1
@@ -194,31 +194,31 @@ def _guided_split(  # pragma: no cover - compiled
     best_score = 0
     best_split = 0
     for j in range(low.shape[1]):
+        # each best leaf's cut on j as 2 * state + flag: flag 0, the leaf ends at the state
+        # (excluded from a right half starting after it); flag 1, it starts right after the
+        # state (excluded from a left half ending at it)
         k = 0
+        starts_after = 0
         for q in range(m):
             r = best_row[q]
-            if lo[j] <= high[r, j] < hi[j]:  # excluded from a right half starting after it
-                cuts[k] = high[r, j]
-                flags[k] = 0
+            if lo[j] <= high[r, j] < hi[j]:
+                cuts[k] = 2 * high[r, j]
                 k += 1
-            if lo[j] < low[r, j] <= hi[j]:  # excluded from a left half ending before it
-                cuts[k] = low[r, j] - 1
-                flags[k] = 1
+            if lo[j] < low[r, j] <= hi[j]:
+                cuts[k] = 2 * (low[r, j] - 1) + 1
                 k += 1
+                starts_after += 1
         if k == 0:
             continue
-        order = np.argsort(cuts[:k])
+        cuts[:k].sort()
         # sweep the splits in increasing order: ends at or before the split leave the right
         # half, starts after it leave the left half
-        starts_after = 0
-        for q in range(k):
-            starts_after += flags[q]
         ends_before = 0
         q = 0
         while q < k:
-            sp = cuts[order[q]]
-            while q < k and cuts[order[q]] == sp:
-                if flags[order[q]] == 0:
+            sp = cuts[q] >> 1
+            while q < k and cuts[q] >> 1 == sp:
+                if cuts[q] & 1 == 0:
                     ends_before += 1
                 else:
                     starts_after -= 1
@@ -246,6 +246,105 @@ def _halves(rows, n, low, high, j, split, left, right):  # pragma: no cover - co
             right[n_right] = r
             n_right += 1
     return n_left, n_right
+
+
+@njit(cache=True, nogil=True)
+def _split_bounds(  # pragma: no cover - compiled
+    rows, n, low, high, trees, margins, penalty, not_kind, j, split, left, right, work
+):
+    """The halves of ``rows[:n]`` at ``split`` on column ``j`` (as :func:`_halves`) and the
+    :func:`bound` of each, in one pass over the rows: ``(n_left, n_right, left_bound,
+    right_bound)``. ``work`` is scratch of shape ``(4, classes - 1)``."""
+    n_other = margins.shape[1]
+    if n_other == 0:
+        n_left, n_right = _halves(rows, n, low, high, j, split, left, right)
+        empty = -np.inf if not_kind else np.inf
+        return n_left, n_right, empty, empty
+    left_total, right_total, left_best, right_best = work[0], work[1], work[2], work[3]
+    left_total[:] = 0.0
+    right_total[:] = 0.0
+    left_best[:] = -np.inf
+    right_best[:] = -np.inf
+    n_left = 0
+    n_right = 0
+    left_seen = False
+    right_seen = False
+    previous = -1
+    for i in range(n):
+        r = rows[i]
+        if trees[r] != previous:
+            if left_seen:
+                for d in range(n_other):
+                    left_total[d] += left_best[d]
+                    left_best[d] = -np.inf
+            if right_seen:
+                for d in range(n_other):
+                    right_total[d] += right_best[d]
+                    right_best[d] = -np.inf
+            left_seen = False
+            right_seen = False
+            previous = trees[r]
+        if low[r, j] <= split:
+            left[n_left] = r
+            n_left += 1
+            left_seen = True
+            for d in range(n_other):
+                if margins[r, d] > left_best[d]:
+                    left_best[d] = margins[r, d]
+        if high[r, j] >= split + 1:
+            right[n_right] = r
+            n_right += 1
+            right_seen = True
+            for d in range(n_other):
+                if margins[r, d] > right_best[d]:
+                    right_best[d] = margins[r, d]
+    if left_seen:
+        for d in range(n_other):
+            left_total[d] += left_best[d]
+    if right_seen:
+        for d in range(n_other):
+            right_total[d] += right_best[d]
+    left_bound = left_total[0] - penalty[0]
+    right_bound = right_total[0] - penalty[0]
+    for d in range(1, n_other):
+        a = left_total[d] - penalty[d]
+        b = right_total[d] - penalty[d]
+        if not_kind:
+            left_bound = max(left_bound, a)
+            right_bound = max(right_bound, b)
+        else:
+            left_bound = min(left_bound, a)
+            right_bound = min(right_bound, b)
+    return n_left, n_right, left_bound, right_bound
+
+
+@njit(cache=True, nogil=True)
+def _child_counts(
+    counts, low, high, j, split, is_right, lo, hi, sibling, n_sibling, child, n_child, out
+):  # pragma: no cover - compiled
+    """The leaf intervals ending inside a child box, per feature, from its parent's ``counts``
+    (box ``lo..hi``, split at ``split`` on column ``j``; the right half when ``is_right``):
+    on the other columns the child loses the intervals of the leaves only its ``sibling`` holds,
+    column ``j`` is counted again over the ``child``'s leaves. Written into ``out[:-1]``,
+    ``out[-1]`` set to 1 (known)."""
+    n_free = counts.shape[0]
+    out[:n_free] = counts
+    for i in range(n_sibling):
+        r = sibling[i]
+        if (high[r, j] <= split) if is_right else (low[r, j] > split):
+            for f in range(n_free):
+                e = high[r, f]
+                if f != j and lo[f] <= e < hi[f]:
+                    out[f] -= 1
+    first = split + 1 if is_right else lo[j]
+    last = hi[j] if is_right else split
+    inside = 0
+    for i in range(n_child):
+        e = high[child[i], j]
+        if first <= e < last:
+            inside += 1
+    out[j] = inside
+    out[n_free] = 1
 
 
 @njit(cache=True, nogil=True)
@@ -325,6 +424,7 @@ def search(
     stack_lo,
     stack_hi,
     stack_rows,
+    stack_counts,
     pool,
     ties,
     state,
@@ -351,12 +451,12 @@ def search(
     ends = np.empty(low.shape[0], np.int64)
     left = np.empty(low.shape[0], np.int64)
     right = np.empty(low.shape[0], np.int64)
-    rows = np.empty(low.shape[0], np.int64)
     lo = np.empty(n_free, np.int64)
     hi = np.empty(n_free, np.int64)
     best_row = np.empty(low.shape[0], np.int64)
     cuts = np.empty(2 * low.shape[0], np.int64)
-    flags = np.empty(2 * low.shape[0], np.int64)
+    rows = np.empty(low.shape[0], np.int64)
+    work = np.empty((4, margins.shape[1]))
     examined = 0
     while examined < node_limit:
         size = state[STACK_SIZE]
@@ -373,14 +473,17 @@ def search(
         state[STACK_SIZE] = top
         examined += 1
 
-        # leaf intervals ending inside the box, per feature
-        counts[:] = 0
-        for i in range(n):
-            r = rows[i]
-            for j in range(n_free):
-                e = high[r, j]
-                if lo[j] <= e < hi[j]:
-                    counts[j] += 1
+        # leaf intervals ending inside the box, per feature (a child's were derived from its parent's)
+        if stack_counts[top, n_free] == 1:
+            counts[:] = stack_counts[top, :n_free]
+        else:
+            counts[:] = 0
+            for i in range(n):
+                r = rows[i]
+                for j in range(n_free):
+                    e = high[r, j]
+                    if lo[j] <= e < hi[j]:
+                        counts[j] += 1
         product = 1
         nonzero = 0
         for j in range(n_free):
@@ -440,9 +543,7 @@ def search(
         j = -1
         split = 0
         if guided:
-            j, split = _guided_split(
-                rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts, flags
-            )
+            j, split = _guided_split(rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts)
         if j < 0:
             # split at the median leaf end inside the box, on the feature most leaf intervals end in
             j = 0
@@ -455,11 +556,10 @@ def search(
                 if lo[j] <= e < hi[j]:
                     ends[k] = e
                     k += 1
-            ends[:k].sort()
-            split = ends[counts[j] // 2]
-        n_left, n_right = _halves(rows, n, low, high, j, split, left, right)
-        left_slack = bound(left, n_left, trees, margins, penalty, not_kind)
-        right_slack = bound(right, n_right, trees, margins, penalty, not_kind)
+            split = np.partition(ends[:k], k // 2)[k // 2]
+        n_left, n_right, left_slack, right_slack = _split_bounds(
+            rows, n, low, high, trees, margins, penalty, not_kind, j, split, left, right, work
+        )
         # pushed in increasing slack (left first on equal ones): the more promising child on top;
         # a child whose bound rules the condition out is dropped
         right_first = right_slack < left_slack
@@ -480,6 +580,21 @@ def search(
                 stack_hi[b, j] = split
             stack_rows[b, 0] = position
             stack_rows[b, 1] = position + count
+            _child_counts(
+                counts,
+                low,
+                high,
+                j,
+                split,
+                is_right,
+                lo,
+                hi,
+                left if is_right else right,
+                n_left if is_right else n_right,
+                right if is_right else left,
+                count,
+                stack_counts[b],
+            )
             state[STACK_SIZE] = b + 1
             position += count
     return SLICED, examined
@@ -691,6 +806,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             np.zeros((2, 1), dtype=np.int64),
             np.zeros((2, 1), dtype=np.int64),
             np.asarray([[0, 1], [0, 0]], dtype=np.int64),
+            np.zeros((2, 2), dtype=np.int64),
             np.zeros(3, dtype=np.int64),
             np.zeros((1, 1), dtype=np.int64),
             np.asarray([1, 0, 0], dtype=np.int64),

@@ -532,6 +532,8 @@ class _BoxSearch:
         self.stack_hi[0] = top
         self.stack_rows = np.zeros((BNB_STACK, 2), dtype=np.int64)
         self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
+        #: per box, its leaf intervals ending inside per free feature, then 1 once they are known
+        self.stack_counts = np.zeros((BNB_STACK, n_free + 1), dtype=np.int64)
         self.pool = np.zeros(2 * n_rows + 1, dtype=np.int64)
         self.pool[:n_rows] = np.arange(n_rows)
         self.ties = np.zeros((BNB_TIES, n_free), dtype=np.int64)
@@ -547,14 +549,23 @@ class _BoxSearch:
         kernels = self.kernels
         self.examined = 0
         while True:
-            own = (self.guided, self.stack_lo, self.stack_hi, self.stack_rows, self.pool, self.ties, self.state)
+            own = (
+                self.guided,
+                self.stack_lo,
+                self.stack_hi,
+                self.stack_rows,
+                self.stack_counts,
+                self.pool,
+                self.ties,
+                self.state,
+            )
             status, examined = kernels.search(*(self.arguments + own + (self.witness, node_limit - self.examined)))
             self.examined += examined
             if status != kernels.GROW:
                 return int(status)
-            full = (self.stack_lo, self.stack_hi, self.stack_rows, self.pool)
+            full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
-            self.stack_lo, self.stack_hi, self.stack_rows, self.pool = doubled
+            self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.pool = doubled
 
 
 def _paired(arguments: tuple[Any, ...], not_kind: bool) -> tuple[Any, ...] | None:
