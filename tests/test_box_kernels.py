@@ -1,0 +1,115 @@
+"""The branch and bound's compiled helpers (:mod:`rfexplain.sat.box_kernels`) against their
+definitions: the one-pass split and bounds, the children's interval counts derived from the
+parent's, the in-place selection and sort. A wrong count or split would not change an answer
+(the search stays exact), only its boxes, so these are checked directly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rfexplain.sat import box_kernels as kernels
+
+
+@st.composite
+def leaf_boxes(draw: Any) -> dict[str, Any]:
+    """Leaf boxes grouped by tree, a box of the free features' states they all meet, and a split."""
+    n_free = draw(st.integers(1, 4))
+    top = draw(st.lists(st.integers(1, 6), min_size=n_free, max_size=n_free))
+    n_other = draw(st.integers(0, 3))
+    n_rows = draw(st.integers(1, 30))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    trees = np.sort(rng.integers(0, max(1, n_rows // 3), size=n_rows)).astype(np.int64)
+    a = rng.integers(0, np.asarray(top) + 1, size=(n_rows, n_free))
+    b = rng.integers(0, np.asarray(top) + 1, size=(n_rows, n_free))
+    low, high = np.minimum(a, b).astype(np.int32), np.maximum(a, b).astype(np.int32)
+    lo = np.asarray([draw(st.integers(0, t - 1)) for t in top], dtype=np.int64)
+    hi = np.asarray([draw(st.integers(int(lo[j]) + 1, t)) for j, t in enumerate(top)], dtype=np.int64)
+    meets = np.all((low <= hi) & (high >= lo), axis=1)
+    rows = np.flatnonzero(meets).astype(np.int64)
+    j = draw(st.integers(0, n_free - 1))
+    split = draw(st.integers(int(lo[j]), int(hi[j]) - 1))
+    margins = np.round(rng.uniform(-1, 1, size=(n_rows, n_other)), 2)
+    penalty = rng.choice([0.0, 0.5], size=n_other)
+    return dict(
+        low=low,
+        high=high,
+        trees=trees,
+        rows=rows,
+        lo=lo,
+        hi=hi,
+        j=j,
+        split=split,
+        margins=margins,
+        penalty=penalty,
+        not_kind=draw(st.booleans()),
+    )
+
+
+def _ending_inside(high: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per feature, the leaf intervals of ``rows`` that end inside ``lo..hi`` (before ``hi``)."""
+    ends = high[rows].astype(np.int64)
+    return ((ends >= lo) & (ends < hi)).sum(axis=0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(leaf_boxes())
+def test_one_pass_split_gives_the_halves_and_their_bounds(case: dict[str, Any]) -> None:
+    low, high, trees, rows = case["low"], case["high"], case["trees"], case["rows"]
+    margins, penalty, not_kind, j, split = case["margins"], case["penalty"], case["not_kind"], case["j"], case["split"]
+    n = len(rows)
+    left, right = np.zeros(len(low), np.int64), np.zeros(len(low), np.int64)
+    n_left, n_right, left_bound, right_bound = kernels._split_bounds(
+        rows, n, low, high, trees, margins, penalty, not_kind, j, split, left, right, np.zeros((4, margins.shape[1]))
+    )
+    expected_left = rows[low[rows, j] <= split]
+    expected_right = rows[high[rows, j] > split]
+    assert left[:n_left].tolist() == expected_left.tolist()
+    assert right[:n_right].tolist() == expected_right.tolist()
+    for half, got in ((expected_left, left_bound), (expected_right, right_bound)):
+        want = kernels.bound(half, len(half), trees, margins, penalty, not_kind)
+        assert got == want
+        if margins.shape[1] and len(half):  # the definition: per class, the sum of each tree's best margin
+            totals = [
+                sum(max(margins[r, d] for r in half if trees[r] == t) for t in dict.fromkeys(trees[half].tolist()))
+                - penalty[d]
+                for d in range(margins.shape[1])
+            ]
+            assert np.isclose(got, max(totals) if not_kind else min(totals))
+
+
+@settings(max_examples=300, deadline=None)
+@given(leaf_boxes())
+def test_childrens_interval_counts_follow_from_the_parents(case: dict[str, Any]) -> None:
+    low, high, rows, lo, hi, j, split = (case[k] for k in ("low", "high", "rows", "lo", "hi", "j", "split"))
+    counts = _ending_inside(high, rows, lo, hi)
+    left, right = rows[low[rows, j] <= split], rows[high[rows, j] > split]
+    for is_right, child, sibling in ((False, left, right), (True, right, left)):
+        child_lo, child_hi = lo.copy(), hi.copy()
+        if is_right:
+            child_lo[j] = split + 1
+        else:
+            child_hi[j] = split
+        out = np.full(len(lo) + 1, -7, np.int64)
+        kernels._child_counts(
+            counts, low, high, j, split, is_right, lo, hi, sibling, len(sibling), child, len(child), out
+        )
+        assert out[:-1].tolist() == _ending_inside(high, child, child_lo, child_hi).tolist()
+        assert out[-1] == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-5, 40), min_size=1, max_size=120), st.data())
+def test_select_and_small_sort_agree_with_numpy(values: list[int], data: Any) -> None:
+    k = data.draw(st.integers(1, len(values)))
+    kth = data.draw(st.integers(0, k - 1))
+    array = np.asarray(values, dtype=np.int64)
+    assert kernels._select(array.copy(), k, kth) == np.sort(array[:k])[kth]
+    head = array.copy()
+    kernels._sort_head(head, k)
+    assert head[:k].tolist() == sorted(values[:k])
+    assert head[k:].tolist() == values[k:]
