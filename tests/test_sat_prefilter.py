@@ -398,3 +398,98 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
         _check(forest, data, 0)
     finally:
         prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = old
+
+
+def _hard_query(forest: Any, data: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], str, int]:
+    """A random hard-vote query on ``forest`` with its brute-force truth: (grid, decisions,
+    states, fixed, kind, cls)."""
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    decisions = np.asarray([forest.decide(tuple(z)) for z in grid.tolist()])
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    return (
+        grid,
+        decisions,
+        states,
+        fixed,
+        data.draw(st.sampled_from(["not", "predicts"])),
+        data.draw(st.integers(0, forest.n_classes - 1)),
+    )
+
+
+def _assert_exact(forest: Any, query: tuple[Any, ...], settled: Any) -> None:
+    grid, decisions, states, fixed, kind, cls = query
+    agree = np.all(grid[:, fixed] == states[fixed], axis=1)
+    holds = (decisions != cls) if kind == "not" else (decisions == cls)
+    assert settled.sat == bool(np.any(agree & holds))
+    if settled.sat:
+        witness = np.asarray(settled.witness)
+        assert np.array_equal(witness[fixed], states[fixed])
+        assert (forest.decide(settled.witness) != cls) if kind == "not" else (forest.decide(settled.witness) == cls)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    forests(max_trees=6, max_classes=4, max_features=4, max_depth=4),
+    st.sampled_from(["solver", "search", "both"]),
+    st.data(),
+)
+def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest: Any, winner: str, data: Any) -> None:
+    """A query whose branch and bound :meth:`InstanceFilter.decide` stopped at its node budget
+    (one box) goes on beside the reduced formula's solver, in one-box slices and one-conflict
+    turns: exact whichever side answers — the solver alone (the search never gets a turn), the
+    search alone (the solver never finishes), or both taking turns."""
+    from rfexplain.sat.reduced import ReducedQuery
+
+    query = _hard_query(forest, data)
+    _, _, states, fixed, kind, cls = query
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefilter, "BOX_POINTS", 0)
+        patch.setattr(prefilter, "HARD_BNB_NODES", 1)
+        patch.setattr(prefilter, "BNB_SLICE", 1)
+        patch.setattr(prefilter, "RACE_CONFLICTS", 1)
+        if winner == "solver":
+            patch.setattr(prefilter, "SOLVER_SHARE", float("inf"))
+        if winner == "search":
+            patch.setattr(ReducedQuery, "run", lambda self, conflicts: None)
+        screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states, reduced_solver="g3")
+        decided = screen.decide(fixed, kind, cls)
+        if decided is not None:
+            _assert_exact(forest, query, decided)
+            return
+        if winner == "search":
+            assert screen._open is not None  # the stopped search is what will answer
+        _assert_exact(forest, query, screen.decide_reduced(fixed, kind, cls))
+        assert screen._open is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests(max_features=5, vote=vote)), st.data())
+def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any, data: Any) -> None:
+    """The branch and bound's turns (which search takes a slice, when the paired table joins)
+    depend on the boxes searched, not on how many each call was given: stopped and resumed at
+    random budgets it examines the same boxes and settles with the same answer and witness."""
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefilter, "BOX_POINTS", 0)
+        patch.setattr(prefilter, "BNB_SLICE", 3)
+        patch.setattr(prefilter, "PAIR_GROWTH", float("inf"))
+        screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+        rows = screen._reachable(fixed)
+        if not screen._may_hold(rows, kind, cls):
+            return
+        free, _, _ = screen._free_boxes(fixed, rows)
+        whole = prefilter._BoxRace(screen, free, rows, kind, cls)
+        answer = whole.advance(10**6)
+        pieces = prefilter._BoxRace(screen, free, rows, kind, cls)
+        resumed = None
+        for _ in range(10**6):
+            resumed = pieces.advance(data.draw(st.integers(1, 5)))
+            if resumed is not None or pieces.finished:
+                break
+    assert resumed == answer
+    assert pieces.turn == whole.turn and pieces.paired == whole.paired
+    assert [run.state.tolist() for run in pieces.runs] == [run.state.tolist() for run in whole.runs]

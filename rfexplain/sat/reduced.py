@@ -33,9 +33,9 @@ from pysat.solvers import Solver
 from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings.pool import VarPool
 from rfexplain.sat.encodings.votes import at_least
-from rfexplain.sat.solving import solve_within
+from rfexplain.sat.solving import CONFLICT_CHUNK
 
-__all__ = ["reduced_counterexample"]
+__all__ = ["ReducedQuery", "reduced_counterexample"]
 
 Clause = list[int]
 
@@ -44,6 +44,82 @@ Clause = list[int]
 #: 0.39 s, k-modulo totalizer 0.35 s (sequential counter 0.70, cardinality networks 0.62);
 #: waveform-21 1.28 / 1.09 / 0.93 s; twonorm 0.29 / 0.28 / 0.28 s.
 REDUCED_CARD = "kmtotalizer"
+
+
+class ReducedQuery:
+    """One hard-vote query as a CNF over its reachable leaves (the module's encoding), decided in
+    rounds of a bounded number of conflicts, so that another search can take turns with it
+    (:meth:`~rfexplain.sat.prefilter.InstanceFilter.decide_reduced`).
+
+    Parameters
+    ----------
+    low, high : arrays of shape (leaves, free features)
+        The reachable leaves' boxes on the free features (inclusive state ranges).
+    trees, labels : arrays of shape (leaves,)
+        Each leaf's tree index and class vote.
+    cells : sequence of arrays
+        Per free feature, the sorted representative states of its cells (every leaf boundary is a
+        cell boundary; cells without an allowed state are left out).
+    kind, cls : str, int
+        ``"not"``: the forest does not predict ``cls``; ``"predicts"``: it predicts ``cls``.
+    """
+
+    def __init__(
+        self,
+        low: np.ndarray,
+        high: np.ndarray,
+        trees: np.ndarray,
+        labels: np.ndarray,
+        cells: Sequence[np.ndarray],
+        n_classes: int,
+        kind: str,
+        cls: int,
+        *,
+        solver: str = "g3",
+        card: str = REDUCED_CARD,
+    ) -> None:
+        self.cells = cells
+        self.solver_name = solver
+        #: The counterexample's free-feature states once :meth:`run` has found one.
+        self.witness: tuple[int, ...] | None = None
+        self._sat: Solver | None = None
+        self.order, self.clauses, self.constraints = _encode(
+            low, high, trees, labels, cells, n_classes, kind, cls, card
+        )
+
+    def run(self, conflicts: int | None) -> bool | None:
+        """Go on solving for at most ``conflicts`` conflicts (``None``: to the end): True when a
+        counterexample is found (:attr:`witness`), False when there is none, ``None`` when the
+        conflicts ran out first (the next call resumes, learnt clauses kept)."""
+        while self.constraints:
+            if self._sat is None:
+                self._sat = Solver(name=self.solver_name, bootstrap_with=self.clauses)
+                self._sat.append_formula(self.constraints[0])
+            if conflicts is None:
+                outcome: bool | None = bool(self._sat.solve())
+            else:
+                self._sat.conf_budget(conflicts)
+                outcome = self._sat.solve_limited()
+            if outcome is None:
+                return None
+            if outcome:
+                model = self._sat.get_model()
+                assert model is not None
+                true = {lit for lit in model if lit > 0}
+                self.witness = tuple(
+                    int(reps[sum(1 for x in chain if x in true)]) for reps, chain in zip(self.cells, self.order)
+                )
+                self.close()
+                return True
+            self.close()
+            self.constraints.pop(0)  # this challenger cannot win: the next one
+        return False
+
+    def close(self) -> None:
+        """Free the solver (a later :meth:`run` of the same constraint starts again)."""
+        if self._sat is not None:
+            self._sat.delete()
+            self._sat = None
 
 
 def reduced_counterexample(
@@ -60,21 +136,38 @@ def reduced_counterexample(
     card: str = REDUCED_CARD,
     budget: Budget | None = None,
 ) -> tuple[int, ...] | None:
-    """Decide a hard-vote query over the reachable leaves; the free features' states of a
-    counterexample, or ``None`` when there is none.
+    """Decide a hard-vote query over the reachable leaves (:class:`ReducedQuery`, its arguments);
+    the free features' states of a counterexample, or ``None`` when there is none;
+    :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` runs out first."""
+    query = ReducedQuery(low, high, trees, labels, cells, n_classes, kind, cls, solver=solver, card=card)
+    budget = budget if budget is not None else Budget.current()
+    try:
+        outcome = None
+        while outcome is None:
+            if budget is not None and budget.deadline is not None:
+                budget.check("solving")
+                outcome = query.run(CONFLICT_CHUNK)
+            else:
+                outcome = query.run(None)
+    finally:
+        query.close()
+    return query.witness if outcome else None
 
-    Parameters
-    ----------
-    low, high : arrays of shape (leaves, free features)
-        The reachable leaves' boxes on the free features (inclusive state ranges).
-    trees, labels : arrays of shape (leaves,)
-        Each leaf's tree index and class vote.
-    cells : sequence of arrays
-        Per free feature, the sorted representative states of its cells (every leaf boundary is a
-        cell boundary; cells without an allowed state are left out).
-    kind, cls : str, int
-        ``"not"``: the forest does not predict ``cls``; ``"predicts"``: it predicts ``cls``.
-    """
+
+def _encode(
+    low: np.ndarray,
+    high: np.ndarray,
+    trees: np.ndarray,
+    labels: np.ndarray,
+    cells: Sequence[np.ndarray],
+    n_classes: int,
+    kind: str,
+    cls: int,
+    card: str,
+) -> tuple[list[list[int]], list[Clause], list[list[Clause]]]:
+    """The query's CNF: the cells' order variables (per free feature), the clauses of the leaves
+    and votes, and the vote constraints, one solver call each in order (a satisfiable one answers;
+    an empty list: no counterexample; an empty constraint: a challenger wins everywhere)."""
     pool = VarPool()
     clauses: list[Clause] = []
     order = [[pool.fresh("cell", j, i) for i in range(len(reps) - 1)] for j, reps in enumerate(cells)]
@@ -142,7 +235,7 @@ def reduced_counterexample(
             if d != cls:
                 extra = beats(cls, d)
                 if extra is None:
-                    return None
+                    return order, clauses, []
                 extra_all.extend(extra)
         constraints.append(extra_all)
     else:
@@ -157,12 +250,4 @@ def reduced_counterexample(
                 break
             constraints.append(extra)
         constraints.sort(key=len)  # the smaller constraint first: usually the closer challenger
-    for extra in constraints:
-        with Solver(name=solver, bootstrap_with=clauses) as sat:
-            sat.append_formula(extra)
-            if solve_within(sat, [], budget if budget is not None else Budget.current()):
-                model = sat.get_model()
-                assert model is not None
-                true = {lit for lit in model if lit > 0}
-                return tuple(int(reps[sum(1 for x in chain if x in true)]) for reps, chain in zip(cells, order))
-    return None
+    return order, clauses, constraints
