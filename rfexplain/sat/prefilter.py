@@ -40,7 +40,9 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
 
-Anything else goes to the solver, whose formula is built only then. The answers are exactly the
+Anything else goes to the solver, whose formula is built only then; under the hard vote the
+branch and bound a node budget stopped goes on beside the solver of the reduced formula
+(:meth:`InstanceFilter.decide_reduced`), and whichever answers first decides. The answers are exactly the
 solver's (both are exact), so the explanations do not change; only the witnesses of satisfiable
 calls and the cores of unsatisfiable ones may differ.
 
