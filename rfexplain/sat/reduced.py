@@ -30,12 +30,10 @@ from collections.abc import Sequence
 import numpy as np
 from pysat.solvers import Solver
 
-from rfexplain.core.budget import Budget
 from rfexplain.sat.encodings.pool import VarPool
 from rfexplain.sat.encodings.votes import at_least
-from rfexplain.sat.solving import CONFLICT_CHUNK
 
-__all__ = ["ReducedQuery", "reduced_counterexample"]
+__all__ = ["ReducedQuery"]
 
 Clause = list[int]
 
@@ -120,38 +118,6 @@ class ReducedQuery:
         if self._sat is not None:
             self._sat.delete()
             self._sat = None
-
-
-def reduced_counterexample(
-    low: np.ndarray,
-    high: np.ndarray,
-    trees: np.ndarray,
-    labels: np.ndarray,
-    cells: Sequence[np.ndarray],
-    n_classes: int,
-    kind: str,
-    cls: int,
-    *,
-    solver: str = "g3",
-    card: str = REDUCED_CARD,
-    budget: Budget | None = None,
-) -> tuple[int, ...] | None:
-    """Decide a hard-vote query over the reachable leaves (:class:`ReducedQuery`, its arguments);
-    the free features' states of a counterexample, or ``None`` when there is none;
-    :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` runs out first."""
-    query = ReducedQuery(low, high, trees, labels, cells, n_classes, kind, cls, solver=solver, card=card)
-    budget = budget if budget is not None else Budget.current()
-    try:
-        outcome = None
-        while outcome is None:
-            if budget is not None and budget.deadline is not None:
-                budget.check("solving")
-                outcome = query.run(CONFLICT_CHUNK)
-            else:
-                outcome = query.run(None)
-    finally:
-        query.close()
-    return query.witness if outcome else None
 
 
 def _encode(
