@@ -88,8 +88,10 @@ NEAR_TIE = 1e-9
 #: solver was not called at all.
 BNB_NODES = 20_000_000
 
-#: Boxes the hard vote's branch and bound may examine (0: none). Its solver calls are cheap, so
-#: the branch and bound gets a shorter leash than the soft vote's. Mean AXp on the SAT paper's
+#: Boxes the hard vote's branch and bound examines alone (0: none); a query it has not settled
+#: by then goes to the solver, and on the reduced formula the search goes on beside it
+#: (:meth:`InstanceFilter.decide_reduced`). Its solver calls are cheap, so the branch and bound
+#: gets a shorter leash alone than the soft vote's. Mean AXp on the SAT paper's
 #: forests (15 instances after the first, CPU s) with the compiled loop, against the numpy loop's
 #: 64 boxes and 6 free features at most: segmentation 0.102 -> 0.006, waveform-21 0.093 ->
 #: 0.0085, magic 0.039 -> 0.0087, ring 0.053 -> 0.033, glass2 0.0068 -> 0.0045, ionosphere
@@ -355,7 +357,8 @@ class InstanceFilter:
                 budget.check("solving")
             if race is None or solver_time <= SOLVER_SHARE * search_time:
                 start = time.process_time()
-                outcome = query.run(RACE_CONFLICTS if race is not None else CONFLICT_CHUNK if limited else None)
+                conflicts = RACE_CONFLICTS if race is not None else (CONFLICT_CHUNK if limited else None)
+                outcome = query.run(conflicts)
                 solver_time += time.process_time() - start
                 if outcome is not None:
                     return self._witness(free, np.asarray(query.witness)) if outcome else Settled(False)
