@@ -113,3 +113,49 @@ def test_select_and_small_sort_agree_with_numpy(values: list[int], data: Any) ->
     kernels._sort_head(head, k)
     assert head[:k].tolist() == sorted(values[:k])
     assert head[k:].tolist() == values[k:]
+
+
+def test_the_engine_compiles_no_kernel_after_its_leaf_table_is_built() -> None:
+    """Every kernel the prefilter calls from Python is loaded when its leaf table is built
+    (:func:`~rfexplain.sat.box_kernels.warm_up`), so numba's one-off load (about 10 ms per kernel
+    from its cache) never lands inside a timed query. Checked in a fresh interpreter: the
+    signatures of every kernel after a forest's leaf table is built are all those that AXps, CXps
+    and the paired search then use, under both votes."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import numpy as np
+        from numba.core.registry import CPUDispatcher
+        from sklearn.datasets import load_wine
+        from sklearn.ensemble import RandomForestClassifier
+        from rfexplain import Forest
+        from rfexplain.engines.base import Instance
+        from rfexplain.sat import box_kernels, prefilter
+        from rfexplain.sat.engine import SatEngine
+
+        def signatures():
+            return {name: len(k.signatures) for name, k in vars(box_kernels).items() if isinstance(k, CPUDispatcher)}
+
+        X, y = load_wine(return_X_y=True)
+        model = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
+        prefilter.PAIR_GROWTH = 100.0  # the paired search's kernels are called too
+        for vote in ("hard", "soft"):
+            forest = Forest.from_sklearn(model, vote=vote)
+            with SatEngine(forest) as engine:
+                instance = Instance.of(forest, X[0])
+                engine.oracle("not", instance.prediction)  # builds the leaf table
+                before = signatures()
+                for x in X[:8]:
+                    instance = Instance.of(forest, x)
+                    engine.sufficient_reason(instance)
+                    engine.necessary_reason(instance)
+                after = signatures()
+                assert after == before, (vote, before, after)
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]

@@ -812,10 +812,12 @@ def merge_pairs(low, high, margins, scores, partner, starts, total):  # pragma: 
 def warm_up(box_dtype: np.dtype) -> None:
     """Load (or compile, on a machine's first run) :func:`search` for the argument types the
     prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
-    (:func:`bound_core`, :func:`reduce_hard_point`, the pairing kernels) on one-node inputs: numba does it on a
-    function's first call, which would otherwise land inside the first query that needs the
-    branch and bound."""
+    (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, the pairing kernels) on one-node
+    inputs: numba does it on a function's first call (about 10 ms each from its cache), which would
+    otherwise land inside the first query that needs it (the SAT paper's ionosphere forest: the
+    first AXp 0.026 s with the load of :func:`bound`, the next ones 0.011 s)."""
     one = np.zeros((1, 1), dtype=box_dtype)
+    bound(np.zeros(1, dtype=np.int64), 1, np.zeros(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1), True)
     bound_core(
         np.zeros((1, 1), dtype=np.bool_),
         np.zeros(1, dtype=np.int64),
