@@ -258,14 +258,15 @@ def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly(monkeypatc
 @given(forests(max_trees=6, max_classes=3, max_features=5, max_depth=4), st.data())
 def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: Any) -> None:
     """The compiled search stopped after every box (one-box slices) and starting from a one-box
-    stack, so that it resumes thousands of times and grows its stack and row pool: the answers
+    stack and the smallest row pool (room for the first box's halves), so that it resumes
+    thousands of times and grows both: the answers
     stay exact (the hard vote, every query through the branch and bound)."""
-    old = prefilter.BNB_SLICE, prefilter.BNB_STACK
-    prefilter.BNB_SLICE, prefilter.BNB_STACK = 1, 1
+    old = prefilter.BNB_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL
+    prefilter.BNB_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = 1, 1, 2
     try:
         _check(forest, data, 0)
     finally:
-        prefilter.BNB_SLICE, prefilter.BNB_STACK = old
+        prefilter.BNB_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = old
 
 
 def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> None:

@@ -500,7 +500,9 @@ def search(
     ``ties`` and ``state`` carry the search from one call to the next."""
     n_free = low.shape[1]
     starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
-    option_values = np.empty(n_free * (2 * low.shape[0] + 1), np.int64)
+    # a box searched whole has at most box_points cell combinations, hence at most
+    # n_free + box_points cells in all (grown below should that ever not hold)
+    option_values = np.empty(n_free + box_points + 1, np.int64)
     option_at = np.zeros(n_free + 1, np.int64)
     stride = np.zeros(n_free, np.int64)
     point = np.zeros(n_free, np.int64)
@@ -564,6 +566,10 @@ def search(
             for j in range(n_free):
                 k = _cell_starts(rows, n, low, high, j, lo[j], hi[j], starts_buffer)
                 taken = option_at[j]
+                if taken + k > option_values.shape[0]:
+                    grown = np.empty(2 * (taken + k), np.int64)
+                    grown[:taken] = option_values[:taken]
+                    option_values = grown
                 begin, stop = allowed_at[j], allowed_at[j + 1]
                 for c in range(k):
                     end = starts_buffer[c + 1] - 1 if c + 1 < k else hi[j]

@@ -165,6 +165,12 @@ SOLVER_SHARE = 0.25
 #: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
 BNB_STACK = 64
 
+#: The branch and bound's row pool at first, in rows of its leaf table (each box on the stack
+#: holds its leaves' rows there). With two, most searches on the SAT paper's ionosphere forest grew
+#: it twice, each time leaving and re-entering the compiled loop: its AXps (15 peers_rfxpl
+#: instances, mean CPU s) 0.0125 with two, 0.0119 with four, 0.0117 with eight and sixteen.
+BNB_POOL = 8
+
 #: Soft-vote near-tie points one branch and bound sets aside for exact arithmetic; past them it
 #: leaves the query to the solver (unless a witness turns up).
 BNB_TIES = 64
@@ -276,17 +282,17 @@ class InstanceFilter:
         if not self._may_hold(rows, kind, cls):
             return Settled(False, core=self._bound_core(fixed, kind, cls))
         free, lows, highs = self._free_boxes(fixed, rows)
-        top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
-        bottom = np.zeros_like(top)
-        small = _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lows, highs, bottom, top)
-        if small:
-            cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
-            return self._search_box(free, cells, rows, kind, cls)
-        if table.soft:
-            return self._branch_and_bound(free, rows, kind, cls, budget)
+        if table.soft:  # a small box is searched whole by the branch and bound's first box
+            return self._branch_and_bound(free, rows, kind, cls, budget, boxes=(lows, highs))
         nodes = (SHORT_BNB_NODES if len(free) <= SHORT_BNB_FREE else 0) if short else HARD_BNB_NODES
-        if nodes:
-            race = _BoxRace(self, free, rows, kind, cls)
+        if not nodes:
+            top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
+            bottom = np.zeros_like(top)
+            if _few_cells(((highs >= bottom) & (highs < top)).sum(axis=0), lows, highs, bottom, top):
+                cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
+                return self._search_box(free, cells, rows, kind, cls)
+        else:
+            race = _BoxRace(self, free, rows, kind, cls, boxes=(lows, highs))
             settled = race.advance(nodes, budget)
             if settled is not None:
                 return settled
@@ -481,6 +487,7 @@ class InstanceFilter:
         cls: int,
         budget: Budget | None = None,
         nodes: int | None = None,
+        boxes: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Settled | None:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
@@ -501,7 +508,8 @@ class InstanceFilter:
         the SAT paper's ionosphere forest (the 10 instances of ``soft_vote``, CPU s): leaf-end
         rule alone 3.62, raced with the guided rule 1.25 (slowest 8.6), raced with the guided
         rule on paired trees 0.17-0.19 (slowest 0.9-1.0)."""
-        return _BoxRace(self, free, rows, kind, cls).advance(BNB_NODES if nodes is None else nodes, budget)
+        race = _BoxRace(self, free, rows, kind, cls, boxes=boxes)
+        return race.advance(BNB_NODES if nodes is None else nodes, budget)
 
     def _decide_ties(
         self, free: list[int], points: np.ndarray, rows: np.ndarray, kind: str, cls: int, overflow: bool
@@ -525,15 +533,27 @@ class _BoxRace:
     (one per split rule and leaf table) taking turns in slices, resumable where a node budget
     stopped it."""
 
-    def __init__(self, screen: InstanceFilter, free: list[int], rows: np.ndarray, kind: str, cls: int) -> None:
+    def __init__(
+        self,
+        screen: InstanceFilter,
+        free: list[int],
+        rows: np.ndarray,
+        kind: str,
+        cls: int,
+        *,
+        boxes: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """``boxes``: the leaves' boxes on the free features when the caller has them
+        (:meth:`InstanceFilter._free_boxes`)."""
         table = screen.table
         self.screen, self.free, self.rows, self.kind, self.cls = screen, free, rows, kind, cls
-        columns = np.asarray(free, dtype=np.int64)
         margins, penalty = table.margins(kind, cls)
         allowed = [table.allowed[f] for f in free]
+        if boxes is None:
+            boxes = screen._free_boxes([f for f in range(len(table.n_states)) if f not in set(free)], rows)[1:]
         self.arguments = (
-            np.ascontiguousarray(table.low[np.ix_(rows, columns)]),
-            np.ascontiguousarray(table.high[np.ix_(rows, columns)]),
+            np.ascontiguousarray(boxes[0]),
+            np.ascontiguousarray(boxes[1]),
             table.tree[rows],
             np.ascontiguousarray(margins[rows]),
             penalty,
@@ -624,7 +644,7 @@ class _BoxSearch:
         self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
         #: per box, its leaf intervals ending inside per free feature, then 1 once they are known
         self.stack_counts = np.zeros((BNB_STACK, n_free + 1), dtype=np.int64)
-        self.pool = np.zeros(2 * n_rows + 1, dtype=np.int64)
+        self.pool = np.zeros(BNB_POOL * n_rows + 1, dtype=np.int64)
         self.pool[:n_rows] = np.arange(n_rows)
         self.ties = np.zeros((BNB_TIES, n_free), dtype=np.int64)
         self.state = np.zeros(3, dtype=np.int64)
