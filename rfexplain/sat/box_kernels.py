@@ -318,6 +318,8 @@ def _split_bounds(  # pragma: no cover - compiled
         n_left, n_right = _halves(rows, n, low, high, j, split, left, right)
         empty = -np.inf if not_kind else np.inf
         return n_left, n_right, empty, empty
+    if n_other == 1:
+        return _split_bounds_one(rows, n, low, high, trees, margins, penalty[0], j, split, left, right)
     left_total, right_total, left_best, right_best = work[0], work[1], work[2], work[3]
     left_total[:] = 0.0
     right_total[:] = 0.0
@@ -374,6 +376,45 @@ def _split_bounds(  # pragma: no cover - compiled
             left_bound = min(left_bound, a)
             right_bound = min(right_bound, b)
     return n_left, n_right, left_bound, right_bound
+
+
+@njit(cache=True, nogil=True)
+def _split_bounds_one(rows, n, low, high, trees, margins, penalty, j, split, left, right):  # pragma: no cover - compiled
+    """:func:`_split_bounds` for one other class (two classes: the margin in scalars, not rows of
+    a scratch array)."""
+    left_total = 0.0
+    right_total = 0.0
+    left_best = -np.inf
+    right_best = -np.inf
+    n_left = 0
+    n_right = 0
+    previous = -1
+    for i in range(n):
+        r = rows[i]
+        if trees[r] != previous:
+            if left_best > -np.inf:
+                left_total += left_best
+                left_best = -np.inf
+            if right_best > -np.inf:
+                right_total += right_best
+                right_best = -np.inf
+            previous = trees[r]
+        m = margins[r, 0]
+        if low[r, j] <= split:
+            left[n_left] = r
+            n_left += 1
+            if m > left_best:
+                left_best = m
+        if high[r, j] > split:
+            right[n_right] = r
+            n_right += 1
+            if m > right_best:
+                right_best = m
+    if left_best > -np.inf:
+        left_total += left_best
+    if right_best > -np.inf:
+        right_total += right_best
+    return n_left, n_right, left_total - penalty, right_total - penalty
 
 
 @njit(cache=True, nogil=True)
