@@ -379,7 +379,9 @@ def _split_bounds(  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _split_bounds_one(rows, n, low, high, trees, margins, penalty, j, split, left, right):  # pragma: no cover - compiled
+def _split_bounds_one(  # pragma: no cover - compiled
+    rows, n, low, high, trees, margins, penalty, j, split, left, right
+):
     """:func:`_split_bounds` for one other class (two classes: the margin in scalars, not rows of
     a scratch array)."""
     left_total = 0.0
