@@ -148,3 +148,53 @@ def test_sat_circuit_and_oracle_give_the_same_single_answers(case: Any, rnd: ran
     finally:
         for e in engines:
             e.close()
+
+
+@pytest.mark.parametrize("vote", ["hard", "soft"])
+@pytest.mark.parametrize("prefilter", [True, False])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data(), rnd=st.randoms(use_true_random=False))
+def test_the_axp_dropping_features_in_blocks_is_plain_deletions(
+    vote: str, prefilter: bool, data: Any, rnd: random.Random
+) -> None:
+    """Blocks after every successful deletion (``AXP_BLOCK_AFTER = 1``, the most block calls):
+    the SAT engine's AXp is still the one plain deletion in that order gives, with valid
+    witnesses (the engine checks each against the forest's own decision)."""
+    from rfexplain.sat import search
+    from rfexplain.sat.engine import SatEngine
+
+    forest, instance = data.draw(forests_and_instances(vote=vote, max_features=6))
+    order = list(range(forest.n_features))
+    rnd.shuffle(order)
+    old = search.AXP_BLOCK_AFTER
+    search.AXP_BLOCK_AFTER = 1
+    try:
+        with SatEngine(forest, prefilter=prefilter) as engine:
+            for o in (None, order):
+                expected_axp, _ = canonical_by_brute_force(forest, instance, o)
+                assert _key(engine.sufficient_reason(instance, o)) == ("sufficient", expected_axp)
+    finally:
+        search.AXP_BLOCK_AFTER = old
+
+
+def test_blocks_change_the_calls_not_the_axps_on_a_real_forest(monkeypatch: Any) -> None:
+    """On a 13-feature forest: the AXps with blocks (after one, or three, successful deletions)
+    are those without, and the blocks were taken (fewer or other calls)."""
+    from rfexplain.sat import search
+
+    calls: list[int] = []
+    real = search.Search.has_counterexample
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> bool:
+        calls[-1] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(search.Search, "has_counterexample", counted)
+    results = {}
+    for after in (0, 1, 3):
+        monkeypatch.setattr(search, "AXP_BLOCK_AFTER", after)
+        calls.append(0)
+        with rx.Explainer(MODEL, engine="sat", vote="hard") as explainer:
+            results[after] = [_key(explainer.explain(x).sufficient_reason()) for x in X[::3]]
+    assert results[1] == results[0] and results[3] == results[0]
+    assert calls[1] != calls[0]
