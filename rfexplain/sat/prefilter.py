@@ -14,7 +14,10 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   *cell*) send every point to the same leaves, so one state per cell stands for them all. When
   the free features have few cell combinations (at most :data:`BOX_POINTS`), every combination is
   evaluated with the forest's exact vote; the answer is exact either way, with the first
-  counterexample (in the combinations' lexicographic order) as the witness.
+  counterexample (in the combinations' lexicographic order) as the witness. The branch and
+  bound below does this in its first box (so it is not tested apart before it: on the SAT
+  paper's ionosphere forest that test took a tenth of an AXp and never held); only the
+  hitting-set loops' queries that get no branch and bound test it here.
 - **Branch and bound.** Then the free features' intervals are split until every box is ruled out
   by its bounds or small enough to search whole (at most :data:`BNB_NODES` boxes; under the
   hard vote :data:`HARD_BNB_NODES`, or :data:`SHORT_BNB_NODES` in enumerations; the loop is
