@@ -99,8 +99,13 @@ BNB_NODES = 20_000_000
 #: 64 boxes and 6 free features at most: segmentation 0.102 -> 0.006, waveform-21 0.093 ->
 #: 0.0085, magic 0.039 -> 0.0087, ring 0.053 -> 0.033, glass2 0.0068 -> 0.0045, ionosphere
 #: 0.012 -> 0.013; 512 boxes left ring at 0.047 and magic at 0.025, 4,096 and 16,384 gained
-#: nothing more and cost ionosphere 0.016-0.018.
-HARD_BNB_NODES = 1024
+#: nothing more and cost ionosphere 0.016-0.018. Since the loop's boxes and queries got 1.5-2x
+#: cheaper (2026-12-03), 16,384 pays: mean AXp over 10 ``soft_vote`` instances, 1,024 against
+#: 16,384 boxes, ring 0.0319 -> 0.0121, waveform-21 0.0378 -> 0.0120, the other 17 forests
+#: within 10%; the 15 ``peers_rfxpl`` instances ring 0.034 -> 0.015, ionosphere 0.0103 -> 0.0093
+#: (65,536: 0.0155 and 0.0091); scikit-learn's default forest on ionosphere 0.057 -> 0.039 (10
+#: rows; the solver no longer called), waveform-21 at 500 trees, four rows, 8.4 -> 6.4 s.
+HARD_BNB_NODES = 16384
 
 #: Boxes the hard vote's branch and bound may examine in the queries of the hitting-set loops
 #: (enumerations), and only with at most :data:`SHORT_BNB_FREE` free features: their solver calls
