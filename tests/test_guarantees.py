@@ -245,8 +245,8 @@ def test_sat_single_answers_stop_at_their_timeout(hard_sat: tuple[rx.Explainer, 
     print(f"{query} on the sat engine: overshoot {elapsed - timeout:+.3f} s")
     # the contract: return or raise BudgetExpired within the timeout plus the margin. A query that
     # ends between two polls of its budget may still come back as an answer: then it must be a
-    # true one (the fixture's queries take 10x the timeout and more, so the necessary reason,
-    # the quickest but the AXp, is the one that could).
+    # true one (the fixture's queries take 10x the timeout and more; before 2026-12-03, at a
+    # timeout of 0.5 s, the necessary reason sometimes did).
     if not isinstance(outcome, rx.BudgetExpired):
         assert query == "necessary_reason" and isinstance(outcome, rx.Reason), outcome
         assert rx.verify(outcome, explainer.model, timeout=60).ok
