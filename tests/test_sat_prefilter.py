@@ -482,10 +482,10 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
         rows = screen._reachable(fixed)
         if not screen._may_hold(rows, kind, cls):
             return
-        free, _, _ = screen._free_boxes(fixed, rows)
-        whole = prefilter._BoxRace(screen, free, rows, kind, cls)
+        free, lows, highs = screen._free_boxes(fixed, rows)
+        whole = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
         answer = whole.advance(10**6)
-        pieces = prefilter._BoxRace(screen, free, rows, kind, cls)
+        pieces = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
         resumed = None
         for _ in range(10**6):
             resumed = pieces.advance(data.draw(st.integers(1, 5)))

@@ -291,7 +291,7 @@ class InstanceFilter:
             return Settled(False, core=self._bound_core(fixed, kind, cls))
         free, lows, highs = self._free_boxes(fixed, rows)
         if table.soft:  # a small box is searched whole by the branch and bound's first box
-            return self._branch_and_bound(free, rows, kind, cls, budget, boxes=(lows, highs))
+            return self._branch_and_bound(free, rows, (lows, highs), kind, cls, budget)
         nodes = (SHORT_BNB_NODES if len(free) <= SHORT_BNB_FREE else 0) if short else HARD_BNB_NODES
         if not nodes:
             top = np.asarray([table.n_states[f] - 1 for f in free], dtype=np.int64)
@@ -300,7 +300,7 @@ class InstanceFilter:
                 cells = [self._cells(f, lows[:, j], highs[:, j], 0, top[j]) for j, f in enumerate(free)]
                 return self._search_box(free, cells, rows, kind, cls)
         else:
-            race = _BoxRace(self, free, rows, kind, cls, boxes=(lows, highs))
+            race = _BoxRace(self, free, rows, (lows, highs), kind, cls)
             settled = race.advance(nodes, budget)
             if settled is not None:
                 return settled
@@ -491,11 +491,11 @@ class InstanceFilter:
         self,
         free: list[int],
         rows: np.ndarray,
+        boxes: tuple[np.ndarray, np.ndarray],
         kind: str,
         cls: int,
         budget: Budget | None = None,
         nodes: int | None = None,
-        boxes: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Settled | None:
         """Decide the query exactly by splitting the free features' state intervals: a box whose
         reachable leaves rule the condition out (:meth:`_may_hold`) is dropped, a box of at most
@@ -516,7 +516,7 @@ class InstanceFilter:
         the SAT paper's ionosphere forest (the 10 instances of ``soft_vote``, CPU s): leaf-end
         rule alone 3.62, raced with the guided rule 1.25 (slowest 8.6), raced with the guided
         rule on paired trees 0.17-0.19 (slowest 0.9-1.0)."""
-        race = _BoxRace(self, free, rows, kind, cls, boxes=boxes)
+        race = _BoxRace(self, free, rows, boxes, kind, cls)
         return race.advance(BNB_NODES if nodes is None else nodes, budget)
 
     def _decide_ties(
@@ -546,19 +546,15 @@ class _BoxRace:
         screen: InstanceFilter,
         free: list[int],
         rows: np.ndarray,
+        boxes: tuple[np.ndarray, np.ndarray],
         kind: str,
         cls: int,
-        *,
-        boxes: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        """``boxes``: the leaves' boxes on the free features when the caller has them
-        (:meth:`InstanceFilter._free_boxes`)."""
+        """``boxes``: the leaves' boxes on the free features (:meth:`InstanceFilter._free_boxes`)."""
         table = screen.table
         self.screen, self.free, self.rows, self.kind, self.cls = screen, free, rows, kind, cls
         margins, penalty = table.margins(kind, cls)
         allowed = [table.allowed[f] for f in free]
-        if boxes is None:
-            boxes = screen._free_boxes([f for f in range(len(table.n_states)) if f not in set(free)], rows)[1:]
         self.arguments = (
             np.ascontiguousarray(boxes[0]),
             np.ascontiguousarray(boxes[1]),
