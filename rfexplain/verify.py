@@ -39,8 +39,8 @@ Checks, one :class:`Check` each (the semantics are those of docs/design.md, sect
 
 The inputs the minimal, prime and flips checks ask for are the reason's own witnesses when one
 lies in the box asked about and the model itself classifies it as asked (on scikit-learn's
-default forest on digits, a 27-feature sufficient reason's 27 minimality searches took 30 s
-and more each), else found by the search.
+default forest on digits, two of a 34-feature sufficient reason's minimality searches took 30 s
+each), else found by the search.
 
 General necessary reasons get the describes, witness and flips checks only; their minimality is
 a statement about every hybrid of an input and the instance, which this verifier does not prove.
