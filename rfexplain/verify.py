@@ -60,6 +60,7 @@ from rfexplain import verify_kernels as kernels
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest, soft_vote
+from rfexplain.core.instances import model_input
 from rfexplain.core.reasons import Reason
 from rfexplain.core.sklearn_import import final_estimator
 
@@ -177,9 +178,9 @@ def model_vote(model: Any, X: np.ndarray, vote: str = "hard") -> np.ndarray:
     classes = list(np.asarray(estimator.classes_).tolist())
     members = getattr(estimator, "estimators_", None)
     if vote == "soft" or members is None:
-        labels = np.asarray(estimator.predict(X32)).tolist()
+        labels = np.asarray(estimator.predict(model_input(estimator, X32))).tolist()
         return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
-    votes = np.stack([np.asarray(t.predict(X32)).astype(np.int64) for t in members], axis=1)
+    votes = np.stack([np.asarray(t.predict(model_input(t, X32))).astype(np.int64) for t in members], axis=1)
     counts = np.stack([(votes == c).sum(axis=1) for c in range(len(classes))], axis=1)
     return np.argmax(counts, axis=1)
 

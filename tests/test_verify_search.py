@@ -10,11 +10,13 @@ point of the box that is. Brute force classifies every point of the box by walki
 from __future__ import annotations
 
 import itertools
+import warnings
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import load_breast_cancer
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
 import rfexplain as rx
 from rfexplain.core.budget import Budget
@@ -64,3 +66,15 @@ def test_the_verifier_checks_reasons_on_a_forest_of_sklearn_defaults() -> None:
         assert reason is not None
         verdict = rx.verify(reason, model, timeout=120)
         assert verdict.ok, verdict
+
+
+@pytest.mark.parametrize("vote", ["soft", "hard"])
+def test_verify_gives_a_model_fitted_on_a_frame_its_column_names(vote: str) -> None:
+    """scikit-learn warns ("X does not have valid feature names") when a model fitted on a
+    DataFrame is given an array; the verifier asks the model itself, so it must pass a frame."""
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    model = ExtraTreesClassifier(n_estimators=5, random_state=0).fit(X, y)
+    reason = rx.Explainer(model, vote=vote).explain(X.iloc[0]).sufficient_reason()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rx.verify(reason, model).ok
