@@ -58,7 +58,7 @@ import numpy as np
 
 from rfexplain import verify_kernels as kernels
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import InvalidOptionError
+from rfexplain.core.errors import InvalidOptionError, UnsupportedModelError
 from rfexplain.core.forest import Forest, soft_vote
 from rfexplain.core.instances import model_input
 from rfexplain.core.reasons import Reason
@@ -341,7 +341,9 @@ def _vote_of(reason: Reason, model: Any) -> str:
 
 def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: float | None = None) -> Verification:
     """Prove or refute every claim of ``reason`` with ``model``'s own trees (a fitted scikit-learn
-    forest or tree, a pipeline ending in one, or a :class:`~rfexplain.core.forest.Forest`).
+    forest or tree, a pipeline of nothing but one, or a :class:`~rfexplain.core.forest.Forest`).
+    A pipeline that transforms its input first is refused (``UnsupportedModelError``): verify its
+    reasons against ``explainer.forest``, its trees read over the original columns.
 
     ``vote`` (``"soft"`` or ``"hard"``) is the decision rule the claims are checked under; by
     default the one the reason was computed under. ``timeout`` bounds the search (a
@@ -349,6 +351,13 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
     """
     if vote is not None and vote not in ("soft", "hard"):
         raise InvalidOptionError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
+    steps = getattr(model, "steps", None)
+    if isinstance(steps, list) and any(step is not None and step != "passthrough" for _, step in steps[:-1]):
+        raise UnsupportedModelError(
+            "verify reads a forest's own trees, and this pipeline transforms its input before its forest: "
+            "verify the reason against the forest the explainer read from the pipeline, over its original "
+            "columns (rx.verify(reason, explainer.forest))"
+        )
     if reason.instance is None or reason.decision is None or reason.space is None:
         return Verification((Check("describes", "the reason names its instance", False, "it carries none"),))
     return _Verifier(reason, model, Budget.of(timeout), vote).run()
@@ -360,6 +369,8 @@ class _Verifier:
         self.model = model
         self.vote = vote or _vote_of(reason, model)
         self.trees = _trees_of(model)
+        #: who classifies the witnesses, as the checks' reports name it
+        self.judge = "the forest model" if isinstance(model, Forest) else "the scikit-learn model"
         self.checks: list[Check] = []
         assert reason.space is not None and reason.instance is not None and reason.decision is not None
         self.space = reason.space
@@ -407,9 +418,7 @@ class _Verifier:
         own witnesses when one lies in the box, else one the search finds."""
         for given, got in self.witness_inputs():
             if got in classes and all(self.search.cell_of(f, v) in box[f] for f, v in enumerate(given)):
-                return True, (
-                    f"the reason's witness {self.text(given)}, classified {got} by the scikit-learn model itself"
-                )
+                return True, (f"the reason's witness {self.text(given)}, classified {got} by {self.judge} itself")
         point = self.search.find(box, classes)
         if point is None:
             return False, f"no such input exists (branch and bound over the trees, {self.search.boxes} boxes)"
@@ -417,7 +426,7 @@ class _Verifier:
         got = self.model_class([values])[0]
         if got not in classes:
             return False, f"the trees' witness {self.text(values)} is classified {got} by the model itself"
-        return True, f"witness {self.text(values)}, classified {got} by the scikit-learn model itself"
+        return True, f"witness {self.text(values)}, classified {got} by {self.judge} itself"
 
     def witness_inputs(self) -> list[tuple[tuple[float, ...], int]]:
         """The reason's witnesses that fit the model, each with the class the model gives it."""
@@ -444,7 +453,7 @@ class _Verifier:
             "describes",
             f"the model decides the instance as class {self.decision}",
             got == self.decision,
-            f"the scikit-learn model ({self.vote} vote) gives class {got}",
+            f"{self.judge} ({self.vote} vote) gives class {got}",
         )
         literals = reason.literals
         if reason.kind in ("sufficient", "necessary", "contrastive"):
@@ -563,5 +572,5 @@ class _Verifier:
                 "witness",
                 f"witness {k} {self.text(w.values)}",
                 not wrong,
-                "; ".join(wrong) if wrong else f"classified {got} by the scikit-learn model itself",
+                "; ".join(wrong) if wrong else f"classified {got} by {self.judge} itself",
             )

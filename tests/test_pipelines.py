@@ -501,3 +501,22 @@ def test_explain_many_in_processes_keeps_the_pipeline_vote() -> None:
     assert_pipeline_decides(model, ours, rows)
     hard = PipelineModel(pipe, vote="hard").forest.predict_index(model.encode(rows))
     assert ours.tolist() != hard.tolist()  # these rows include ones where the two votes differ
+
+
+def test_reasons_of_a_pipeline_verify_against_the_forest_read_from_it() -> None:
+    """``verify`` reads a forest's trees: given a pipeline that transforms its input it says to
+    verify against ``explainer.forest`` (it used to advise explaining the bare forest instead,
+    which the explainer no longer needs), and there every claim is proven, reported as the
+    forest model's."""
+    from rfexplain.pipeline_demo import loans_pipeline
+
+    pipe, X_test, _ = loans_pipeline()
+    explainer = rx.Explainer(pipe, engine="sat")
+    decision = explainer.explain(X_test.iloc[0])
+    for reason in (decision.sufficient_reason(), decision.necessary_reason()):
+        assert reason is not None
+        with pytest.raises(UnsupportedModelError, match=r"explainer\.forest"):
+            rx.verify(reason, pipe)
+        verdict = rx.verify(reason, explainer.forest)
+        assert verdict.ok, verdict
+        assert any("the forest model" in check.how for check in verdict.checks)
