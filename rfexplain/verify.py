@@ -253,6 +253,7 @@ class BoxSearch:
         n = self.trees.n_features
         lows, highs, trees, values = [], [], [], []
         for k, (feat, left, right, split) in enumerate(self._nodes):
+            self.budget.check("reading the trees' leaves")
             stack = [(0, [0] * n, [len(r) - 1 for r in self.reps])]
             while stack:
                 node, lo, hi = stack.pop()
@@ -379,20 +380,27 @@ class _Verifier:
         self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget)
         self.n = self.trees.n_features
         self._witness_inputs: list[tuple[tuple[float, ...], int]] | None = None
+        self._states_of_cells: dict[int, np.ndarray] = {}
 
     def add(self, name: str, what: str, proven: bool, how: str) -> None:
         self.checks.append(Check(name, what, proven, how))
 
     # ---- cells and values
+    def states_of_cells(self, f: int) -> np.ndarray:
+        """The reason space's state of each cell of feature ``f`` (computed once per feature)."""
+        if f not in self._states_of_cells:
+            thresholds = np.asarray(self.space.thresholds[f], dtype=np.float64)
+            self._states_of_cells[f] = np.searchsorted(thresholds, self.search.reps[f], side="left")
+        return self._states_of_cells[f]
+
     def space_state(self, f: int, cell: int) -> int:
-        rep = float(self.search.reps[f][cell])
-        return int(np.searchsorted(np.asarray(self.space.thresholds[f], dtype=np.float64), rep, side="left"))
+        return int(self.states_of_cells(f)[cell])
 
     def cells_in(self, f: int, states: frozenset[int]) -> tuple[int, ...]:
-        return tuple(c for c in range(self.search.n_cells(f)) if self.space_state(f, c) in states)
+        return tuple(np.flatnonzero(np.isin(self.states_of_cells(f), list(states))).tolist())
 
     def cells_out(self, f: int, states: frozenset[int]) -> tuple[int, ...]:
-        return tuple(c for c in range(self.search.n_cells(f)) if self.space_state(f, c) not in states)
+        return tuple(np.flatnonzero(~np.isin(self.states_of_cells(f), list(states))).tolist())
 
     def all_cells(self, f: int) -> tuple[int, ...]:
         return tuple(range(self.search.n_cells(f)))

@@ -251,3 +251,20 @@ def test_sat_single_answers_stop_at_their_timeout(hard_sat: tuple[rx.Explainer, 
         assert query == "necessary_reason" and isinstance(outcome, rx.Reason), outcome
         assert rx.verify(outcome, explainer.model, timeout=60).ok
     assert elapsed < timeout + MARGIN
+
+
+def test_verify_stops_at_its_timeout_on_a_forest_of_many_thresholds() -> None:
+    """``verify(..., timeout=)`` bounds the whole call. 50 extra trees on 3,000 rows cut each
+    feature into about 5,000 cells; the verifier mapped every cell to the reason's states one
+    searchsorted at a time, outside its budget: 18.5 s at a 5 s timeout (2026-12-03)."""
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    X, y = make_classification(n_samples=3000, n_features=6, n_informative=4, random_state=0)
+    model = ExtraTreesClassifier(n_estimators=50, random_state=0).fit(X, y)
+    reason = rx.Explainer(model, engine="sat").explain(X[0]).sufficient_reason()
+    timeout = 0.5
+    elapsed, outcome = _timed(lambda: rx.verify(reason, model, timeout=timeout))
+    print(f"verify: {elapsed:.3f} s at a {timeout} s timeout")
+    assert isinstance(outcome, rx.BudgetExpired) or outcome.ok, outcome
+    assert elapsed < timeout + MARGIN
