@@ -16,8 +16,8 @@ meeting the box is positive (under the hard vote, ``value`` is the leaf's vote, 
 when ``e`` comes first and wins the tie). Otherwise the feature that most of those leaves end
 inside is split at the median of their ends, the more promising half searched first; a box where
 every tree has one leaf left is decided by the vote rule, the one function :func:`decide`, and
-every witness is then classified by the scikit-learn model itself (its ``predict`` for a soft
-vote, its trees' hard majority otherwise). The loop over boxes is compiled
+every witness is then classified by the model itself (a scikit-learn model's ``predict`` for a
+soft vote, its trees' hard majority otherwise). The loop over boxes is compiled
 (:mod:`rfexplain.verify_kernels`). (Until 2026-12-03 every tree was walked from its root in every
 box, each class bounded apart and boxes halved by cell count: a sufficient reason of
 scikit-learn's default forest on breast_cancer (30 features) was not checked in 300 s; with
@@ -347,8 +347,8 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
     reasons against ``explainer.forest``, its trees read over the original columns.
 
     ``vote`` (``"soft"`` or ``"hard"``) is the decision rule the claims are checked under; by
-    default the one the reason was computed under. ``timeout`` bounds the search (a
-    :class:`~rfexplain.core.budget.BudgetExpired` past it).
+    default the one the reason was computed under. ``timeout`` bounds the call: reading the
+    trees' leaves and the searches (a :class:`~rfexplain.core.budget.BudgetExpired` past it).
     """
     if vote is not None and vote not in ("soft", "hard"):
         raise InvalidOptionError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
