@@ -136,7 +136,7 @@ def _in_draw_order(layers: Sequence[Reason]) -> list[Reason]:
 
 
 def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
-    """A numeric feature: its axis, thresholds as ticks, the layers' intervals, the instance."""
+    """A numeric feature: its axis, thresholds as marks below it, the layers' intervals, the instance."""
     left, right = _limits(row)
     _frame_row(ax, row, left, right)
     # the forest's thresholds as tick marks below the axis, one artist for them all (as minor
