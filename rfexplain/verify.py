@@ -62,7 +62,7 @@ from rfexplain.core.errors import InvalidOptionError, UnsupportedModelError
 from rfexplain.core.forest import Forest, soft_vote
 from rfexplain.core.instances import model_input
 from rfexplain.core.reasons import Reason
-from rfexplain.core.sklearn_import import final_estimator
+from rfexplain.core.sklearn_import import final_estimator, transforming_step
 
 __all__ = ["verify", "Verification", "Check", "model_vote", "decide", "BoxSearch"]
 
@@ -352,8 +352,7 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
     """
     if vote is not None and vote not in ("soft", "hard"):
         raise InvalidOptionError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
-    steps = getattr(model, "steps", None)
-    if isinstance(steps, list) and any(step is not None and step != "passthrough" for _, step in steps[:-1]):
+    if transforming_step(model) is not None:
         raise UnsupportedModelError(
             "verify reads a forest's own trees, and this pipeline transforms its input before its forest: "
             "verify the reason against the forest the explainer read from the pipeline, over its original "
@@ -379,7 +378,7 @@ class _Verifier:
         self.decision = reason.decision
         self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget)
         self.n = self.trees.n_features
-        self._witness_inputs: list[tuple[tuple[float, ...], int]] | None = None
+        self._witness_inputs: list[tuple[tuple[float, ...], list[int], int]] | None = None
         self._states_of_cells: dict[int, np.ndarray] = {}
 
     def add(self, name: str, what: str, proven: bool, how: str) -> None:
@@ -424,8 +423,8 @@ class _Verifier:
     def witness_found(self, box: Box, classes: frozenset[int]) -> tuple[bool, str]:
         """An input of ``box`` of ``classes``, confirmed by the model itself: one of the reason's
         own witnesses when one lies in the box, else one the search finds."""
-        for given, got in self.witness_inputs():
-            if got in classes and all(self.search.cell_of(f, v) in box[f] for f, v in enumerate(given)):
+        for given, cells, got in self.witness_inputs():
+            if got in classes and all(cell in box[f] for f, cell in enumerate(cells)):
                 return True, (f"the reason's witness {self.text(given)}, classified {got} by {self.judge} itself")
         point = self.search.find(box, classes)
         if point is None:
@@ -436,11 +435,14 @@ class _Verifier:
             return False, f"the trees' witness {self.text(values)} is classified {got} by the model itself"
         return True, f"witness {self.text(values)}, classified {got} by {self.judge} itself"
 
-    def witness_inputs(self) -> list[tuple[tuple[float, ...], int]]:
-        """The reason's witnesses that fit the model, each with the class the model gives it."""
+    def witness_inputs(self) -> list[tuple[tuple[float, ...], list[int], int]]:
+        """The reason's witnesses that fit the model, each with its cells and the class the model
+        gives it (asked once for all)."""
         if self._witness_inputs is None:
             rows = [tuple(float(v) for v in w.values) for w in self.reason.witnesses if len(w.values) == self.n]
-            self._witness_inputs = list(zip(rows, self.model_class(rows))) if rows else []
+            got = self.model_class(rows) if rows else []
+            cells = [[self.search.cell_of(f, v) for f, v in enumerate(row)] for row in rows]
+            self._witness_inputs = list(zip(rows, cells, got))
         return self._witness_inputs
 
     def none_found(self, box: Box, classes: frozenset[int]) -> tuple[bool, str]:
@@ -542,14 +544,11 @@ class _Verifier:
         reason = self.reason
         if not reason.witnesses:
             return
-        rows = [list(w.values) for w in reason.witnesses]
-        if any(len(r) != self.n for r in rows):
+        if any(len(w.values) != self.n for w in reason.witnesses):
             self.add("witness", "the witnesses fit the model", False, f"the model has {self.n} features")
             return
-        predicted = self.model_class(rows)
         literals = reason.literals
-        for k, (w, got) in enumerate(zip(reason.witnesses, predicted), start=1):
-            cells = [self.search.cell_of(f, v) for f, v in enumerate(w.values)]
+        for k, (w, (_, cells, got)) in enumerate(zip(reason.witnesses, self.witness_inputs()), start=1):
             wrong: list[str] = []
             if got != w.prediction:
                 wrong.append(f"the model classifies it {got}, not {w.prediction}")

@@ -39,14 +39,24 @@ def final_estimator(model: Any) -> Any:
     steps = getattr(model, "steps", None)
     if steps is None or not isinstance(steps, list):
         return model
-    for name, step in steps[:-1]:
-        if step is not None and step != "passthrough":
-            raise UnsupportedModelError(
-                f"the pipeline transforms its input in step {name!r} ({type(step).__name__}) before the "
-                "forest: explain the final forest (pipeline[-1]) on the transformed features "
-                "(pipeline[:-1].transform(X)) instead"
-            )
+    transforming = transforming_step(model)
+    if transforming is not None:
+        name, step = transforming
+        raise UnsupportedModelError(
+            f"the pipeline transforms its input in step {name!r} ({type(step).__name__}) before the "
+            "forest: explain the final forest (pipeline[-1]) on the transformed features "
+            "(pipeline[:-1].transform(X)) instead"
+        )
     return steps[-1][1]
+
+
+def transforming_step(model: Any) -> tuple[str, Any] | None:
+    """The first step of a pipeline ``model`` that transforms its input before the classifier
+    (``(name, step)``), or ``None`` (not a pipeline, or only absent steps before it)."""
+    steps = getattr(model, "steps", None)
+    if not isinstance(steps, list):
+        return None
+    return next(((name, step) for name, step in steps[:-1] if step is not None and step != "passthrough"), None)
 
 
 def raw_trees_of(model: Any) -> ImportedModel:
