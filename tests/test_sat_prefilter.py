@@ -432,14 +432,17 @@ def _assert_exact(forest: Any, query: tuple[Any, ...], settled: Any) -> None:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     forests(max_trees=6, max_classes=4, max_features=4, max_depth=4),
-    st.sampled_from(["solver", "search", "both"]),
+    st.sampled_from(["solver", "search", "both", "climb"]),
     st.data(),
 )
 def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest: Any, winner: str, data: Any) -> None:
     """A query whose branch and bound :meth:`InstanceFilter.decide` stopped at its node budget
     (one box) goes on beside the reduced formula's solver, in one-box slices and one-conflict
     turns: exact whichever side answers — the solver alone (the search never gets a turn), the
-    search alone (the solver never finishes), or both taking turns."""
+    search alone (the solver never finishes), both taking turns (the counterexample search
+    finding nothing), or the counterexample search (one restart a turn) with the branch and
+    bound (the solver never finishes)."""
+    from rfexplain.sat.climb import MarginClimb
     from rfexplain.sat.reduced import ReducedQuery
 
     query = _hard_query(forest, data)
@@ -449,17 +452,20 @@ def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest
         patch.setattr(prefilter, "HARD_BNB_NODES", 1)
         patch.setattr(prefilter, "BNB_SLICE", 1)
         patch.setattr(prefilter, "RACE_CONFLICTS", 1)
+        patch.setattr(prefilter, "CLIMB_RESTARTS", 1)
+        if winner != "climb":
+            patch.setattr(MarginClimb, "run", lambda self, restarts: None)
         if winner == "solver":
             patch.setattr(prefilter, "SOLVER_SHARE", float("inf"))
-        if winner == "search":
+        if winner in ("search", "climb"):
             patch.setattr(ReducedQuery, "run", lambda self, conflicts: None)
         screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states, reduced_solver="g3")
         decided = screen.decide(fixed, kind, cls)
         if decided is not None:
             _assert_exact(forest, query, decided)
             return
-        if winner == "search":
-            assert screen._open is not None  # the stopped search is what will answer
+        if winner in ("search", "climb"):
+            assert screen._open is not None  # the stopped search answers what the climb does not
         _assert_exact(forest, query, screen.decide_reduced(fixed, kind, cls))
         assert screen._open is None
 
