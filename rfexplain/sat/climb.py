@@ -81,14 +81,11 @@ class MarginClimb:
         self.n_cells = [int(m) for m in n_cells]
         self.any_challenger = any_challenger
         self.rng = np.random.default_rng(seed)
-        #: Restarts run so far.
-        self.restarts = 0
 
     def run(self, restarts: int) -> np.ndarray | None:
         """Climb from up to ``restarts`` random starting points; the cell indices of the first
         point found where the condition holds (up to :data:`SLACK`), else ``None``."""
         for _ in range(restarts):
-            self.restarts += 1
             found = self._climb()
             if found is not None:
                 return found

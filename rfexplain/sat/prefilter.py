@@ -70,7 +70,7 @@ from rfexplain.core.budget import Budget
 from rfexplain.sat.climb import MarginClimb
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.softvote import soft_winner
-from rfexplain.sat.reduced import ReducedQuery
+from rfexplain.sat.reduced import ReducedQuery, cell_ranges
 from rfexplain.sat.solving import CONFLICT_CHUNK
 
 __all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Settled"]
@@ -378,11 +378,7 @@ class InstanceFilter:
         """The counterexample search by coordinate ascent (:mod:`rfexplain.sat.climb`) over the
         cells ``cells`` of the free features, whose reachable leaves ``rows`` have the boxes
         ``lows..highs`` (seeded by the query's size, so that a query always climbs alike)."""
-        first = np.empty(lows.shape, dtype=np.int64)
-        last = np.empty(lows.shape, dtype=np.int64)
-        for j, reps in enumerate(cells):
-            first[:, j] = np.searchsorted(reps, lows[:, j], side="left")
-            last[:, j] = np.searchsorted(reps, highs[:, j], side="right") - 1
+        first, last = cell_ranges(lows, highs, cells)
         margins, penalty = self.table.margins(kind, cls)
         return MarginClimb(
             first,

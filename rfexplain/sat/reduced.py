@@ -33,7 +33,7 @@ from pysat.solvers import Solver
 from rfexplain.sat.encodings.pool import VarPool
 from rfexplain.sat.encodings.votes import at_least
 
-__all__ = ["ReducedQuery"]
+__all__ = ["ReducedQuery", "cell_ranges"]
 
 Clause = list[int]
 
@@ -120,6 +120,18 @@ class ReducedQuery:
             self._sat = None
 
 
+def cell_ranges(low: np.ndarray, high: np.ndarray, cells: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The leaves' boxes ``low..high`` (states, one column per free feature) as inclusive ranges
+    of indices into each feature's ``cells`` (its cells' sorted representative states); a range
+    with first > last holds no allowed cell."""
+    first = np.empty(low.shape, dtype=np.int64)
+    last = np.empty(low.shape, dtype=np.int64)
+    for j, reps in enumerate(cells):
+        first[:, j] = np.searchsorted(reps, low[:, j], side="left")
+        last[:, j] = np.searchsorted(reps, high[:, j], side="right") - 1
+    return first, last
+
+
 def _encode(
     low: np.ndarray,
     high: np.ndarray,
@@ -139,11 +151,7 @@ def _encode(
     order = [[pool.fresh("cell", j, i) for i in range(len(reps) - 1)] for j, reps in enumerate(cells)]
     for chain in order:
         clauses.extend([-chain[i + 1], chain[i]] for i in range(len(chain) - 1))
-    first = np.empty(low.shape, dtype=np.int64)
-    last = np.empty(low.shape, dtype=np.int64)
-    for j, reps in enumerate(cells):
-        first[:, j] = np.searchsorted(reps, low[:, j], side="left")
-        last[:, j] = np.searchsorted(reps, high[:, j], side="right") - 1
+    first, last = cell_ranges(low, high, cells)
     alive = np.all(first <= last, axis=1)  # a leaf covering no allowed cell is reached by no input
     first, last, trees, labels = first[alive], last[alive], trees[alive], labels[alive]
 
