@@ -8,6 +8,7 @@ lowest class index), independently of rfexplain's discretisation.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -21,7 +22,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 
 from rfexplain import Forest
-from rfexplain.core.errors import InvalidForestError
+from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
 
 
 def sklearn_hard_vote(model: Any, X: np.ndarray) -> np.ndarray:
@@ -257,3 +258,29 @@ def test_soft_weights_are_the_vectors_times_the_common_power_of_two(vectors: lis
         assert tree_weights == {0: tuple(Fraction(p) * 2**E for p in vector)}
         assert all(type(w) is int for w in tree_weights[0])
     assert forest.soft_weights() is forest.soft_weights()
+
+
+@pytest.mark.parametrize("cls", [RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier])
+def test_models_trained_with_missing_values_are_explained_on_finite_inputs(cls: Any) -> None:
+    """scikit-learn (>= 1.3) trains trees on data with NaN; a split that separates the missing
+    values from every finite one stores the threshold ``inf``. Such a node sends every finite input
+    left, so the forest is read without it and is exact on every finite input; a missing value in
+    an instance is still refused."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    y[np.isnan(X[:, 0])] = 1 - y[np.isnan(X[:, 0])]
+    options = {"max_depth": 4, "random_state": 0}
+    if cls is not DecisionTreeClassifier:
+        options["n_estimators"] = 10
+    model = cls(**options).fit(X, y)
+    if cls is not ExtraTreesClassifier:  # extra trees draw finite thresholds only
+        trees = getattr(model, "estimators_", [model])
+        assert any(np.isinf(t.tree_.threshold).any() for t in trees), "expected a missing-value split"
+    finite = np.where(np.isnan(X), rng.normal(size=X.shape), X)
+    check_fidelity(model, finite)
+    forest = Forest.from_sklearn(model)
+    assert all(math.isfinite(t) for ts in forest.thresholds for t in ts)
+    with pytest.raises(InvalidInstanceError, match="NaN"):
+        forest.predict(X[np.isnan(X).any(axis=1)][:1])

@@ -628,7 +628,8 @@ class Forest:
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
-                "missing values are not supported"
+                "missing values are not supported (explanations cover inputs without them, also for a "
+                "model trained with missing values)"
             )
         with np.errstate(over="ignore"):
             arr32 = arr.astype(np.float32)

@@ -109,20 +109,56 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
         raise UnsupportedModelError(
             f"a tree has {tree.value.shape[2]} class columns but the model has {n_classes} classes"
         )
-    feature = np.asarray(tree.children_left) >= 0
     proba = np.array(tree.value[:, 0, :n_classes], dtype=np.float64)
     if _normalises_proba():
         normalizer = proba.sum(axis=1)[:, np.newaxis]
         normalizer[normalizer == 0.0] = 1.0
         proba /= normalizer
+    keep, left, right = _live_nodes(tree)
+    feature = left >= 0
     return {
-        "feature": np.where(feature, tree.feature, -1).tolist(),
-        "threshold": np.where(feature, tree.threshold, 0.0).tolist(),
-        "left": tree.children_left.tolist(),
-        "right": tree.children_right.tolist(),
-        "label": np.argmax(tree.value[:, 0, :], axis=1).tolist(),
-        "proba": proba.tolist(),
+        "feature": np.where(feature, tree.feature[keep], -1).tolist(),
+        "threshold": np.where(feature, tree.threshold[keep], 0.0).tolist(),
+        "left": left.tolist(),
+        "right": right.tolist(),
+        "label": np.argmax(tree.value[keep, 0, :], axis=1).tolist(),
+        "proba": proba[keep].tolist(),
     }
+
+
+def _live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tree without its splits that no finite input passes: ``(kept nodes, left, right)``,
+    the children renumbered into the kept order (the root first).
+
+    scikit-learn (1.3 on) trains on data with missing values; a split that separates the missing
+    values from every finite one stores the threshold ``+inf`` and sends every finite value left
+    (``x <= inf``), a threshold ``-inf`` every finite value right. rfexplain refuses missing values
+    in instances, so on the inputs it explains such a node is its one reachable child, and reading
+    it as a test would put an infinite threshold in the feature's domain. The other nodes'
+    missing-value routing (``missing_go_to_left``) concerns NaN only and is ignored for the same
+    reason."""
+    children_left = np.asarray(tree.children_left)
+    children_right = np.asarray(tree.children_right)
+    threshold = np.asarray(tree.threshold)
+
+    def skip_dead(node: int) -> int:
+        while children_left[node] >= 0 and np.isinf(threshold[node]):
+            node = int(children_left[node] if threshold[node] > 0 else children_right[node])
+        return node
+
+    keep: list[int] = []
+    index: dict[int, int] = {}
+    stack = [skip_dead(0)]
+    while stack:
+        node = stack.pop()
+        index[node] = len(keep)
+        keep.append(node)
+        if children_left[node] >= 0:
+            stack.extend((skip_dead(int(children_right[node])), skip_dead(int(children_left[node]))))
+    kept = np.asarray(keep, dtype=np.intp)
+    left = np.asarray([index[skip_dead(int(children_left[n]))] if children_left[n] >= 0 else -1 for n in keep])
+    right = np.asarray([index[skip_dead(int(children_right[n]))] if children_left[n] >= 0 else -1 for n in keep])
+    return kept, left.astype(np.intp), right.astype(np.intp)
 
 
 def _normalises_proba() -> bool:
