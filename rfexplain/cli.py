@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -515,6 +516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_demo(n_instances=args.instances, engines=args.engine)
         return commands[args.command](args)
+    except BrokenPipeError:
+        # the reader of our output stopped (``rfexplain batch ... | head``): end quietly, as
+        # command-line tools do, without a second error when Python flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (RFExplainError, OSError) as exc:
         print(f"rfexplain: error: {exc}", file=sys.stderr)
         return 2

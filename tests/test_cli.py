@@ -37,6 +37,21 @@ def test_demo_runs_as_installed_command() -> None:
     assert "ENGINES DISAGREE" not in result.stdout
 
 
+def test_output_closed_by_its_reader_ends_quietly() -> None:
+    """``python -m rfexplain batch ... | head``: the reader closes the pipe after a few bytes; the
+    command stops with the shell's status for SIGPIPE and no error message."""
+    argv = ["batch", "--dataset", "iris", "--trees", "3", "--depth", "2", "--test-size", "0.9", "--no-progress"]
+    with subprocess.Popen(
+        [sys.executable, "-m", "rfexplain", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.read(10)
+        process.stdout.close()
+        err = process.stderr.read().decode()
+        assert process.wait(timeout=300) == 141, err
+    assert err == ""
+
+
 def test_train_info_explain_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "forest.json"
     code, out, _ = run(["train", "--dataset", "iris", "--trees", "3", "--depth", "2", "-o", str(path)], capsys)
