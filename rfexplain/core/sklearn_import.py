@@ -137,9 +137,11 @@ def _live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     it as a test would put an infinite threshold in the feature's domain. The other nodes'
     missing-value routing (``missing_go_to_left``) concerns NaN only and is ignored for the same
     reason."""
-    children_left = np.asarray(tree.children_left)
-    children_right = np.asarray(tree.children_right)
+    children_left = np.asarray(tree.children_left, dtype=np.intp)
+    children_right = np.asarray(tree.children_right, dtype=np.intp)
     threshold = np.asarray(tree.threshold)
+    if not np.isinf(threshold[children_left >= 0]).any():  # the usual case: every node kept as it is
+        return np.arange(len(children_left)), children_left, children_right
 
     def skip_dead(node: int) -> int:
         while children_left[node] >= 0 and np.isinf(threshold[node]):
@@ -147,18 +149,21 @@ def _live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return node
 
     keep: list[int] = []
-    index: dict[int, int] = {}
+    children: list[tuple[int, int]] = []  # per kept node, its live children (old ids; -1 at a leaf)
     stack = [skip_dead(0)]
     while stack:
         node = stack.pop()
-        index[node] = len(keep)
         keep.append(node)
+        pair = (-1, -1)
         if children_left[node] >= 0:
-            stack.extend((skip_dead(int(children_right[node])), skip_dead(int(children_left[node]))))
-    kept = np.asarray(keep, dtype=np.intp)
-    left = np.asarray([index[skip_dead(int(children_left[n]))] if children_left[n] >= 0 else -1 for n in keep])
-    right = np.asarray([index[skip_dead(int(children_right[n]))] if children_left[n] >= 0 else -1 for n in keep])
-    return kept, left.astype(np.intp), right.astype(np.intp)
+            pair = (skip_dead(int(children_left[node])), skip_dead(int(children_right[node])))
+            stack.extend(reversed(pair))
+        children.append(pair)
+    index = {node: i for i, node in enumerate(keep)}
+    index[-1] = -1
+    left = np.asarray([index[lo] for lo, _ in children], dtype=np.intp)
+    right = np.asarray([index[hi] for _, hi in children], dtype=np.intp)
+    return np.asarray(keep, dtype=np.intp), left, right
 
 
 def _normalises_proba() -> bool:
