@@ -284,3 +284,24 @@ def test_models_trained_with_missing_values_are_explained_on_finite_inputs(cls: 
     assert all(math.isfinite(t) for ts in forest.thresholds for t in ts)
     with pytest.raises(InvalidInstanceError, match="NaN"):
         forest.predict(X[np.isnan(X).any(axis=1)][:1])
+
+
+def test_end_states_are_represented_on_the_thresholds_scale() -> None:
+    """A witness value in an end state lies one neighbouring interval beyond the threshold, not
+    a unit away: a feature split at 0.08 and 0.10 is shown as 0.06 and 0.12, not -0.92."""
+    data = load_breast_cancer()
+    model = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(data.data, data.target)
+    forest = Forest.from_sklearn(model)
+    checked = 0
+    for f, ts in enumerate(forest.thresholds):
+        for state in range(len(ts) + 1):
+            row = np.zeros((1, forest.n_features))
+            row[0, f] = forest.state_value(f, state)
+            assert forest.states(row)[0][f] == state
+        if len(ts) > 1:
+            low, high = forest.state_value(f, 0), forest.state_value(f, len(ts))
+            width = ts[-1] - ts[0]
+            assert ts[0] - low <= width + 1e-6 * max(1.0, abs(ts[0]))
+            assert high - ts[-1] <= width + 1e-6 * max(1.0, abs(ts[-1]))
+            checked += 1
+    assert checked > 5

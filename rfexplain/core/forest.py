@@ -820,19 +820,28 @@ class Forest:
         return low, high
 
     def state_value(self, feature: int, state: int) -> float:
-        """A float32 raw value whose state is ``state`` (a round number inside the interval when
-        one is at hand, else the interval's upper threshold or the next float32 above the last)."""
+        """A float32 raw value whose state is ``state``: the middle of the interval when one is at
+        hand, else its upper threshold (or the next float32 above the last threshold).
+
+        An end state (unbounded on one side) is represented one neighbouring interval's width
+        beyond its threshold, so a witness stays on the scale of the feature's thresholds (a
+        feature split at 0.08 and 0.10 gets 0.06, not -0.92); with a single threshold, one unit
+        or the threshold's magnitude is the step."""
         low, high = self.state_interval(feature, state)
         bound = self.bounds[feature] if self.bounds else None
         if bound is not None:  # the part of the state inside the bounds (never empty)
             low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))
             high = min(high, bound[1])
+        ts = self.thresholds[feature]
         if math.isinf(low) and math.isinf(high):
             candidates = [0.0]
         elif math.isinf(low):
-            candidates = [high - max(1.0, abs(high)), high]
+            steps = [ts[1] - ts[0]] if len(ts) > 1 else []
+            candidates = [high - step for step in [*steps, max(1.0, abs(high))]] + [high]
         elif math.isinf(high):
-            candidates = [low + max(1.0, abs(low)), float(np.nextafter(np.float32(low), np.float32(np.inf)))]
+            steps = [ts[-1] - ts[-2]] if len(ts) > 1 else []
+            above = float(np.nextafter(np.float32(low), np.float32(np.inf)))
+            candidates = [low + step for step in [*steps, max(1.0, abs(low))]] + [above]
         else:
             candidates = [(low + high) / 2, high]
         for value in candidates:
