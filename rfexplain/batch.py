@@ -60,7 +60,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Protocol
 
@@ -307,7 +307,12 @@ def _run_chunk(
 # ---------------------------------------------------------------------- the driver
 def _rows(X: Any, feature_names: Sequence[str]) -> list[Any]:
     """The rows of ``X`` in the model's feature order (named input is matched by name); a list of
-    rows of different lengths stays a list (each row is then checked on its own)."""
+    rows of different lengths stays a list (each row is then checked on its own), and so do rows
+    given as mappings of feature names to values (each matched by name when it is explained)."""
+    if isinstance(X, Mapping):
+        return [X]
+    if isinstance(X, (list, tuple)) and X and all(isinstance(row, Mapping) for row in X):
+        return list(X)
     X = in_model_order(X, feature_names)
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()

@@ -151,8 +151,8 @@ class Explainer:
         return out
 
     def explain(self, x: Any) -> Decision:
-        """The decision on one instance (array, list or pandas row; for a pipeline, a row of
-        original values), ready to be queried."""
+        """The decision on one instance (array, list, pandas row or mapping of feature names to
+        values; for a pipeline, a row of original values), ready to be queried."""
         instance = Instance.of(self.forest, self.pipeline.encode(x) if self.pipeline is not None else x)
         sklearn_prediction = None
         if self.model is not None:

@@ -114,3 +114,25 @@ def test_arrays_shuffled_frames_and_csv_agree_with_sklearn(
     out = folder / "out.jsonl"
     assert main(["batch", str(model_path), "--input", str(csv), "--engine", "oracle", "-o", str(out)]) == 0
     assert [json.loads(line)["prediction"] for line in out.read_text().splitlines()] == expected
+
+
+def test_a_dict_row_is_matched_by_name_like_a_series() -> None:
+    """A plain model takes a row as a mapping of feature names to values (as a pipeline does), in
+    any key order; a list of mappings is several rows; a missing or unknown key is refused by name."""
+    row = DATA.data.iloc[60]
+    explainer = rx.Explainer(MODEL, engine="oracle")
+    reversed_dict = {name: float(row[name]) for name in NAMES[::-1]}
+    decision = explainer.explain(reversed_dict)
+    assert decision.prediction == MODEL.predict(DATA.data.iloc[[60]])[0] == 1
+    assert decision.values == explainer.explain(row).values
+    rows = [dict(DATA.data.iloc[k]) for k in (0, 60, 120)]
+    assert explainer.forest.predict(rows).tolist() == MODEL.predict(DATA.data.iloc[[0, 60, 120]]).tolist()
+    records = explainer.explain_many(rows + [{"colour": 1.0}], "robustness")
+    assert [r.prediction for r in records[:3]] == MODEL.predict(DATA.data.iloc[[0, 60, 120]]).tolist()
+    assert all(r.error is None for r in records[:3]) and "unknown ['colour']" in str(records[3].error)
+    with pytest.raises(InvalidInstanceError, match="missing.*petal width"):
+        explainer.explain({name: 1.0 for name in NAMES[:3]})
+    with pytest.raises(InvalidInstanceError, match="unknown.*colour"):
+        explainer.explain({**reversed_dict, "colour": 1.0})
+    with pytest.raises(InvalidInstanceError, match="numeric"):
+        explainer.explain({**reversed_dict, NAMES[0]: "tall"})

@@ -6,9 +6,10 @@ back into a scikit-learn model goes through :func:`model_input`.
 
 The rule is scikit-learn's own: a pandas ``DataFrame`` (or ``Series``) whose column (index)
 labels are all strings is matched **by name** to the expected feature names, whatever its column
-order; a missing, duplicated or unknown name is an
-:class:`~rfexplain.core.errors.InvalidInstanceError` naming it. Anything without string labels
-(arrays, lists, frames with a default ``RangeIndex``) is read by position. Reading a named frame
+order, and so is a mapping of names to values (one row) or a list of such mappings; a missing,
+duplicated or unknown name is an :class:`~rfexplain.core.errors.InvalidInstanceError` naming it.
+Anything without string labels (arrays, lists, frames with a default ``RangeIndex``) is read by
+position. Reading a named frame
 by position would silently permute the features, which is what this module prevents.
 
 Example
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,10 @@ def as_matrix(X: Any, feature_names: Sequence[str]) -> np.ndarray:
     Named pandas input is matched by name (see the module docstring); other input is taken by
     position. Values are not validated here beyond being numeric.
     """
+    if isinstance(X, Mapping):
+        return _mapping_rows([X], feature_names, what="instance")
+    if isinstance(X, (list, tuple)) and X and all(isinstance(row, Mapping) for row in X):
+        return _mapping_rows(X, feature_names, what="rows")
     labels = named_labels(X)
     one = labels is not None and getattr(X, "ndim", 2) == 1
     try:
@@ -109,6 +114,23 @@ def as_matrix(X: Any, feature_names: Sequence[str]) -> np.ndarray:
     if labels is not None and arr.ndim == 2:
         arr = reorder_by_name(arr, labels, feature_names, what="instance" if one else "frame")
     return arr
+
+
+def _mapping_rows(rows: Sequence[Mapping[Any, Any]], feature_names: Sequence[str], *, what: str) -> np.ndarray:
+    """Rows given as mappings of feature names to values, in the order of ``feature_names``."""
+    out = np.empty((len(rows), len(feature_names)), dtype=np.float64)
+    for k, row in enumerate(rows):
+        names = list(row.keys())
+        if not all(isinstance(name, str) for name in names):
+            raise InvalidInstanceError(
+                f"a row given as a mapping must be keyed by feature names (strings), got {names}"
+            )
+        try:
+            values = np.asarray([list(row.values())], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
+        out[k] = reorder_by_name(values, names, feature_names, what=what)[0]
+    return out
 
 
 def check_feature_names(given: Any, model_names: Sequence[str] | None, n_features: int) -> list[str] | None:
