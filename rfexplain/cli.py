@@ -70,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_training_options(explain, required=False)
     where = explain.add_mutually_exclusive_group(required=True)
     where.add_argument("--index", type=int, help="row of the dataset (--dataset) to explain")
-    where.add_argument("--values", help="comma-separated feature values of the instance")
+    where.add_argument(
+        "--values",
+        help="the instance: comma-separated feature values in the model's order, or name=value pairs "
+        "in any order (matched by name; the only way to give a pipeline's original columns)",
+    )
     explain.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
     explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
     explain.add_argument("--target", help="class label for contrastive_reasons")
@@ -252,17 +256,44 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _instance(args: argparse.Namespace, forest: Any, data: Any) -> Any:
+def _instance(args: argparse.Namespace, model: Any, data: Any) -> Any:
     if args.values is not None:
+        items = args.values.split(",")
+        if all("=" in item for item in items):
+            return _named_values(items)
+        if hasattr(model, "steps"):
+            raise UsageError("a pipeline's instance is given by its original columns: --values name=value,...")
         try:
-            return [float(v) for v in args.values.split(",")]
+            return [float(v) for v in items]
         except ValueError:
-            raise UsageError(f"--values must be comma-separated numbers, got {args.values!r}") from None
+            raise UsageError(
+                f"--values must be comma-separated numbers or name=value pairs, got {args.values!r}"
+            ) from None
     if data is None:
         raise UsageError("--index needs --dataset (the rows to index into)")
     if not 0 <= args.index < len(data.X):
         raise UsageError(f"--index must be in [0, {len(data.X) - 1}], got {args.index}")
     return data.X[args.index]
+
+
+def _named_values(items: list[str]) -> dict[str, Any]:
+    """``name=value`` items as one row matched by name; a value is read as a CSV reader would
+    (an integer, else a number, else the text itself: a category)."""
+    row: dict[str, Any] = {}
+    for item in items:
+        name, _, text = item.rpartition("=")
+        name, text = name.strip(), text.strip()
+        if name in row:
+            raise UsageError(f"--values names {name!r} twice")
+        value: Any = text
+        for parse in (int, float):
+            try:
+                value = parse(text)
+                break
+            except ValueError:
+                continue
+        row[name] = value
+    return row
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -280,7 +311,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give a model file or --dataset")
     explainer = Explainer(model if model is not None else forest, engine=args.engine, vote=args.vote)
-    decision = explainer.explain(_instance(args, forest, data))
+    decision = explainer.explain(_instance(args, model, data))
     spec = query_named(args.query)
     if args.all and spec.all_of is not None:
         spec = query_named(spec.all_of)

@@ -209,3 +209,43 @@ def test_input_csv_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     bad.write_text("1,2,3,4\n1,2\n")
     code, _, err = run(["batch", str(path), "--input", str(bad), "--engine", "oracle"], capsys)
     assert code == 2 and "row 2 has 2 columns" in err and err.count("\n") == 1
+
+
+def test_values_as_name_value_pairs_are_matched_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--values name=value,...`` gives the instance by feature name, in any order: the same
+    decision as the positional values on a plain model, and a pipeline (categorical columns
+    included), which positional numbers cannot describe, is explained on its original columns."""
+    import joblib
+    import pandas as pd
+
+    from rfexplain.pipeline_demo import loans_pipeline
+
+    data = load_iris(as_frame=True)
+    model_path = tmp_path / "iris.joblib"
+    joblib.dump(
+        RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(data.data, data.target), model_path
+    )
+    row = data.data.iloc[60]
+    positional = ",".join(str(v) for v in row)
+    pairs = ",".join(f"{name}={row[name]}" for name in data.data.columns[::-1])
+    outputs = []
+    for values in (positional, pairs):
+        code, out, err = run(["explain", str(model_path), "--values", values, "--engine", "oracle", "--json"], capsys)
+        assert code == 0, err
+        outputs.append(json.loads(out))
+    assert outputs[0]["reasons"] == outputs[1]["reasons"] and outputs[1]["prediction"] == 1
+    code, _, err = run(["explain", str(model_path), "--values", "colour=1," + pairs], capsys)
+    assert code == 2 and "unknown ['colour']" in err
+
+    pipe, X_test, _ = loans_pipeline()
+    pipe_path = tmp_path / "pipe.joblib"
+    joblib.dump(pipe, pipe_path)
+    first = X_test.iloc[0]
+    pairs = ",".join(f"{name}={first[name]}" for name in X_test.columns)
+    code, out, err = run(["explain", str(pipe_path), "--values", pairs, "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["prediction"] == pipe.predict(pd.DataFrame([first]))[0]
+    code, _, err = run(["explain", str(pipe_path), "--values", "25,35600"], capsys)
+    assert code == 2 and "--values name=value" in err
+    code, _, err = run(["explain", str(pipe_path), "--values", "age=25,income=35600"], capsys)
+    assert code == 2 and "missing ['loan_amount'" in err and "plain array" not in err

@@ -55,11 +55,17 @@ def named_labels(X: Any) -> list[str] | None:
 
 
 def reorder_by_name(
-    rows: np.ndarray, header: Sequence[str], expected: Sequence[str], *, what: str = "instance"
+    rows: np.ndarray,
+    header: Sequence[str],
+    expected: Sequence[str],
+    *,
+    what: str = "instance",
+    by_position: bool = True,
 ) -> np.ndarray:
     """Columns of ``rows`` (2-D, labelled by ``header``) put in the order of ``expected``.
 
-    Raises :class:`InvalidInstanceError` naming duplicated, missing and unknown names.
+    Raises :class:`InvalidInstanceError` naming duplicated, missing and unknown names (and, when
+    ``by_position``, saying that a plain array is read by position instead).
     """
     header = [str(h) for h in header]
     expected = [str(e) for e in expected]
@@ -76,20 +82,22 @@ def reorder_by_name(
     if problems:
         raise InvalidInstanceError(
             f"the {what}'s feature names do not match the model's ({'; '.join(problems)}); "
-            f"expected {expected}. Pass a plain array to use the columns by position."
+            f"expected {expected}." + (" Pass a plain array to use the columns by position." if by_position else "")
         )
     position = {name: k for k, name in enumerate(header)}
     return rows[:, [position[name] for name in expected]]
 
 
-def in_model_order(X: Any, feature_names: Sequence[str]) -> Any:
+def in_model_order(X: Any, feature_names: Sequence[str], *, by_position: bool = True) -> Any:
     """A named DataFrame with its columns put in the order of ``feature_names`` (checked as in
     :func:`reorder_by_name`); any other input unchanged. Values are not converted, so one bad
     row stays one bad row."""
     labels = named_labels(X)
     if labels is None or getattr(X, "ndim", 2) != 2:
         return X
-    order = reorder_by_name(np.arange(len(labels))[None, :], labels, feature_names, what="frame")[0]
+    order = reorder_by_name(
+        np.arange(len(labels))[None, :], labels, feature_names, what="frame", by_position=by_position
+    )[0]
     return X.iloc[:, [int(k) for k in order]]
 
 

@@ -207,7 +207,7 @@ class PipelineModel:
             raise InvalidInstanceError(
                 "a pipeline is explained on rows of its original columns: give a DataFrame, a Series or a dict"
             )
-        X = in_model_order(X, self.forest.feature_names)
+        X = in_model_order(X, self.forest.feature_names, by_position=False)  # a pipeline reads names only
         out = np.empty(X.shape, dtype=np.float64)
         for c, column in enumerate(self.pre.columns):
             values = X.iloc[:, c].tolist()
