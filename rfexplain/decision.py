@@ -31,6 +31,7 @@ from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, query
 from rfexplain.core.reasons import Reason
 from rfexplain.engines.base import Engine, Instance, ReasonFormula, canonical_order
+from rfexplain.progress import StepProgress
 
 __all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
 
@@ -139,7 +140,8 @@ class Decision:
         method = getattr(self.engine, name)
         if spec.enumerates:
             return Enumeration(lambda b: method(self.instance, *args, b), budget)
-        with budget.active():
+        bar = StepProgress(f"{name} ({self.explainer.engine_name})", enabled=getattr(self.explainer, "progress", None))
+        with budget.active(), bar.following(budget):
             if spec.kind is Kind.REASON and order is not None:  # engines default to index order
                 return method(self.instance, canonical_order(self.forest, order))
             answer = method(self.instance, *args)

@@ -83,6 +83,10 @@ class Explainer:
         Features that may not change: necessary and contrastive reasons, robustness and flips are
         computed with them fixed at the instance's values ("what would have to change, given
         these cannot"). Sufficient reasons are not affected.
+    progress : bool, optional
+        Show a bar of a long single-answer query's steps on stderr (the SAT engine's sufficient
+        and necessary reasons: the features decided so far), once it has run a second; by
+        default only when stderr is a terminal. ``explain_many`` has its own ``progress=``.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
@@ -99,9 +103,12 @@ class Explainer:
         bounds: Mapping[str, tuple[float, float]] | str | None = None,
         data: Any = None,
         immutable: Sequence[str] = (),
+        progress: bool | None = None,
         **options: Any,
     ) -> None:
         self.pipeline: PipelineModel | None = None
+        #: Whether long single-answer queries draw a step bar (``None``: when stderr is a terminal).
+        self.progress = progress
         if isinstance(model_or_forest, Forest):
             if vote not in VOTE_MODES:
                 raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
@@ -168,7 +175,7 @@ class Explainer:
         decision = Decision(self, instance, sklearn_prediction)
         if self.immutable:
             fixed = restrict(self.forest, fixed={f: instance.states[f] for f in self.immutable})
-            held = _Held(fixed, engine_class(self.engine_name)(fixed, **self.options), self.engine_name)
+            held = _Held(fixed, engine_class(self.engine_name)(fixed, **self.options), self.engine_name, self.progress)
             decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), sklearn_prediction)
         return decision
 
@@ -300,6 +307,7 @@ class _Held:
     forest: Forest
     engine: Engine
     engine_name: str
+    progress: bool | None = None
 
 
 def _names(names: Sequence[str], what: str) -> list[str]:

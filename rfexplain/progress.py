@@ -1,7 +1,11 @@
 """Progress bars for long runs: :mod:`tqdm` (``tqdm.auto``: a terminal bar, or a widget in notebooks).
 
 The library never prints; a bar is shown only when a caller asked for progress, or when
-``enabled=None`` and the stream is a terminal.
+``enabled=None`` and the stream is a terminal. :class:`Progress` counts the instances of a batch;
+:class:`StepProgress` follows the steps one long query reports through its
+:class:`~rfexplain.core.budget.Budget` (the features the SAT engine's deletion loop has decided),
+and appears only once the query has run :data:`STEP_BAR_DELAY` seconds, so quick queries print
+nothing.
 
 Example
 -------
@@ -17,11 +21,24 @@ True
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-__all__ = ["Progress"]
+from rfexplain.core.budget import Budget
+
+__all__ = ["Progress", "StepProgress", "STEP_BAR_DELAY"]
+
+#: Seconds a query runs before its step bar appears.
+STEP_BAR_DELAY = 1.0
+
+
+def _shown(stream: IO[str], enabled: bool | None) -> bool:
+    """Whether a bar is drawn: as asked, or (``None``) when ``stream`` is a terminal."""
+    return bool(getattr(stream, "isatty", lambda: False)()) if enabled is None else bool(enabled)
 
 
 class Progress:
@@ -44,8 +61,7 @@ class Progress:
     ) -> None:
         self.total = int(total)
         self.stream = stream if stream is not None else sys.stderr
-        is_tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.enabled = is_tty if enabled is None else bool(enabled)
+        self.enabled = _shown(self.stream, enabled)
         self.done = 0
         self.failed = 0
         self._bar = tqdm(
@@ -74,3 +90,63 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class StepProgress:
+    """A bar over the steps a long query reports (:meth:`~rfexplain.core.budget.Budget.step`),
+    drawn from the first step after ``delay`` seconds on.
+
+    Parameters
+    ----------
+    description : str
+        Label shown before the bar (the query and engine).
+    enabled : bool or None
+        ``True`` always draws it once ``delay`` has passed, ``False`` never, ``None`` only when
+        ``stream`` is a terminal.
+    stream : file-like, optional
+        Where to write (default ``sys.stderr``).
+    delay : float, optional
+        Seconds before the bar appears (default :data:`STEP_BAR_DELAY`).
+    """
+
+    def __init__(
+        self,
+        description: str,
+        *,
+        enabled: bool | None = None,
+        stream: IO[str] | None = None,
+        delay: float | None = None,
+    ) -> None:
+        self.description = description
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = _shown(self.stream, enabled)
+        self.delay = STEP_BAR_DELAY if delay is None else delay
+        self.started = time.monotonic()
+        self._bar: tqdm | None = None
+
+    def step(self, done: int, total: int) -> None:
+        """Show ``done`` of ``total`` steps (a bar is made once ``delay`` has passed)."""
+        if not self.enabled:
+            return
+        if self._bar is None:
+            if time.monotonic() - self.started < self.delay:
+                return
+            self._bar = tqdm(total=total, desc=self.description, file=self.stream, unit="feature", dynamic_ncols=True)
+        self._bar.total = total
+        self._bar.n = done
+        self._bar.refresh()
+
+    def close(self) -> None:
+        """Finish the bar, if one was drawn."""
+        if self._bar is not None:
+            self._bar.close()
+
+    @contextmanager
+    def following(self, budget: Budget) -> Iterator[StepProgress]:
+        """Follow the steps reported to ``budget`` inside the block, then close the bar."""
+        budget.on_step = self.step
+        try:
+            yield self
+        finally:
+            budget.on_step = None
+            self.close()

@@ -12,6 +12,9 @@ sentinel such as ``None``.
 A query that answers once (``sufficient_reason``, ``robustness``, building an engine) runs with its
 budget made *active* (``with budget.active():``); long computations that are not handed a budget
 poll :func:`Budget.current` instead, so every query is bounded without widening every signature.
+The same way, a long search reports how far it is (:meth:`Budget.step`, e.g. the features the
+SAT engine's deletion loop has decided) to whoever listens (:attr:`Budget.on_step`: the progress
+bar of :class:`~rfexplain.decision.Decision`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class Budget:
         self.started = time.monotonic()
         self.deadline = None if self.timeout is None else self.started + self.timeout
         self.timed_out = False
+        #: Called with ``(done, total)`` by :meth:`step`; ``None``: nobody listens.
+        self.on_step: Callable[[int, int], None] | None = None
 
     @staticmethod
     def current() -> Budget | None:
@@ -100,6 +105,11 @@ class Budget:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+    def step(self, done: int, total: int) -> None:
+        """Report that a search has done ``done`` of its ``total`` steps (to :attr:`on_step`)."""
+        if self.on_step is not None:
+            self.on_step(done, total)
 
 
 def check_limit(limit: object) -> int | None:

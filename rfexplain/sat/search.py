@@ -374,7 +374,10 @@ class Search:
         width = 1  # the features from f on that the next call may drop at once
         streak = 0  # successful deletions in a row
         i = 0
+        progress = budget or Budget.current()
         while i < len(features):
+            if progress is not None:
+                progress.step(i, len(features))
             f = features[i]
             if f not in core:
                 kept.discard(f)
@@ -406,6 +409,8 @@ class Search:
                 streak += 1
                 width = 2 if AXP_BLOCK_AFTER and streak >= AXP_BLOCK_AFTER else 1
             i += 1
+        if progress is not None:
+            progress.step(len(features), len(features))
         return FoundReason(frozenset(kept), found)
 
     # ------------------------------------------------------------------ CXp: fixing back in a fixed order
@@ -436,7 +441,10 @@ class Search:
         features = self._ordered(order)
         fixed: list[int] = []
         free: list[int] = []
+        progress = budget or Budget.current()
         for k, f in enumerate(features):
+            if progress is not None:
+                progress.step(k, len(features))
             if z[f] == self.v[f]:
                 fixed.append(f)
                 continue
@@ -454,6 +462,8 @@ class Search:
                 fixed.append(f)
             else:
                 free.append(f)
+        if progress is not None:
+            progress.step(len(features), len(features))
         return FoundReason(frozenset(free), counterexample=z)
 
     def correction_set(self, z: Sequence[int]) -> FoundReason:
