@@ -305,3 +305,14 @@ def test_end_states_are_represented_on_the_thresholds_scale() -> None:
             assert high - ts[-1] <= width + 1e-6 * max(1.0, abs(ts[-1]))
             checked += 1
     assert checked > 5
+
+
+def test_end_state_representatives_stay_finite_near_the_float32_limit() -> None:
+    """Stepping beyond the last threshold must not overflow float32 to an infinite witness (it
+    did, with thresholds at 5e37 and 2.2e38): the value is finite and in its state."""
+    X = np.array([[0.0], [1e38], [3.4e38]])
+    forest = Forest.from_sklearn(DecisionTreeClassifier().fit(X, [0, 1, 0]))
+    for state in range(len(forest.thresholds[0]) + 1):
+        value = forest.state_value(0, state)
+        assert math.isfinite(value)
+        assert forest.states(np.array([[value]]))[0][0] == state

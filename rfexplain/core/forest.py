@@ -845,8 +845,9 @@ class Forest:
         else:
             candidates = [(low + high) / 2, high]
         for value in candidates:
-            v32 = float(np.float32(value))
-            if low < v32 <= high:
+            with np.errstate(over="ignore"):  # a step past the float32 range is skipped below
+                v32 = float(np.float32(value))
+            if low < v32 <= high and math.isfinite(v32):
                 return v32
         raise ValueError(f"state {state} of feature {self.feature_names[feature]!r} holds no float32 value")
 
