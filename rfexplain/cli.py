@@ -469,14 +469,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rfexplain.viz.report import write_report
 
     forest, model, pool, pool_ids = _instance_pool(args, args.model or args.model_option)
-    if hasattr(pool, "iloc"):
-        raise UsageError("report does not take pipelines yet: use batch, or the API's Explainer(pipeline)")
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     source = model if model is not None else forest
     with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names), vote=args.vote) as explainer:
         rows = write_report(
             explainer,
-            pool[list(chosen)],
+            pool.iloc[list(chosen)] if hasattr(pool, "iloc") else pool[list(chosen)],  # a pipeline's original rows
             args.out,
             indices=[pool_ids[k] for k in chosen],
             compare_engine=args.compare_engine,

@@ -145,10 +145,26 @@ def test_report_in_headless_chromium(report, tmp_path: Path) -> None:
     assert blue.sum() > 500
 
 
-def test_the_report_refuses_a_pipeline_with_a_clear_error(tmp_path: Path) -> None:
+def test_a_pipeline_report_in_its_original_columns(tmp_path: Path) -> None:
+    """A pipeline's report explains rows of its original columns (matched by name), with
+    categorical values by name; the second engine explains the same forest, immutable features
+    held, so it agrees; ``rfexplain report pipe.joblib --input rows.csv`` does the same."""
+    import joblib
+
     from rfexplain.pipeline_demo import loans_pipeline
 
     pipeline, X_test, _ = loans_pipeline(trees=3, depth=3)
-    explainer = rx.Explainer(pipeline, engine="sat")
-    with pytest.raises(rx.UnsupportedQueryError, match="does not take pipelines"):
-        explainer.report(X_test.head(2), tmp_path / "r.html")
+    explainer = rx.Explainer(pipeline, engine="sat", immutable=["age"])
+    rows = X_test.head(4)
+    path = tmp_path / "r.html"
+    reports = explainer.report(rows[rows.columns[::-1]], path, compare_engine="oracle")
+    assert [r.prediction for r in reports] == list(pipeline.predict(rows))
+    assert [r.sklearn_prediction for r in reports] == list(pipeline.predict(rows))
+    assert all(r.error is None and r.verified and r.agreement and "agrees" in r.agreement for r in reports)
+    text = path.read_text()
+    assert text.count("<svg") == 4 and " in {" in text  # a categorical literal, by category name
+    model_path, csv, out = tmp_path / "pipe.joblib", tmp_path / "rows.csv", tmp_path / "out.html"
+    joblib.dump(pipeline, model_path)
+    rows.head(3).to_csv(csv, index=False)
+    assert main(["report", str(model_path), "--input", str(csv), "--out", str(out)]) == 0
+    assert out.read_text().count('<tr id="summary-') == 3

@@ -19,13 +19,13 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rfexplain.core.errors import QueryArgumentError, UnsupportedQuery, UnsupportedQueryError
-from rfexplain.core.instances import as_matrix
+from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError, UnsupportedQuery
+from rfexplain.core.instances import as_matrix, in_model_order
 from rfexplain.progress import Progress
 from rfexplain.verify import verify
 from rfexplain.viz.extras import MissingExtraError
@@ -78,6 +78,23 @@ def _answer(decision: Any, query: str) -> Any:
     return getattr(decision, query)()
 
 
+def _rows(explainer: Any, X: Any) -> list[Any]:
+    """The rows to explain: for a pipeline, rows of its original columns (a DataFrame matched by
+    name, or mappings of names to values); otherwise numbers in the forest's column order."""
+    if getattr(explainer, "pipeline", None) is None:
+        return list(as_matrix(X, explainer.forest.feature_names))
+    if isinstance(X, Mapping):
+        return [X]
+    if isinstance(X, (list, tuple)) and all(isinstance(row, Mapping) for row in X):
+        return list(X)
+    if not hasattr(X, "iloc") or getattr(X, "ndim", 2) != 2:
+        raise InvalidInstanceError(
+            "a pipeline's report explains rows of its original columns: give a DataFrame or a list of dicts"
+        )
+    frame = in_model_order(X, explainer.forest.feature_names, by_position=False)
+    return [frame.iloc[k] for k in range(len(frame))]
+
+
 def _explain_row(explainer: Any, index: int, row: Any, queries: Sequence[str], other: Any, plot: bool) -> RowReport:
     out = RowReport(index=index)
     started = time.perf_counter()
@@ -88,7 +105,8 @@ def _explain_row(explainer: Any, index: int, row: Any, queries: Sequence[str], o
         out.warnings = [str(w.message) for w in caught]
         out.prediction, out.sklearn_prediction = decision.prediction, decision.sklearn_prediction
         layers: list[Any] = []
-        model = explainer.model if explainer.model is not None else explainer.forest
+        # a pipeline's reasons are checked on the forest read over its original columns
+        model = explainer.forest if explainer.model is None or explainer.pipeline is not None else explainer.model
         checks: list[Any] = []
         for query in queries:
             try:
@@ -110,7 +128,7 @@ def _explain_row(explainer: Any, index: int, row: Any, queries: Sequence[str], o
         if other is not None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the first engine's decision already recorded it
-                out.agreement = _agreement(decision, other.explain(row))
+                out.agreement = _agreement(decision, other.explain(decision.values))
         if plot and layers:
             out.svg = _plot(decision, [r for r in layers if r.kind != "necessary"] or layers, f"row{index}-")
     except Exception as exc:  # one failing row is reported on its own line, the others go on
@@ -243,22 +261,17 @@ def write_report(
         raise QueryArgumentError(f"queries must be among {sorted(_KNOWN)}. Got {unknown} instead.")
     if max_sections < 0:
         raise QueryArgumentError(f"max_sections must be >= 0, got {max_sections}")
-    if getattr(explainer, "pipeline", None) is not None:
-        raise UnsupportedQueryError(
-            "the HTML report does not take pipelines yet: explain their rows with Explainer.explain or explain_many"
-        )
-    rows = as_matrix(X, explainer.forest.feature_names)
+    rows = _rows(explainer, X)
     ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
     if len(ids) != len(rows):
         raise QueryArgumentError(f"indices has {len(ids)} entries for {len(rows)} instances")
     other = None
-    if compare_engine is not None:
-        source = explainer.model if explainer.model is not None else explainer.forest
+    if compare_engine is not None:  # the same forest (vote and bounds), the same features held
+        forest = explainer.forest
         other = type(explainer)(
-            source,
+            forest,
             engine=compare_engine,
-            feature_names=list(explainer.forest.feature_names),
-            vote=explainer.forest.vote,  # both engines explain the same classifier
+            immutable=[forest.feature_names[f] for f in getattr(explainer, "immutable", ())],
         )
     reports = []
     try:
