@@ -275,6 +275,7 @@ def _explain_one(
     started = time.perf_counter()
     try:
         decision = Decision(explainer, instance, sklearn_prediction)
+        decision.progress = False  # the batch draws its own bar
         result, complete, stopped_by = _answer(decision, query_named(query), args, timeout)
     except Exception as exc:
         log.debug("instance %s failed", index, exc_info=True)

@@ -83,6 +83,9 @@ class Decision:
 
     def __init__(self, explainer: Explaining, instance: Instance, sklearn_prediction: Any = None) -> None:
         self.explainer = explainer
+        #: Whether a long single-answer query draws a step bar (the explainer's ``progress``;
+        #: ``None``: when stderr is a terminal). Batches and reports, which draw their own bar, turn it off.
+        self.progress: bool | None = getattr(explainer, "progress", False)
         self.forest = explainer.forest
         self.engine = explainer.engine
         self.instance = instance
@@ -121,6 +124,7 @@ class Decision:
         """
         spec = query(name)
         if spec.changes and self.fixed is not None:
+            self.fixed.progress = self.progress
             return self.fixed.ask(name, target=target, limit=limit, timeout=timeout, order=order)
         if spec.takes_target and target is None:
             raise QueryArgumentError(f"{name} needs a target class")
@@ -140,7 +144,7 @@ class Decision:
         method = getattr(self.engine, name)
         if spec.enumerates:
             return Enumeration(lambda b: method(self.instance, *args, b), budget)
-        bar = StepProgress(f"{name} ({self.explainer.engine_name})", enabled=getattr(self.explainer, "progress", None))
+        bar = StepProgress(f"{name} ({self.explainer.engine_name})", enabled=self.progress)
         with budget.active(), bar.following(budget):
             if spec.kind is Kind.REASON and order is not None:  # engines default to index order
                 return method(self.instance, canonical_order(self.forest, order))

@@ -60,3 +60,21 @@ def test_step_bar_waits_for_its_delay() -> None:
         budget.step(2, 2)
     assert out.getvalue() == ""
     assert budget.on_step is None
+
+
+def test_batches_and_reports_draw_no_step_bars(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    """A batch or a report draws its own bar: the queries it runs draw none, even when the
+    explainer asks for them (in this process, n_jobs=1)."""
+    monkeypatch.setattr(progress, "STEP_BAR_DELAY", 0.0)
+    explainer = rx.Explainer(MODEL, engine="sat", progress=True)
+    explainer.explain_many(DATA.data[:2], "necessary_reason", n_jobs=1, progress=False)
+    assert capsys.readouterr().err == ""
+    held = rx.Explainer(MODEL, engine="sat", progress=True, immutable=["x0"])
+    held.report(DATA.data[:2], tmp_path / "r.html", plots=False, progress=False)
+    assert capsys.readouterr().err == ""
+    decision = held.explain(DATA.data[0])
+    decision.progress = False
+    decision.necessary_reason()  # held features: the query runs on the held forest's decision
+    assert capsys.readouterr().err == ""

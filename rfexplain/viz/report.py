@@ -102,6 +102,7 @@ def _explain_row(explainer: Any, index: int, row: Any, queries: Sequence[str], o
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             decision = explainer.explain(row)
+        decision.progress = False  # the report draws its own bar
         out.warnings = [str(w.message) for w in caught]
         out.prediction, out.sklearn_prediction = decision.prediction, decision.sklearn_prediction
         layers: list[Any] = []
