@@ -183,6 +183,8 @@ class _WorkerExplainer:
     engine_name: str
     options: dict[str, Any]
     model: Any = None
+    #: Features held at each instance's states in the queries about changes.
+    immutable: tuple[int, ...] = ()
 
     def close(self) -> None:
         self.engine.close()
@@ -196,24 +198,27 @@ class EngineSpec:
     engine: str
     engine_cls: Any
     options: tuple[tuple[str, Any], ...] = ()
+    immutable: tuple[int, ...] = ()
     key: str = field(default="", compare=False)
 
     @classmethod
     def of(cls, explainer: ExplainerLike) -> EngineSpec:
         forest_json = explainer.forest.to_json()
         options = tuple(sorted(getattr(explainer, "options", {}).items()))
+        immutable = tuple(getattr(explainer, "immutable", ()))
         digest = hashlib.sha1(
             f"{forest_json}\0{explainer.engine_name}\0{type(explainer.engine).__module__}."
-            f"{type(explainer.engine).__qualname__}\0{options!r}".encode()
+            f"{type(explainer.engine).__qualname__}\0{options!r}\0{immutable!r}".encode()
         ).hexdigest()
-        return cls(forest_json, explainer.engine_name, type(explainer.engine), options, digest)
+        return cls(forest_json, explainer.engine_name, type(explainer.engine), options, immutable, digest)
 
     def build(self) -> ExplainerLike:
         """A forest-only explainer with this engine."""
         register(self.engine, self.engine_cls)  # a plug-in registered only in the parent process
         forest = Forest.from_json(self.forest_json)
         options = dict(self.options)
-        return _WorkerExplainer(forest, engine_class(self.engine)(forest, **options), self.engine, options)
+        engine = engine_class(self.engine)(forest, **options)
+        return _WorkerExplainer(forest, engine, self.engine, options, immutable=self.immutable)
 
 
 _local = threading.local()
@@ -276,6 +281,8 @@ def _explain_one(
     try:
         decision = Decision(explainer, instance, sklearn_prediction)
         decision.progress = False  # the batch draws its own bar
+        if query_named(query).changes:
+            decision.hold(getattr(explainer, "immutable", ()), getattr(explainer, "options", {}))
         result, complete, stopped_by = _answer(decision, query_named(query), args, timeout)
     except Exception as exc:
         log.debug("instance %s failed", index, exc_info=True)

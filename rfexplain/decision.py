@@ -21,16 +21,21 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
 from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidTargetError, QueryArgumentError
 from rfexplain.core.forest import Forest
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, query
 from rfexplain.core.reasons import Reason
 from rfexplain.engines.base import Engine, Instance, ReasonFormula, canonical_order
+from rfexplain.engines.registry import engine_class
 from rfexplain.progress import StepProgress
 
 __all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
@@ -54,6 +59,16 @@ class Explaining(Protocol):
     forest: Forest
     engine: Engine
     engine_name: str
+
+
+@dataclass
+class _Held:
+    """The forest with the immutable features held at one instance's states, and its engine."""
+
+    forest: Forest
+    engine: Engine
+    engine_name: str
+    progress: bool | None = None
 
 
 class Decision:
@@ -95,6 +110,18 @@ class Decision:
         #: With immutable features: the decision on the forest holding them fixed, which answers
         #: the queries about changes (``Query.changes``).
         self.fixed: Decision | None = None
+
+    def hold(self, immutable: Sequence[int], options: Mapping[str, Any]) -> None:
+        """Answer the queries about changes (``Query.changes``: necessary and contrastive
+        reasons, robustness, flips) with the features ``immutable`` held at this instance's
+        states: on the forest restricted to them, with an engine of the same kind built with
+        ``options``; nothing to do without such features."""
+        if not immutable:
+            return
+        fixed = restrict(self.forest, fixed={f: self.instance.states[f] for f in immutable})
+        name = self.explainer.engine_name
+        held = _Held(fixed, engine_class(name)(fixed, **options), name, self.progress)
+        self.fixed = Decision(held, Instance.of(fixed, np.asarray([self.instance.values])), self.sklearn_prediction)
 
     @property
     def values(self) -> tuple[float, ...]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,13 +27,12 @@ import numpy as np
 from rfexplain.batch import BatchRecord, explain_many
 from rfexplain.core.budget import Budget
 from rfexplain.core.domain import restrict
-from rfexplain.core.errors import InvalidForestError, InvalidInstanceError, UnsupportedQueryError
+from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
 from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
-from rfexplain.core.queries import query as query_named
 from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
-from rfexplain.engines.base import Engine, Instance
+from rfexplain.engines.base import Instance
 from rfexplain.engines.registry import engine_class
 from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
 
@@ -173,10 +171,7 @@ class Explainer:
                     stacklevel=2,
                 )
         decision = Decision(self, instance, sklearn_prediction)
-        if self.immutable:
-            fixed = restrict(self.forest, fixed={f: instance.states[f] for f in self.immutable})
-            held = _Held(fixed, engine_class(self.engine_name)(fixed, **self.options), self.engine_name, self.progress)
-            decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), sklearn_prediction)
+        decision.hold(self.immutable, self.options)
         return decision
 
     def sklearn_predict(self, values: np.ndarray) -> np.ndarray:
@@ -257,10 +252,6 @@ class Explainer:
         >>> [len(r.result) for r in records if r.ok]
         [1, 1, 1]
         """
-        if self.immutable and query_named(query).changes:
-            raise UnsupportedQueryError(
-                f"explain_many does not honour immutable= yet: ask {query} of explain(x) for each instance"
-            )
         records = explain_many(
             self,
             self.pipeline.encode(X) if self.pipeline is not None else X,
@@ -298,16 +289,6 @@ class Explainer:
 
     def __repr__(self) -> str:
         return f"Explainer({self.forest!r}, engine={self.engine_name!r}, vote={self.forest.vote!r})"
-
-
-@dataclass
-class _Held:
-    """The forest with the immutable features held at one instance's states, and its engine."""
-
-    forest: Forest
-    engine: Engine
-    engine_name: str
-    progress: bool | None = None
 
 
 def _names(names: Sequence[str], what: str) -> list[str]:

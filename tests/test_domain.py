@@ -117,8 +117,6 @@ def test_bounds_from_data_and_refusals() -> None:
         rx.Explainer(model, immutable=["height"])
     with pytest.raises(InvalidInstanceError, match="string"):
         rx.Explainer(model, immutable="x0")
-    with pytest.raises(UnsupportedQueryError, match="immutable"):
-        rx.Explainer(model, engine="oracle", immutable=["x0"]).explain_many(X[:2], "necessary_reasons", n_jobs=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rx.SoftVoteWarning)
         held = rx.Explainer(model, engine="oracle", immutable=["x2", "x3"]).explain(X[60])
@@ -147,3 +145,26 @@ def test_restriction_keeps_the_vote_and_the_leaf_vectors(vote: str) -> None:
         assert restricted.vote == vote and restricted.has_proba
         assert restricted.predict(X[rows]).tolist() == forest.predict(X[rows]).tolist()
     assert bounded.with_vote("hard").bounds == bounded.bounds
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_explain_many_holds_the_immutable_features(n_jobs: int) -> None:
+    """``explain_many`` answers the queries about changes with the immutable features held, as
+    ``explain`` does (it refused them before), in this process and in worker processes."""
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    explainer = rx.Explainer(model, engine="sat", immutable=["x2", "x3"])
+    rows = X[::30]
+    for query in ("necessary_reasons", "robustness", "sufficient_reason"):
+        records = explainer.explain_many(rows, query, n_jobs=n_jobs, progress=False)
+        assert all(r.error is None for r in records)
+        for record, x in zip(records, rows):
+            decision = explainer.explain(x)
+            expected = decision.ask(query)
+            if query == "necessary_reasons":
+                got = {frozenset(r["features"]) for r in record.result}
+                assert got == {r.features for r in expected} and not any({2, 3} & f for f in got)
+            elif query == "robustness":
+                assert record.result == expected
+            else:
+                assert record.result[0]["features"] == sorted(expected.features)
