@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=_seconds, help="time budget in seconds (an enumeration stops, another query fails)"
     )
     explain.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_constraint_options(explain)
 
     batch = sub.add_parser(
         "batch",
@@ -132,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     bar = batch.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     bar.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    _add_constraint_options(batch)
     report = sub.add_parser("report", help="explain many instances into one self-contained HTML report")
     report.add_argument("model", nargs="?", help="forest JSON or joblib/pickle model (or --model, or --dataset)")
     report.add_argument("--model", dest="model_option", help="the same as the positional model")
@@ -150,7 +152,50 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--compare-engine", help="a second engine run on every row, to show whether they agree")
     report.add_argument("--max-sections", type=int, default=100, help="rows with a detailed section (default 100)")
     report.add_argument("--out", required=True, help="the HTML file to write")
+    _add_constraint_options(report)
     return parser
+
+
+def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--immutable",
+        metavar="NAMES",
+        help="comma-separated features that may not change: held at the instance's values in necessary and "
+        "contrastive reasons, robustness and flips",
+    )
+    parser.add_argument(
+        "--bounds",
+        metavar="SPEC",
+        help="value ranges of numeric features, name=low:high,... , or 'data' for the minimum and maximum of the "
+        "rows at hand (--dataset's, else --input's): reasons then hold for inputs within them",
+    )
+
+
+def _constraints(args: argparse.Namespace, rows: Any) -> dict[str, Any]:
+    """The explainer's ``immutable=``, ``bounds=`` and ``data=`` from ``--immutable`` and ``--bounds``
+    (``rows``: the rows ``--bounds data`` takes its ranges from, if any)."""
+    options: dict[str, Any] = {}
+    if args.immutable:
+        options["immutable"] = [name.strip() for name in args.immutable.split(",") if name.strip()]
+    if args.bounds is None:
+        return options
+    if args.bounds.strip() == "data":
+        if rows is None:
+            raise UsageError("--bounds data takes the ranges from rows: give --dataset or --input")
+        options.update(bounds="data", data=rows)
+        return options
+    bounds: dict[str, tuple[float, float]] = {}
+    for item in args.bounds.split(","):
+        name, _, span = item.rpartition("=")
+        low, colon, high = span.partition(":")
+        try:
+            if not name.strip() or not colon:
+                raise ValueError
+            bounds[name.strip()] = (float(low), float(high))
+        except ValueError:
+            raise UsageError(f"--bounds takes name=low:high pairs or 'data', got {item!r}") from None
+    options["bounds"] = bounds
+    return options
 
 
 def _non_negative(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
@@ -310,7 +355,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         forest, model, data = trained.forest, trained.model, trained.data
     else:
         raise UsageError("give a model file or --dataset")
-    explainer = Explainer(model if model is not None else forest, engine=args.engine, vote=args.vote)
+    explainer = Explainer(
+        model if model is not None else forest,
+        engine=args.engine,
+        feature_names=list(forest.feature_names),  # a dataset's names, for a model fitted on arrays
+        vote=args.vote,
+        **_constraints(args, None if data is None else data.X),
+    )
     decision = explainer.explain(_instance(args, model, data))
     spec = query_named(args.query)
     if args.all and spec.all_of is not None:
@@ -400,10 +451,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(suffix, "jsonl")
     if fmt == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
+    constraints = _constraints(args, pool)
     if model is not None:
-        explainer = Explainer(model, engine=args.engine, feature_names=list(forest.feature_names), vote=args.vote)
+        names = list(forest.feature_names)
+        explainer = Explainer(model, engine=args.engine, feature_names=names, vote=args.vote, **constraints)
     else:
-        explainer = Explainer(forest, engine=args.engine, vote=args.vote)
+        explainer = Explainer(forest, engine=args.engine, vote=args.vote, **constraints)
     started = time.perf_counter()
     try:
         with _dask_backend(args.dask, args.jobs):
@@ -471,7 +524,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     forest, model, pool, pool_ids = _instance_pool(args, args.model or args.model_option)
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     source = model if model is not None else forest
-    with Explainer(source, engine=args.engine, feature_names=list(forest.feature_names), vote=args.vote) as explainer:
+    names = list(forest.feature_names)
+    constraints = _constraints(args, pool)
+    with Explainer(source, engine=args.engine, feature_names=names, vote=args.vote, **constraints) as explainer:
         rows = write_report(
             explainer,
             pool.iloc[list(chosen)] if hasattr(pool, "iloc") else pool[list(chosen)],  # a pipeline's original rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 import subprocess
@@ -249,3 +250,55 @@ def test_values_as_name_value_pairs_are_matched_by_name(tmp_path: Path, capsys: 
     assert code == 2 and "--values name=value" in err
     code, _, err = run(["explain", str(pipe_path), "--values", "age=25,income=35600"], capsys)
     assert code == 2 and "missing ['loan_amount'" in err and "plain array" not in err
+
+
+def test_immutable_and_bounds_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--immutable`` and ``--bounds`` give the API's ``immutable=`` and ``bounds=`` on the
+    command line: the same answers as the Python explainer built with them, in explain and batch."""
+    import rfexplain as rx
+
+    data = load_iris(as_frame=True)
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(data.data, data.target)
+    model_path = tmp_path / "iris.pkl"
+    model_path.write_bytes(pickle.dumps(model))
+    held = ["petal width (cm)", "petal length (cm)"]
+    bounds = {"sepal length (cm)": (4.0, 8.0), "sepal width (cm)": (2.0, 4.5)}
+    explainer = rx.Explainer(model, engine="sat", immutable=held, bounds=bounds)
+    row = data.data.iloc[60]
+    values = ",".join(str(v) for v in row)
+    bounds_arg = ",".join(f"{name}={lo}:{hi}" for name, (lo, hi) in bounds.items())
+    argv = ["explain", str(model_path), "--values", values, "--query", "necessary_reasons", "--json"]
+    code, out, err = run([*argv, "--immutable", ",".join(held), "--bounds", bounds_arg], capsys)
+    assert code == 0, err
+    expected = {r.features for r in explainer.explain(row).necessary_reasons()}
+    got = {frozenset(r["features"]) for r in json.loads(out)["reasons"]}
+    assert got == expected and not any({2, 3} & f for f in got)
+    csv = tmp_path / "rows.csv"
+    data.data.iloc[[0, 60, 120]].to_csv(csv, index=False)
+    code, out, err = run(
+        ["batch", str(model_path), "--input", str(csv), "--query", "robustness", "--immutable", ",".join(held)], capsys
+    )
+    assert code == 0, err
+    robust = [json.loads(line)["result"] for line in out.splitlines()]
+    held_only = rx.Explainer(model, engine="sat", immutable=held)
+    expected_robust = [held_only.explain(data.data.iloc[k]).robustness() for k in (0, 60, 120)]
+    assert robust == [None if r == math.inf else r for r in expected_robust]  # JSON has no infinity
+    assert rx.Explainer(model, engine="sat").explain(data.data.iloc[60]).robustness() == 1  # held: inf
+    code, _, err = run([*argv, "--bounds", "sepal length (cm)=4"], capsys)
+    assert code == 2 and "name=low:high" in err
+    code, _, err = run([*argv, "--bounds", "data"], capsys)
+    assert code == 2 and "--dataset or --input" in err
+    code, _, err = run([*argv, "--immutable", "colour"], capsys)
+    assert code == 2 and "unknown feature 'colour'" in err
+
+
+def test_explain_on_a_builtin_dataset_names_its_features(capsys: pytest.CaptureFixture[str]) -> None:
+    """A forest trained here on a built-in dataset keeps its feature names in ``explain`` (it
+    said ``x3`` for wine's alcalinity of ash), as ``batch`` and ``report`` do."""
+    argv = ["explain", "--dataset", "wine", "--index", "3", "--query", "necessary_reasons", "--all", "--json"]
+    code, out, err = run([*argv, "--immutable", "alcohol,ash"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    names = {name for reason in doc["reasons"] for name in reason["feature_names"]}
+    assert names and not any(name.startswith("x") and name[1:].isdigit() for name in names)
+    assert not names & {"alcohol", "ash"}
