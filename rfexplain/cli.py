@@ -251,7 +251,8 @@ def load_forest_or_model(path: str) -> tuple[Any, Any]:
 
 def read_input(path: str, forest: Any, model: Any) -> Any:
     """The instances of ``--input``: a numeric array in the forest's column order, or, for a
-    pipeline explained in its original columns, a DataFrame of those columns (matched by name)."""
+    pipeline explained in its original columns, a DataFrame of those columns (matched by name);
+    either way one extra last column is a label and is ignored."""
     from rfexplain import datasets
     from rfexplain.pipelines import is_transforming_pipeline
 
@@ -261,7 +262,11 @@ def read_input(path: str, forest: Any, model: Any) -> Any:
         file = Path(path)
         if not file.is_file():
             raise UsageError(f"no such file: {path}")
-        return pandas().read_csv(file, skipinitialspace=True)
+        frame = pandas().read_csv(file, skipinitialspace=True)
+        names = set(forest.feature_names)
+        if len(frame.columns) == len(names) + 1 and frame.columns[-1] not in names:
+            frame = frame.iloc[:, :-1]  # one extra last column is the label, as for a plain model
+        return frame
     return datasets.read_instances(path, forest.feature_names)
 
 

@@ -332,6 +332,12 @@ def test_cli_batch_takes_the_pipeline_and_a_csv_of_original_columns(tmp_path: Pa
     ours = np.asarray([model.forest.class_index(d["prediction"]) for d in docs])
     assert_pipeline_decides(model, ours, frame.iloc[:6])
     assert all("name" in lit for d in docs for r in d["result"] for lit in r["literals"])
+    labelled = tmp_path / "labelled.csv"  # the test set as saved with its label: the label is ignored
+    frame.iloc[:6][["size", "color", "age"]].assign(label=1).to_csv(labelled, index=False)
+    out2 = tmp_path / "out2.jsonl"
+    assert main(["batch", str(path), "--input", str(labelled), "--engine", "sat", "-o", str(out2)]) == 0
+    docs2 = [json.loads(line) for line in out2.read_text().splitlines()]
+    assert [{**d, "time": 0} for d in docs2] == [{**d, "time": 0} for d in docs]
 
 
 def test_pipeline_with_bounds_and_immutable_columns() -> None:
