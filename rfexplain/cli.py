@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--values",
         help="the instance: comma-separated feature values in the model's order, or name=value pairs "
-        "in any order (matched by name; the only way to give a pipeline's original columns)",
+        "in any order (matched by name; the only way to give a pipeline's original columns); write "
+        "--values=-1.5,2,... when the first value is negative",
     )
     explain.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
     explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
