@@ -73,7 +73,7 @@ from rfexplain.core.instances import in_model_order, model_input
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, Query
 from rfexplain.core.queries import query as query_named
-from rfexplain.decision import Decision, Explaining, SoftVoteWarning, soft_vote_differs
+from rfexplain.decision import Decision, Explaining, SoftVoteWarning, hold_immutable, soft_vote_differs
 from rfexplain.engines.base import Engine, Instance
 from rfexplain.engines.registry import engine_class, register
 from rfexplain.progress import Progress
@@ -282,7 +282,7 @@ def _explain_one(
         decision = Decision(explainer, instance, sklearn_prediction)
         decision.progress = False  # the batch draws its own bar
         if query_named(query).changes:
-            decision.hold(getattr(explainer, "immutable", ()), getattr(explainer, "options", {}))
+            hold_immutable(decision, getattr(explainer, "immutable", ()), getattr(explainer, "options", {}))
         result, complete, stopped_by = _answer(decision, query_named(query), args, timeout)
     except Exception as exc:
         log.debug("instance %s failed", index, exc_info=True)

@@ -38,7 +38,7 @@ from rfexplain.engines.base import Engine, Instance, ReasonFormula, canonical_or
 from rfexplain.engines.registry import engine_class
 from rfexplain.progress import StepProgress
 
-__all__ = ["Decision", "SoftVoteWarning", "Explaining", "soft_vote_differs"]
+__all__ = ["Decision", "SoftVoteWarning", "Explaining", "hold_immutable", "soft_vote_differs"]
 
 
 class SoftVoteWarning(UserWarning):
@@ -110,18 +110,6 @@ class Decision:
         #: With immutable features: the decision on the forest holding them fixed, which answers
         #: the queries about changes (``Query.changes``).
         self.fixed: Decision | None = None
-
-    def hold(self, immutable: Sequence[int], options: Mapping[str, Any]) -> None:
-        """Answer the queries about changes (``Query.changes``: necessary and contrastive
-        reasons, robustness, flips) with the features ``immutable`` held at this instance's
-        states: on the forest restricted to them, with an engine of the same kind built with
-        ``options``; nothing to do without such features."""
-        if not immutable:
-            return
-        fixed = restrict(self.forest, fixed={f: self.instance.states[f] for f in immutable})
-        name = self.explainer.engine_name
-        held = _Held(fixed, engine_class(name)(fixed, **options), name, self.progress)
-        self.fixed = Decision(held, Instance.of(fixed, np.asarray([self.instance.values])), self.sklearn_prediction)
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -269,3 +257,17 @@ class Decision:
 
     def __repr__(self) -> str:
         return f"Decision(prediction={self.prediction!r}, engine={self.explainer.engine_name!r})"
+
+
+def hold_immutable(decision: Decision, immutable: Sequence[int], options: Mapping[str, Any]) -> None:
+    """Make ``decision`` answer the queries about changes (``Query.changes``: necessary and
+    contrastive reasons, robustness, flips) with the features ``immutable`` held at its
+    instance's states: on the forest restricted to them, with an engine of the same kind built
+    with ``options`` (:attr:`Decision.fixed`); nothing to do without such features."""
+    if not immutable:
+        return
+    instance = decision.instance
+    fixed = restrict(decision.forest, fixed={f: instance.states[f] for f in immutable})
+    name = decision.explainer.engine_name
+    held = _Held(fixed, engine_class(name)(fixed, **options), name, decision.progress)
+    decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), decision.sklearn_prediction)

@@ -31,7 +31,7 @@ from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
 from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
 from rfexplain.core.pyvalues import to_python
-from rfexplain.decision import Decision, SoftVoteWarning, soft_vote_differs
+from rfexplain.decision import Decision, SoftVoteWarning, hold_immutable, soft_vote_differs
 from rfexplain.engines.base import Instance
 from rfexplain.engines.registry import engine_class
 from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
@@ -171,7 +171,7 @@ class Explainer:
                     stacklevel=2,
                 )
         decision = Decision(self, instance, sklearn_prediction)
-        decision.hold(self.immutable, self.options)
+        hold_immutable(decision, self.immutable, self.options)
         return decision
 
     def sklearn_predict(self, values: np.ndarray) -> np.ndarray:

@@ -633,12 +633,25 @@ class Search:
         selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
         until the optimum cost grows. With ``limit``, CXps of growing size are produced until
         ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
-        RC2's own SAT calls run in conflict chunks under a deadline, so the budget stops them too."""
+        RC2's own SAT calls run in conflict chunks under a deadline, so the budget stops them too.
+
+        ``first_only`` (robustness: one minimum CXp): a feature whose change alone flips the
+        decision is a CXp of size one, hence minimum; such features are looked for first, one
+        query each with every other feature fixed (boxes of one free feature, searched whole by
+        the screen), and the MaxSAT solver runs only when there is none (iris, 20 trees of depth
+        4: robustness 0.15 -> 0.03 s per instance, most of them 1)."""
+        if first_only:
+            for f in self.features:
+                if self.has_counterexample([g for g in self.features if g != f], budget):
+                    yield FoundReason(frozenset({f}), counterexample=self.last_states)
+                    return
+        hard, top = self.encoding.maxsat_hard(self.oracle.formula)  # RC2 takes no clauses between calls
         wcnf = WCNF()
-        for cl in self.encoding.exact(self.oracle.formula):  # RC2 takes no clauses between calls
-            wcnf.append(list(cl))
-        for f in self.features:
-            wcnf.append([self.sel[f]], weight=1)
+        wcnf.hard = list(hard)  # RC2 may append to the list, never changes its clauses
+        wcnf.soft = [[self.sel[f]] for f in self.features]
+        wcnf.wght = [1] * len(wcnf.soft)
+        wcnf.topw = 1 + len(wcnf.soft)
+        wcnf.nv = max([top, *(abs(self.sel[f]) for f in self.features)])
         rc2 = RC2(wcnf, solver=self.oracle.solver_name)
         if budget.deadline is not None:
             _poll_between_chunks(rc2.oracle, budget)
