@@ -635,16 +635,23 @@ class Search:
         ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
         RC2's own SAT calls run in conflict chunks under a deadline, so the budget stops them too.
 
-        ``first_only`` (robustness: one minimum CXp): a feature whose change alone flips the
-        decision is a CXp of size one, hence minimum; such features are looked for first, one
-        query each with every other feature fixed (boxes of one free feature, searched whole by
-        the screen), and the MaxSAT solver runs only when there is none (iris, 20 trees of depth
-        4: robustness 0.15 -> 0.03 s per instance, most of them 1)."""
-        if first_only:
+        Without ``limit``: a feature whose change alone flips the decision is a CXp of size one,
+        hence minimum, and when there is one the minimum CXps are exactly these. They are looked
+        for first, one query each with every other feature fixed (boxes of one free feature,
+        searched whole by the screen), and the MaxSAT solver runs only when there is none (iris,
+        20 trees of depth 4: robustness, ``first_only``, 0.15 -> 0.03 s per instance, most of
+        them 1)."""
+        if limit is None:
+            singles = False
             for f in self.features:
+                budget.check("looking for a single feature that flips the decision")  # a query may not poll
                 if self.has_counterexample([g for g in self.features if g != f], budget):
                     yield FoundReason(frozenset({f}), counterexample=self.last_states)
-                    return
+                    if first_only:
+                        return
+                    singles = True
+            if singles:
+                return
         hard, top = self.encoding.maxsat_hard(self.oracle.formula)  # RC2 takes no clauses between calls
         wcnf = WCNF()
         wcnf.hard = list(hard)  # RC2 may append to the list, never changes its clauses
