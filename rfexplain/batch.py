@@ -60,7 +60,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Protocol
 
@@ -69,7 +69,7 @@ import numpy as np
 from rfexplain.core.budget import BudgetExpired, Enumeration, check_limit, check_timeout
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
 from rfexplain.core.forest import Forest
-from rfexplain.core.instances import in_model_order, model_input
+from rfexplain.core.instances import in_model_order, mapping_rows, model_input
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind, Query
 from rfexplain.core.queries import query as query_named
@@ -279,11 +279,12 @@ def _explain_one(
     base.update(prediction=explainer.forest.classes[instance.prediction], prediction_index=instance.prediction)
     started = time.perf_counter()
     try:
+        spec = query_named(query)
         decision = Decision(explainer, instance, sklearn_prediction)
         decision.progress = False  # the batch draws its own bar
-        if query_named(query).changes:
+        if spec.changes:
             hold_immutable(decision, getattr(explainer, "immutable", ()), getattr(explainer, "options", {}))
-        result, complete, stopped_by = _answer(decision, query_named(query), args, timeout)
+        result, complete, stopped_by = _answer(decision, spec, args, timeout)
     except Exception as exc:
         log.debug("instance %s failed", index, exc_info=True)
         return BatchRecord(**base, time=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
@@ -317,10 +318,9 @@ def _rows(X: Any, feature_names: Sequence[str]) -> list[Any]:
     """The rows of ``X`` in the model's feature order (named input is matched by name); a list of
     rows of different lengths stays a list (each row is then checked on its own), and so do rows
     given as mappings of feature names to values (each matched by name when it is explained)."""
-    if isinstance(X, Mapping):
-        return [X]
-    if isinstance(X, (list, tuple)) and X and all(isinstance(row, Mapping) for row in X):
-        return list(X)
+    mappings = mapping_rows(X)
+    if mappings is not None:
+        return mappings
     X = in_model_order(X, feature_names)
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()

@@ -308,11 +308,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _instance(args: argparse.Namespace, model: Any, data: Any) -> Any:
+    from rfexplain.pipelines import is_transforming_pipeline
+
     if args.values is not None:
         items = args.values.split(",")
         if all("=" in item for item in items):
             return _named_values(items)
-        if hasattr(model, "steps"):
+        if model is not None and is_transforming_pipeline(model):
             raise UsageError("a pipeline's instance is given by its original columns: --values name=value,...")
         try:
             return [float(v) for v in items]

@@ -68,7 +68,6 @@ class _Held:
     forest: Forest
     engine: Engine
     engine_name: str
-    progress: bool | None = None
 
 
 class Decision:
@@ -139,7 +138,7 @@ class Decision:
         """
         spec = query(name)
         if spec.changes and self.fixed is not None:
-            self.fixed.progress = self.progress
+            self.fixed.progress = self.progress  # the held decision follows this one's setting
             return self.fixed.ask(name, target=target, limit=limit, timeout=timeout, order=order)
         if spec.takes_target and target is None:
             raise QueryArgumentError(f"{name} needs a target class")
@@ -269,5 +268,5 @@ def hold_immutable(decision: Decision, immutable: Sequence[int], options: Mappin
     instance = decision.instance
     fixed = restrict(decision.forest, fixed={f: instance.states[f] for f in immutable})
     name = decision.explainer.engine_name
-    held = _Held(fixed, engine_class(name)(fixed, **options), name, decision.progress)
+    held = _Held(fixed, engine_class(name)(fixed, **options), name)
     decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), decision.sklearn_prediction)

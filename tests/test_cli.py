@@ -223,9 +223,8 @@ def test_values_as_name_value_pairs_are_matched_by_name(tmp_path: Path, capsys: 
 
     data = load_iris(as_frame=True)
     model_path = tmp_path / "iris.joblib"
-    joblib.dump(
-        RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(data.data, data.target), model_path
-    )
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(data.data, data.target)
+    joblib.dump(model, model_path)
     row = data.data.iloc[60]
     positional = ",".join(str(v) for v in row)
     pairs = ",".join(f"{name}={row[name]}" for name in data.data.columns[::-1])
@@ -248,6 +247,13 @@ def test_values_as_name_value_pairs_are_matched_by_name(tmp_path: Path, capsys: 
     assert json.loads(out)["prediction"] == pipe.predict(pd.DataFrame([first]))[0]
     code, _, err = run(["explain", str(pipe_path), "--values", "25,35600"], capsys)
     assert code == 2 and "--values name=value" in err
+    from sklearn.pipeline import Pipeline  # a pipeline of nothing but its forest reads positions
+
+    plain_pipe = tmp_path / "plain_pipe.joblib"
+    joblib.dump(Pipeline([("forest", model)]), plain_pipe)
+    code, out, err = run(["explain", str(plain_pipe), "--values", positional, "--engine", "oracle", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["reasons"] == outputs[0]["reasons"]
     code, _, err = run(["explain", str(pipe_path), "--values", "age=25,income=35600"], capsys)
     assert code == 2 and "missing ['loan_amount'" in err and "plain array" not in err
 

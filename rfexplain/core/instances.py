@@ -9,8 +9,8 @@ labels are all strings is matched **by name** to the expected feature names, wha
 order, and so is a mapping of names to values (one row) or a list of such mappings; a missing,
 duplicated or unknown name is an :class:`~rfexplain.core.errors.InvalidInstanceError` naming it.
 Anything without string labels (arrays, lists, frames with a default ``RangeIndex``) is read by
-position. Reading a named frame
-by position would silently permute the features, which is what this module prevents.
+position. Reading a named frame by position would silently permute the features, which is what
+this module prevents.
 
 Example
 -------
@@ -32,6 +32,7 @@ from rfexplain.core.errors import InvalidInstanceError
 
 __all__ = [
     "as_matrix",
+    "mapping_rows",
     "in_model_order",
     "named_labels",
     "reorder_by_name",
@@ -107,10 +108,9 @@ def as_matrix(X: Any, feature_names: Sequence[str]) -> np.ndarray:
     Named pandas input is matched by name (see the module docstring); other input is taken by
     position. Values are not validated here beyond being numeric.
     """
-    if isinstance(X, Mapping):
-        return _mapping_rows([X], feature_names, what="instance")
-    if isinstance(X, (list, tuple)) and X and all(isinstance(row, Mapping) for row in X):
-        return _mapping_rows(X, feature_names, what="rows")
+    mappings = mapping_rows(X)
+    if mappings is not None:
+        return _mapping_matrix(mappings, feature_names, what="instance" if isinstance(X, Mapping) else "rows")
     labels = named_labels(X)
     one = labels is not None and getattr(X, "ndim", 2) == 1
     try:
@@ -124,7 +124,17 @@ def as_matrix(X: Any, feature_names: Sequence[str]) -> np.ndarray:
     return arr
 
 
-def _mapping_rows(rows: Sequence[Mapping[Any, Any]], feature_names: Sequence[str], *, what: str) -> np.ndarray:
+def mapping_rows(X: Any) -> list[Mapping[Any, Any]] | None:
+    """The rows of ``X`` when it is given as mappings of feature names to values (one mapping, or
+    a non-empty list or tuple of them), else ``None``."""
+    if isinstance(X, Mapping):
+        return [X]
+    if isinstance(X, (list, tuple)) and X and all(isinstance(row, Mapping) for row in X):
+        return list(X)
+    return None
+
+
+def _mapping_matrix(rows: Sequence[Mapping[Any, Any]], feature_names: Sequence[str], *, what: str) -> np.ndarray:
     """Rows given as mappings of feature names to values, in the order of ``feature_names``."""
     out = np.empty((len(rows), len(feature_names)), dtype=np.float64)
     for k, row in enumerate(rows):

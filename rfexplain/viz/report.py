@@ -19,13 +19,13 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError, UnsupportedQuery
-from rfexplain.core.instances import as_matrix, in_model_order
+from rfexplain.core.instances import as_matrix, in_model_order, mapping_rows
 from rfexplain.progress import Progress
 from rfexplain.verify import verify
 from rfexplain.viz.extras import MissingExtraError
@@ -83,10 +83,9 @@ def _rows(explainer: Any, X: Any) -> list[Any]:
     name, or mappings of names to values); otherwise numbers in the forest's column order."""
     if getattr(explainer, "pipeline", None) is None:
         return list(as_matrix(X, explainer.forest.feature_names))
-    if isinstance(X, Mapping):
-        return [X]
-    if isinstance(X, (list, tuple)) and all(isinstance(row, Mapping) for row in X):
-        return list(X)
+    mappings = mapping_rows(X)
+    if mappings is not None:
+        return mappings
     if not hasattr(X, "iloc") or getattr(X, "ndim", 2) != 2:
         raise InvalidInstanceError(
             "a pipeline's report explains rows of its original columns: give a DataFrame or a list of dicts"
