@@ -68,6 +68,7 @@ import numpy as np
 
 from rfexplain.core.budget import Budget
 from rfexplain.sat.climb import MarginClimb
+from rfexplain.sat.cliques import CliqueSearch
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.softvote import soft_winner
 from rfexplain.sat.reduced import ReducedQuery, cell_ranges
@@ -158,6 +159,13 @@ PAIR_ROUNDS = 2
 #: rounds grow it 1.4-1.8 and 2-2.8 times and pay; ring's first round 3.8-6 times, which made
 #: its slow steps 1.4-2 times slower (also with only the pairs of best gain per added row).
 PAIR_GROWTH = 3.0
+
+#: The slice after which the hard vote's queries are also searched as a heaviest clique of the
+#: reachable leaves (:mod:`rfexplain.sat.cliques`): 0, after the first.
+CLIQUE_AFTER = 0
+
+#: Once it has joined, the clique search takes all but one slice in this many.
+CLIQUE_TURNS = 4
 
 #: Conflicts the reduced formula's solver takes per turn when it takes turns with a stopped
 #: branch and bound (:meth:`InstanceFilter.decide_reduced`).
@@ -252,9 +260,11 @@ class LeafTable:
         ]
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         # the branch and bound's compiled loop, loaded with the table rather than in a query
-        from rfexplain.sat import box_kernels
+        from rfexplain.sat import box_kernels, clique_kernels
 
         box_kernels.warm_up(self.low.dtype)
+        if not self.soft:
+            clique_kernels.warm_up()
 
     def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
         """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``
@@ -624,61 +634,103 @@ class _BoxRace:
         self.top = [table.n_states[f] - 1 for f in free]
         self.runs = [_BoxSearch(self.arguments, self.top, len(rows), guided=SPLIT_RULES[0])]
         self.paired = False
-        #: Slices of :data:`BNB_SLICE` boxes so far, and boxes left in the current one: the turns do
-        #: not depend on how many boxes each :meth:`advance` was given.
+        #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
+        self.clique: CliqueSearch | None = None
+        #: Slices of :data:`BNB_SLICE` boxes (or branchings of the clique search) so far, those the
+        #: box searches took, and what is left of the current one: the turns do not depend on how
+        #: many boxes each :meth:`advance` was given.
         self.turn = 0
+        self.box_turns = 0
         self.slice_left = BNB_SLICE
 
     @property
     def finished(self) -> bool:
         """No search is left (each ran out with near ties it could not keep): only the solver can
         decide."""
-        return not self.runs
+        return not self.runs and self.clique is None
 
     def advance(self, nodes: int, budget: Budget | None = None) -> Settled | None:
-        """Search at most ``nodes`` more boxes; the answer, or ``None`` when they did not settle it
-        (or :attr:`finished`). ``budget`` is polled between slices."""
+        """Search at most ``nodes`` more boxes (or clique branchings); the answer, or ``None`` when
+        they did not settle it (or :attr:`finished`). ``budget`` is polled between slices."""
         from rfexplain.sat import box_kernels as kernels
 
         limit = nodes
-        while self.runs:
-            runs = self.runs
-            run = runs[0] if len(runs) == 1 or not self._second_turn() else runs[-1]
-            status = run.step(min(limit, self.slice_left))
-            limit -= run.examined
-            self.slice_left -= run.examined
-            if status == kernels.FOUND:
-                return self.screen._witness(self.free, run.witness)
-            if status == kernels.EXHAUSTED:
-                ties, overflow = run.ties[: run.state[kernels.TIES]], bool(run.state[kernels.TIE_OVERFLOW])
-                settled = self.screen._decide_ties(self.free, ties, self.rows, self.kind, self.cls, overflow)
+        while self.runs or self.clique is not None:
+            if self.clique is not None and (not self.runs or self._clique_turn()):
+                settled, examined = self._advance_clique(min(limit, self.slice_left))
                 if settled is not None:
                     return settled
-                runs.remove(run)  # near ties it could not keep: the other search may still settle it
-                self.slice_left = BNB_SLICE
-                continue
+            else:
+                runs = self.runs
+                run = runs[0] if len(runs) == 1 or not self._second_turn() else runs[-1]
+                status = run.step(min(limit, self.slice_left))
+                examined = run.examined
+                if status == kernels.FOUND:
+                    return self.screen._witness(self.free, run.witness)
+                if status == kernels.EXHAUSTED:
+                    ties, overflow = run.ties[: run.state[kernels.TIES]], bool(run.state[kernels.TIE_OVERFLOW])
+                    settled = self.screen._decide_ties(self.free, ties, self.rows, self.kind, self.cls, overflow)
+                    if settled is not None:
+                        return settled
+                    runs.remove(run)  # near ties it could not keep: the other search may still settle it
+                    self.slice_left = BNB_SLICE
+                    continue
+            limit -= examined
+            self.slice_left -= examined
             if self.slice_left <= 0:  # the slice is over (whichever calls it took): the next turn
-                self.slice_left = BNB_SLICE
-                if budget is not None:
-                    budget.check("searching boxes")
-                if self.turn == PAIR_AFTER:
-                    merged = _paired(self.arguments, self.kind == "not")
-                    if merged is not None:
-                        runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
-                        self.paired = True
-                if self.turn == RACE_AFTER and not self.paired and len(SPLIT_RULES) > 1:
-                    runs.append(_BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1]))
-                self.turn += 1
+                self._next_turn(budget)
             if limit <= 0:
                 return None
         return None
 
+    def _advance_clique(self, nodes: int) -> tuple[Settled | None, int]:
+        """Run the clique search for at most ``nodes`` branchings: its answer (``None`` while it
+        goes on) and the branchings it made. A clique's point is confirmed by the forest's exact
+        vote; should it not hold, the clique search leaves the query to the others."""
+        from rfexplain.sat import clique_kernels
+
+        clique = self.clique
+        assert clique is not None
+        status = clique.step(nodes)
+        if status == clique_kernels.SLICED:
+            return None, clique.examined
+        self.clique = None
+        if status == clique_kernels.EXHAUSTED:
+            return Settled(False), clique.examined
+        point = clique.witness.copy()
+        holds, _ = self.screen._evaluate(point[None, :], self.free, self.rows, self.kind, self.cls)
+        return (self.screen._witness(self.free, point) if holds[0] else None), clique.examined
+
+    def _next_turn(self, budget: Budget | None) -> None:
+        """End a slice: poll ``budget``, let the searches that join late join (the paired table,
+        the clique search, the guided rule) and count the turn."""
+        self.slice_left = BNB_SLICE
+        if self.clique is None or not self._clique_turn():
+            self.box_turns += 1
+        if budget is not None:
+            budget.check("searching boxes")
+        if self.turn == PAIR_AFTER:
+            merged = _paired(self.arguments, self.kind == "not")
+            if merged is not None:
+                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
+                self.paired = True
+        if self.turn == CLIQUE_AFTER and not self.screen.table.soft and CliqueSearch.applies(self.arguments):
+            self.clique = CliqueSearch(self.arguments)
+        if self.box_turns == RACE_AFTER + 1 and not self.paired and len(SPLIT_RULES) > 1 and len(self.runs) == 1:
+            self.runs.append(_BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1]))
+        self.turn += 1
+
+    def _clique_turn(self) -> bool:
+        """Whether the clique search takes the current slice: all but one in :data:`CLIQUE_TURNS`."""
+        return self.turn % CLIQUE_TURNS != 0
+
     def _second_turn(self) -> bool:
-        """Whether the second search of the race takes this slice: all but one slice in
-        :data:`PAIR_TURNS` when it searches the paired table, else one in :data:`RACE_TURNS`."""
+        """Whether the second box search of the race takes this slice: all but one slice in
+        :data:`PAIR_TURNS` when it searches the paired table, else one in :data:`RACE_TURNS`
+        (counted over the slices the box searches take)."""
         if self.paired:
-            return self.turn % PAIR_TURNS != 0
-        return (self.turn - RACE_AFTER) % RACE_TURNS == 0
+            return self.box_turns % PAIR_TURNS != 0
+        return (self.box_turns - RACE_AFTER) % RACE_TURNS == 0
 
 
 class _BoxSearch:

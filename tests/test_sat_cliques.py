@@ -1,0 +1,224 @@
+"""The prefilter's clique search (:mod:`rfexplain.sat.cliques`, :mod:`rfexplain.sat.clique_kernels`)
+against brute force: the kernel decides "is there a clique heavier than the goal?" on random
+weighted graphs, resumed in slices; on random forests the search over the reachable leaves'
+boxes answers every hard-vote query it takes as the forest does, with witnesses that are
+counterexamples; and it never meets leaves on states no float32 value takes."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rfexplain.sat import clique_kernels as kernels
+from rfexplain.sat import prefilter
+from rfexplain.sat.cliques import CliqueSearch
+from rfexplain.sat.encodings import ForestEncoding
+from rfexplain.sat.prefilter import InstanceFilter, LeafTable
+from tests.strategies import forests
+
+
+def _levels(n: int, words: int) -> tuple[np.ndarray, ...]:
+    depth = n + 1
+    return (
+        np.zeros((depth, words), np.uint64),
+        np.zeros((depth, n), np.int64),
+        np.zeros((depth, n)),
+        np.zeros(depth, np.int64),
+        np.zeros(depth),
+        np.zeros(depth, np.int64),
+        np.asarray([-1, 0], dtype=np.int64),
+    )
+
+
+def _adjacency(bits: np.ndarray, v: int, u: int) -> bool:
+    return bool((int(bits[v, u >> 6]) >> (u & 63)) & 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_kernel_finds_a_clique_heavier_than_the_goal_iff_one_exists(data: Any) -> None:
+    """Random intervals (one or two features) as vertices, random weights (some zero), random
+    goals; the search resumed every few branchings: FOUND exactly when brute force finds a clique
+    heavier than the goal, and the clique it reports is one and is heavier."""
+    n = data.draw(st.integers(1, 9))
+    n_features = data.draw(st.integers(1, 2))
+    row = st.lists(st.integers(0, 5), min_size=n_features, max_size=n_features)
+    first = np.asarray(data.draw(st.lists(row, min_size=n, max_size=n)))
+    widths = st.lists(st.integers(0, 3), min_size=n_features, max_size=n_features)
+    width = np.asarray(data.draw(st.lists(widths, min_size=n, max_size=n)))
+    last = first + width
+    weights = np.asarray(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
+    goal = data.draw(st.sampled_from([-1.0, 0.0, 0.75, 1.0, 2.5, 4.0, 6.0]))
+
+    def meet(a: int, b: int) -> bool:
+        return bool(np.all(first[a] <= last[b]) and np.all(first[b] <= last[a]))
+
+    adj = kernels.intersection_graph(first, last)
+    assert all(_adjacency(adj, a, b) == (a != b and meet(a, b)) for a in range(n) for b in range(n))
+    order = kernels.smallest_last(adj)
+    assert sorted(order.tolist()) == list(range(n))
+    adj = kernels.permute(adj, order)
+    weights = weights[order]
+    first, last = first[order], last[order]
+    cliques = [
+        c
+        for k in range(1, n + 1)
+        for c in itertools.combinations(range(n), k)
+        if all(meet(a, b) for a, b in itertools.combinations(c, 2))
+    ]
+    best = max([0.0] + [float(sum(weights[list(c)])) for c in cliques])  # 0.0: the empty clique
+    levels = _levels(n, adj.shape[1])
+    status = kernels.SLICED
+    while status == kernels.SLICED:
+        status, _ = kernels.search(adj, weights, goal, *levels, data.draw(st.integers(1, 4)))
+    assert status == (kernels.FOUND if best > goal else kernels.EXHAUSTED)
+    if status == kernels.FOUND:
+        chosen = levels[5][: levels[6][kernels.DEPTH]].tolist()
+        assert all(meet(a, b) for a, b in itertools.combinations(chosen, 2))
+        assert sum(weights[chosen]) > goal and all(weights[v] > 0 for v in chosen)
+
+
+def _race_arguments(forest: Any, data: Any) -> tuple[Any, ...] | None:
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    kind = "not" if forest.n_classes > 2 else data.draw(st.sampled_from(["not", "predicts"]))
+    cls = data.draw(st.integers(0, forest.n_classes - 1))
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+    rows = screen._reachable(fixed)
+    free, lows, highs = screen._free_boxes(fixed, rows)
+    if not free:
+        return None
+    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+    agree = np.all(grid[:, fixed] == states[fixed], axis=1)
+    labels = forest.predict_states(grid)
+    truth = bool(np.any(agree & ((labels != cls) if kind == "not" else (labels == cls))))
+    return race.arguments, truth, states, free, kind, cls
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=7, max_classes=4, max_features=4), st.data())
+def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any, data: Any) -> None:
+    """Every hard-vote query the clique search takes ("not" any class; "predicts" with two
+    classes), in slices of 1-3 branchings: EXHAUSTED exactly when no counterexample exists, and a
+    found clique's point is a counterexample."""
+    drawn = _race_arguments(forest, data)
+    if drawn is None:
+        return
+    arguments, truth, states, free, kind, cls = drawn
+    assert CliqueSearch.applies(arguments)
+    search = CliqueSearch(arguments)
+    status = kernels.SLICED
+    while status == kernels.SLICED:
+        status = search.step(data.draw(st.integers(1, 3)))
+    assert status == (kernels.FOUND if truth else kernels.EXHAUSTED)
+    if status == kernels.FOUND:
+        witness = states.copy()
+        witness[free] = search.witness
+        got = forest.decide(tuple(int(s) for s in witness))
+        assert (got != cls) if kind == "not" else (got == cls)
+
+
+def _one_feature_arguments(allowed: list[int]) -> tuple[Any, ...]:
+    """Two trees over one free feature of three states: each has a leaf for class 1 (tree 0 on
+    states 0-1, tree 1 on states 1-2) and one for class 0; the query asks whether class 1 can
+    take both votes ("not 0" with a tie going to 0)."""
+    low = np.asarray([[0], [2], [1], [0]], dtype=np.int64)
+    high = np.asarray([[1], [2], [2], [0]], dtype=np.int64)
+    trees = np.asarray([0, 0, 1, 1], dtype=np.int64)
+    margins = np.asarray([[1.0], [-1.0], [1.0], [-1.0]])
+    scores = np.asarray([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    return (
+        low,
+        high,
+        trees,
+        margins,
+        np.asarray([0.5]),
+        scores,
+        np.asarray(allowed, dtype=np.int64),
+        np.asarray([0, len(allowed)], dtype=np.int64),
+        0,
+        True,
+        False,
+        1e-9,
+        256,
+    )
+
+
+@pytest.mark.parametrize(("allowed", "found"), [([0, 1, 2], True), ([0, 2], False)])
+def test_leaves_meet_only_on_states_a_float32_value_takes(allowed: list[int], found: bool) -> None:
+    """The two class-1 leaves share only state 1: when no float32 value lies in it (the encoding
+    excludes it), they never meet and no point gives class 1 both votes."""
+    search = CliqueSearch(_one_feature_arguments(allowed))
+    status = search.step(100)
+    assert status == (kernels.FOUND if found else kernels.EXHAUSTED)
+    if found:
+        assert search.witness.tolist() == [1]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=7, max_classes=4, max_features=4), st.data())
+def test_the_hard_vote_race_with_the_clique_search_settles_right(forest: Any, data: Any) -> None:
+    """Boxes searched one at a time and never whole, so that the clique search joins after the
+    first box and then takes every slice: every query of the race is answered exactly (witnesses
+    counterexamples; that the clique search does answer queries is the next test's)."""
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    labels = forest.predict_states(grid)
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefilter, "BNB_SLICE", 1)
+        patch.setattr(prefilter, "BOX_POINTS", 0)
+        patch.setattr(prefilter, "HARD_BNB_NODES", 10**6)
+        patch.setattr(prefilter, "CLIQUE_TURNS", 10**9)
+        screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+        for kind in ("not", "predicts"):
+            for c in range(forest.n_classes):
+                decided = screen.decide(fixed, kind, c)
+                if decided is None:
+                    continue
+                agree = np.all(grid[:, fixed] == states[fixed], axis=1)
+                truth = bool(np.any(agree & ((labels != c) if kind == "not" else (labels == c))))
+                assert decided.sat == truth
+                if decided.sat:
+                    got = forest.decide(decided.witness)
+                    assert (got != c) if kind == "not" else (got == c)
+
+
+def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) -> None:
+    """On a real hard-vote forest, with one-box slices, the clique search joins the race and
+    answers queries (as the exact answers of the test above require)."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain import Forest
+    from rfexplain.engines.base import Instance
+
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=15, max_depth=4, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model, vote="hard")
+    monkeypatch.setattr(prefilter, "BNB_SLICE", 1)
+    monkeypatch.setattr(prefilter, "BOX_POINTS", 0)
+    answers: list[Any] = []
+    original = prefilter._BoxRace._advance_clique
+
+    def advance_clique(self: Any, nodes: int) -> Any:
+        settled, examined = original(self, nodes)
+        if settled is not None:
+            answers.append(settled)
+        return settled, examined
+
+    monkeypatch.setattr(prefilter._BoxRace, "_advance_clique", advance_clique)
+    table = LeafTable(ForestEncoding(forest))
+    for row in X[:5]:
+        instance = Instance.of(forest, row)
+        screen = InstanceFilter(table, instance.states)
+        for k in range(forest.n_features):
+            for fixed in (list(range(k)), list(range(k, forest.n_features))):
+                screen.decide(fixed, "not", instance.prediction)
+    assert any(not a.sat for a in answers) and any(a.sat for a in answers)
