@@ -43,7 +43,7 @@ def _adjacency(bits: np.ndarray, v: int, u: int) -> bool:
 @given(st.data())
 def test_kernel_finds_a_clique_heavier_than_the_goal_iff_one_exists(data: Any) -> None:
     """Random intervals (one or two features) as vertices, random weights (some zero), random
-    goals; the search resumed every few branchings: FOUND exactly when brute force finds a clique
+    goals; the search resumed every few units of work: FOUND exactly when brute force finds a clique
     heavier than the goal, and the clique it reports is one and is heavier."""
     n = data.draw(st.integers(1, 10))
     n_features = data.draw(st.integers(1, 2))
@@ -106,14 +106,14 @@ def _race_arguments(forest: Any, data: Any) -> tuple[Any, ...] | None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, max_features=4), st.data())
 def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any, data: Any) -> None:
-    """Every hard-vote query the clique search takes ("not" any class; "predicts" with two
-    classes), in slices of 1-3 branchings: EXHAUSTED exactly when no counterexample exists, and a
-    found clique's point is a counterexample."""
+    """Every hard-vote query the clique search can decide ("not" any class; "predicts" with two
+    classes; the race uses it with two classes only), in slices of 1-3 units of work: EXHAUSTED
+    exactly when no counterexample exists, and a found clique's point is a counterexample."""
     drawn = _race_arguments(forest, data)
     if drawn is None:
         return
     arguments, truth, states, free, kind, cls = drawn
-    assert CliqueSearch.applies(arguments)
+    assert CliqueSearch.applies(arguments) == (forest.n_classes == 2)  # exact either way; used on two
     search = CliqueSearch(arguments)
     status = kernels.SLICED
     while status == kernels.SLICED:
@@ -164,7 +164,7 @@ def test_leaves_meet_only_on_states_a_float32_value_takes(allowed: list[int], fo
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(forests(max_trees=7, max_classes=4, max_features=4), st.data())
+@given(forests(max_trees=7, max_classes=2, max_features=4), st.data())
 def test_the_hard_vote_race_with_the_clique_search_settles_right(forest: Any, data: Any) -> None:
     """Boxes searched one at a time and never whole, so that the clique search joins after the
     first box and then takes every slice: every query of the race is answered exactly (witnesses
@@ -193,15 +193,15 @@ def test_the_hard_vote_race_with_the_clique_search_settles_right(forest: Any, da
 
 
 def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) -> None:
-    """On a real hard-vote forest, with one-box slices, the clique search joins the race and
+    """On a real hard-vote forest of two classes, with one-box slices, the clique search joins the race and
     answers queries (as the exact answers of the test above require)."""
-    from sklearn.datasets import load_wine
+    from sklearn.datasets import load_breast_cancer
     from sklearn.ensemble import RandomForestClassifier
 
     from rfexplain import Forest
     from rfexplain.engines.base import Instance
 
-    X, y = load_wine(return_X_y=True)
+    X, y = load_breast_cancer(return_X_y=True)
     model = RandomForestClassifier(n_estimators=15, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="hard")
     monkeypatch.setattr(prefilter, "BNB_SLICE", 1)

@@ -39,15 +39,15 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   UNSAT step with 23 free features from 43.1 to 10.8 and its boxes from 60,954 to 7,246; ring's
   trees have about 20 reachable leaves each, their pairs would make the table 3.8-6 times
   larger and the search slower, so there it is not taken (:data:`PAIR_GROWTH`).
-- **Cliques (hard vote).** A query the first slice has not settled is also searched as a
-  heaviest clique of the reachable leaves' intersection graph (:mod:`rfexplain.sat.cliques`;
-  boxes that meet pairwise share a point), which then takes all but one slice in
-  :data:`CLIQUE_TURNS`: its colour classes gather leaves of many trees that miss each other, a
-  far tighter bound than each tree's best leaf where trees are deep. On scikit-learn's default
-  forests its unit weights (a leaf of the challenger or not) suit it; the soft vote's leaves
-  nearly all weigh something and their weighted colourings bound poorly (ring, SAT paper's
-  forest: a step the box search settles in 0.13 s was not settled in 60 s), so there it is not
-  used.
+- **Cliques (hard vote, two classes).** A query the first slice has not settled is also
+  searched as a largest clique of the challenger's reachable leaves in their intersection graph
+  (:mod:`rfexplain.sat.cliques`; boxes that meet pairwise share a point), which then takes all
+  but one slice in :data:`CLIQUE_TURNS`: its colour classes gather leaves of many trees that miss
+  each other, a far tighter bound than each tree's best leaf where trees are deep. Its slices
+  count its colourings' work (:data:`.clique_kernels.WORK_UNIT`). Under the soft vote almost
+  every leaf weighs something and the weighted colourings bound poorly (ring, SAT paper's forest:
+  a step the box search settles in 0.13 s was not settled in 60 s); with three classes or more
+  the same (:meth:`.CliqueSearch.applies`), so there it is not used.
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
@@ -173,8 +173,14 @@ PAIR_GROWTH = 3.0
 #: reachable leaves (:mod:`rfexplain.sat.cliques`): 0, after the first.
 CLIQUE_AFTER = 0
 
-#: Once it has joined, the clique search takes all but one slice in this many.
-CLIQUE_TURNS = 4
+#: Once it has joined, the clique search takes all but one slice in this many. With the clique
+#: search, the solver's and the counterexample search's shares below were measured again (mean /
+#: max CPU s per AXp, ``practical_forests``, 10 rows, scikit-learn's default forests; ring at 100
+#: trees): 4 turns, solver 0.25, climb 0.05: 7.78 / 35.2; 8 turns, 0.1, 0.2: 6.38 / 31.8 (and 5.14
+#: / 27.8 once the clique search's slices counted its colourings' work, not its branchings); at
+#: 500 trees, without the clique search / with it: ionosphere 4.97 (one row past 60 s) / 3.07,
+#: twonorm 0.70 / 0.52, waveform-21 (three classes: no clique search) 1.97 / 2.09.
+CLIQUE_TURNS = 8
 
 #: Conflicts the reduced formula's solver takes per turn when it takes turns with a stopped
 #: branch and bound (:meth:`InstanceFilter.decide_reduced`).
@@ -185,15 +191,18 @@ RACE_CONFLICTS = 500
 #: 8 of the 9 of its slowest AXp), so it gets the larger share. One AXp on waveform-21 at 500
 #: trees (CPU s): shares 1 -> 33.5, 0.5 -> 26.2, 0.25 -> 22.5; ring at 100 trees 5.2, 3.9, 3.5;
 #: ten on ionosphere at 100 trees 0.68 and 0.62 (1 and 0.25); the SAT paper's forests
-#: (15 AXps each) unchanged within 5%.
-SOLVER_SHARE = 0.25
+#: (15 AXps each) unchanged within 5%. Since the clique search (:data:`CLIQUE_TURNS`), 0.1.
+SOLVER_SHARE = 0.1
 
 #: The counterexample search's CPU time (:mod:`rfexplain.sat.climb`) over the solver's and the
 #: branch and bound's in :meth:`InstanceFilter.decide_reduced`: it takes the first turn, then one
 #: whenever its share falls below this. scikit-learn's default forests of 500 trees (mean CPU s per
 #: AXp, 10 rows; before the search / share 0.1 / 0.05): waveform-21 3.05 / 2.26 / 2.32,
 #: twonorm 0.97 / 0.79 / 0.76, ionosphere 5.04 / 5.83 / 5.55 (its slow steps are unsatisfiable).
-CLIMB_SHARE = 0.05
+#: Since the clique search proves those quickly (:data:`CLIQUE_TURNS`), 0.2: on ring's default
+#: forest it finds the counterexamples of the satisfiable steps that the box and clique searches
+#: do not, after 0.4 s of its own (8 s of the whole query at 0.05).
+CLIMB_SHARE = 0.2
 
 #: Restarts of the counterexample search per turn.
 CLIMB_RESTARTS = 8
@@ -645,7 +654,7 @@ class _BoxRace:
         self.paired = False
         #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
         self.clique: CliqueSearch | None = None
-        #: Slices of :data:`BNB_SLICE` boxes (or branchings of the clique search) so far, those the
+        #: Slices of :data:`BNB_SLICE` boxes (or units of the clique search's work) so far, those the
         #: box searches took, and what is left of the current one: the turns do not depend on how
         #: many boxes each :meth:`advance` was given.
         self.turn = 0
@@ -659,7 +668,7 @@ class _BoxRace:
         return not self.runs and self.clique is None
 
     def advance(self, nodes: int, budget: Budget | None = None) -> Settled | None:
-        """Search at most ``nodes`` more boxes (or clique branchings); the answer, or ``None`` when
+        """Search at most ``nodes`` more boxes (or units of the clique search's work); the answer, or ``None`` when
         they did not settle it (or :attr:`finished`). ``budget`` is polled between slices."""
         from rfexplain.sat import box_kernels as kernels
 
@@ -693,8 +702,8 @@ class _BoxRace:
         return None
 
     def _advance_clique(self, nodes: int) -> tuple[Settled | None, int]:
-        """Run the clique search for at most ``nodes`` branchings: its answer (``None`` while it
-        goes on) and the branchings it made. A clique's point is confirmed by the forest's exact
+        """Run the clique search for about ``nodes`` units of work: its answer (``None`` while it
+        goes on) and the units it did. A clique's point is confirmed by the forest's exact
         vote; should it not hold, the clique search leaves the query to the others."""
         from rfexplain.sat import clique_kernels
 
@@ -723,7 +732,7 @@ class _BoxRace:
             if merged is not None:
                 self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
                 self.paired = True
-        if self.turn == CLIQUE_AFTER and not self.screen.table.soft and CliqueSearch.applies(self.arguments):
+        if self.turn == CLIQUE_AFTER and CliqueSearch.applies(self.arguments):
             self.clique = CliqueSearch(self.arguments)
         if self.box_turns == RACE_AFTER + 1 and not self.paired and len(SPLIT_RULES) > 1 and len(self.runs) == 1:
             self.runs.append(_BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1]))
