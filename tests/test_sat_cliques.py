@@ -16,23 +16,10 @@ from hypothesis import strategies as st
 
 from rfexplain.sat import clique_kernels as kernels
 from rfexplain.sat import prefilter
-from rfexplain.sat.cliques import CliqueSearch
+from rfexplain.sat.cliques import CliqueSearch, search_levels
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.prefilter import InstanceFilter, LeafTable
 from tests.strategies import forests
-
-
-def _levels(n: int, words: int) -> tuple[np.ndarray, ...]:
-    depth = n + 1
-    return (
-        np.zeros((depth, words), np.uint64),
-        np.zeros((depth, n), np.int64),
-        np.zeros((depth, n)),
-        np.zeros(depth, np.int64),
-        np.zeros(depth),
-        np.zeros(depth, np.int64),
-        np.asarray([-1, 0], dtype=np.int64),
-    )
 
 
 def _adjacency(bits: np.ndarray, v: int, u: int) -> bool:
@@ -74,7 +61,7 @@ def test_kernel_finds_a_clique_heavier_than_the_goal_iff_one_exists(data: Any) -
         if all(meet(a, b) for a, b in itertools.combinations(c, 2))
     ]
     best = max([0.0] + [float(sum(weights[list(c)])) for c in cliques])  # 0.0: the empty clique
-    levels = _levels(n, adj.shape[1])
+    levels = search_levels(n, adj.shape[1], n + 1)
     status = kernels.SLICED
     while status == kernels.SLICED:
         status, _ = kernels.search(adj, weights, goal, *levels, data.draw(st.integers(1, 4)))

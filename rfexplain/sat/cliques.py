@@ -39,7 +39,7 @@ import numpy as np
 
 from rfexplain.sat import clique_kernels as kernels
 
-__all__ = ["MAX_VERTICES", "CliqueSearch"]
+__all__ = ["MAX_VERTICES", "CliqueSearch", "search_levels"]
 
 #: Most vertices (reachable leaves of positive weight) a clique search takes on: its levels hold
 #: one colour order per vertex of the clique (8 bytes per vertex and level, twice).
@@ -135,16 +135,7 @@ class CliqueSearch:
         adj = kernels.permute(adj, order)
         vertices = vertices[order]
         n = len(vertices)
-        depth = min(n, len(starts)) + 1
-        levels = (
-            np.zeros((depth, adj.shape[1]), np.uint64),
-            np.zeros((depth, n), np.int64),
-            np.zeros((depth, n)),
-            np.zeros(depth, np.int64),
-            np.zeros(depth),
-            np.zeros(depth, np.int64),
-            np.asarray([-1, 0], dtype=np.int64),
-        )
+        levels = search_levels(n, adj.shape[1], min(n, len(starts)) + 1)
         return adj, np.ascontiguousarray(weights[vertices]), goal, vertices, levels
 
     def _meet(self, rows: np.ndarray) -> None:
@@ -153,3 +144,18 @@ class CliqueSearch:
         for j, states in enumerate(self.allowed):
             at = int(self.first[rows, j].max()) if len(rows) else 0
             self.witness[j] = states[at]
+
+
+def search_levels(n: int, words: int, depth: int) -> tuple[np.ndarray, ...]:
+    """Fresh state arrays of :func:`.clique_kernels.search` for ``n`` vertices (``words`` words a
+    row) and cliques of at most ``depth - 1`` vertices: candidates, colour orders, bounds,
+    positions, weights gained, chosen vertices and the level counters."""
+    return (
+        np.zeros((depth, words), np.uint64),
+        np.zeros((depth, n), np.int64),
+        np.zeros((depth, n)),
+        np.zeros(depth, np.int64),
+        np.zeros(depth),
+        np.zeros(depth, np.int64),
+        np.asarray([-1, 0], dtype=np.int64),
+    )
