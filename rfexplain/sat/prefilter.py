@@ -281,7 +281,7 @@ class LeafTable:
         from rfexplain.sat import box_kernels, clique_kernels
 
         box_kernels.warm_up(self.low.dtype)
-        if not self.soft:
+        if not self.soft and forest.n_classes == 2:  # the clique search's queries (CliqueSearch.applies)
             clique_kernels.warm_up()
 
     def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
@@ -723,7 +723,8 @@ class _BoxRace:
         """End a slice: poll ``budget``, let the searches that join late join (the paired table,
         the clique search, the guided rule) and count the turn."""
         self.slice_left = BNB_SLICE
-        if self.clique is None or not self._clique_turn():
+        box_slice = self.clique is None or not self._clique_turn()
+        if box_slice:
             self.box_turns += 1
         if budget is not None:
             budget.check("searching boxes")
@@ -734,7 +735,7 @@ class _BoxRace:
                 self.paired = True
         if self.turn == CLIQUE_AFTER and CliqueSearch.applies(self.arguments):
             self.clique = CliqueSearch(self.arguments)
-        if self.box_turns == RACE_AFTER + 1 and not self.paired and len(SPLIT_RULES) > 1 and len(self.runs) == 1:
+        if box_slice and self.box_turns == RACE_AFTER + 1 and not self.paired and len(SPLIT_RULES) > 1:
             self.runs.append(_BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1]))
         self.turn += 1
 
