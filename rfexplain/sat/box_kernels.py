@@ -507,6 +507,62 @@ def _outcome(sums, cls, not_kind, soft, near_tie):  # pragma: no cover - compile
 
 
 @njit(cache=True, nogil=True)
+def pair_bound(  # pragma: no cover - compiled
+    rows, n, low, high, trees, margins, partner, stamp, tree_run, run_start, serial
+):
+    """The sum over trees of the best margin (one other class: column 0 of ``margins``) the
+    leaves ``rows[:n]`` give, where each tree paired with another (``partner[t]``, by tree id;
+    -1: none) takes instead the best *consistent* pair of their two leaves, two leaves whose boxes
+    share a point: an upper bound on the margin in a box those leaves reach, at most the per-tree
+    sum that :func:`bound` adds up, since a point reaches two leaves that meet.
+
+    ``rows[:n]`` must be grouped by tree and, within a tree, in decreasing margin (the prefilter
+    orders them so): a pair's best is then found by walking both trees' leaves from the top and
+    stopping as soon as no better sum is left (as :func:`pair_partners` does). Two leaves that
+    both meet the box and meet each other meet inside it (intervals have the Helly property), so
+    their own boxes decide. ``stamp``/``tree_run`` (by tree id) and ``run_start`` are scratch;
+    ``serial`` must differ from every earlier call's on the same ``stamp``."""
+    runs = 0
+    previous = -1
+    for i in range(n):
+        t = trees[rows[i]]
+        if t != previous:
+            run_start[runs] = i
+            tree_run[t] = runs
+            stamp[t] = serial
+            previous = t
+            runs += 1
+    run_start[runs] = n
+    total = 0.0
+    for s in range(runs):
+        t = trees[rows[run_start[s]]]
+        top_a = margins[rows[run_start[s]], 0]
+        p = partner[t]
+        if p == -1 or stamp[p] != serial:
+            total += top_a
+            continue
+        if p < t:  # added with its partner
+            continue
+        q = tree_run[p]
+        top_b = margins[rows[run_start[q]], 0]
+        best = -np.inf
+        for i in range(run_start[s], run_start[s + 1]):
+            a = rows[i]
+            if margins[a, 0] + top_b <= best:
+                break
+            for k in range(run_start[q], run_start[q + 1]):
+                b = rows[k]
+                v = margins[a, 0] + margins[b, 0]
+                if v <= best:
+                    break
+                if _overlap(low, high, a, b):
+                    best = v
+                    break
+        total += best
+    return total
+
+
+@njit(cache=True, nogil=True)
 def search(
     low,
     high,
@@ -522,6 +578,7 @@ def search(
     near_tie,
     box_points,
     guided,
+    partner,
     stack_lo,
     stack_hi,
     stack_rows,
@@ -539,8 +596,11 @@ def search(
     (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`); ``scores``: their class score vectors;
     ``allowed[allowed_at[j]:allowed_at[j + 1]]``: the states of free feature ``j`` a witness may
     use; ``guided``: split by :func:`_guided_split` where it finds a split, else by the leaf-end
-    rule. The stack (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``,
-    ``ties`` and ``state`` carry the search from one call to the next."""
+    rule; ``partner``: with one other class, the trees paired for :func:`pair_bound` (by tree
+    id, -1: none), which then also judges every child the per-tree bound keeps (an empty array:
+    none; else the rows must be in decreasing margin within each tree). The stack
+    (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``, ``ties`` and
+    ``state`` carry the search from one call to the next."""
     n_free = low.shape[1]
     starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
     # a box searched whole has at most box_points cell combinations, hence at most
@@ -560,6 +620,11 @@ def search(
     cuts = np.empty(2 * low.shape[0], np.int64)
     rows = np.empty(low.shape[0], np.int64)
     work = np.empty((4, margins.shape[1]))
+    paired = partner.shape[0] > 0 and margins.shape[1] == 1
+    stamp = np.zeros(partner.shape[0], np.int64)
+    tree_run = np.zeros(partner.shape[0], np.int64)
+    run_start = np.empty(low.shape[0] + 1, np.int64)
+    serial = 0
     examined = 0
     while examined < node_limit:
         size = state[STACK_SIZE]
@@ -677,6 +742,12 @@ def search(
             if slack <= -near_tie:
                 continue
             count = n_right if is_right else n_left
+            if paired:
+                serial += 1
+                kept = right if is_right else left
+                total = pair_bound(kept, count, low, high, trees, margins, partner, stamp, tree_run, run_start, serial)
+                if total - penalty[0] <= -near_tie:
+                    continue
             pool[position : position + count] = right[:count] if is_right else left[:count]
             b = state[STACK_SIZE]
             stack_lo[b] = lo
@@ -912,6 +983,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             1e-9,
             1,
             soft,
+            np.full(1, -1, dtype=np.int64),
             np.zeros((2, 1), dtype=np.int64),
             np.zeros((2, 1), dtype=np.int64),
             np.asarray([[0, 1], [0, 0]], dtype=np.int64),

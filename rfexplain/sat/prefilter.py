@@ -216,6 +216,12 @@ BNB_STACK = 64
 #: instances, mean CPU s) 0.0125 with two, 0.0119 with four, 0.0117 with eight and sixteen.
 BNB_POOL = 8
 
+#: The pair bound's partners when it is not used (more than one other class, the paired table).
+NO_PAIRS = np.zeros(0, dtype=np.int64)
+
+#: Boxes a search examines before the pair bound joins (:class:`_PairBound`).
+PAIR_BOUND_AFTER = 64
+
 #: Soft-vote near-tie points one branch and bound sets aside for exact arithmetic; past them it
 #: leaves the query to the solver (unless a witness turns up).
 BNB_TIES = 64
@@ -631,8 +637,11 @@ class _BoxRace:
     ) -> None:
         """``boxes``: the leaves' boxes on the free features (:meth:`InstanceFilter._free_boxes`)."""
         table = screen.table
-        self.screen, self.free, self.rows, self.kind, self.cls = screen, free, rows, kind, cls
         margins, penalty = table.margins(kind, cls)
+        if margins.shape[1] == 1:  # each tree's leaves in decreasing margin, as the pair bound needs
+            order = np.lexsort((-margins[rows, 0], table.tree[rows]))
+            rows, boxes = rows[order], (boxes[0][order], boxes[1][order])
+        self.screen, self.free, self.rows, self.kind, self.cls = screen, free, rows, kind, cls
         allowed = [table.allowed[f] for f in free]
         self.arguments = (
             np.ascontiguousarray(boxes[0]),
@@ -650,7 +659,9 @@ class _BoxRace:
             max(BOX_POINTS, 1),
         )
         self.top = [table.n_states[f] - 1 for f in free]
-        self.runs = [_BoxSearch(self.arguments, self.top, len(rows), guided=SPLIT_RULES[0])]
+        #: the pair bound of the searches on this table, shared by them
+        self.pairs = _PairBound(self.arguments, table.forest.n_trees, kind == "not")
+        self.runs = [_BoxSearch(self.arguments, self.top, len(rows), guided=SPLIT_RULES[0], pairs=self.pairs)]
         self.paired = False
         #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
         self.clique: CliqueSearch | None = None
@@ -731,12 +742,14 @@ class _BoxRace:
         if self.turn == PAIR_AFTER:
             merged = _paired(self.arguments, self.kind == "not")
             if merged is not None:
-                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
+                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1], pairs=None))
                 self.paired = True
         if self.turn == CLIQUE_AFTER and CliqueSearch.applies(self.arguments):
             self.clique = CliqueSearch(self.arguments)
         if box_slice and self.box_turns == RACE_AFTER + 1 and not self.paired and len(SPLIT_RULES) > 1:
-            self.runs.append(_BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1]))
+            self.runs.append(
+                _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1], pairs=self.pairs)
+            )
         self.turn += 1
 
     def _clique_turn(self) -> bool:
@@ -756,13 +769,18 @@ class _BoxSearch:
     """The state of one compiled branch and bound (:func:`.box_kernels.search`) over a query's
     leaf boxes: its box stack, row pool and tie buffer, grown when the kernel asks."""
 
-    def __init__(self, arguments: tuple[Any, ...], top: list[int], n_rows: int, *, guided: bool) -> None:
+    def __init__(
+        self, arguments: tuple[Any, ...], top: list[int], n_rows: int, *, guided: bool, pairs: _PairBound | None
+    ) -> None:
+        """``pairs``: the pair bound of the table (``None``: none), used once this search has
+        examined :data:`PAIR_BOUND_AFTER` boxes."""
         from rfexplain.sat import box_kernels
 
         self.kernels = box_kernels
         n_free = len(top)
         self.arguments = arguments
         self.guided = guided
+        self.pairs = pairs
         self.stack_lo = np.zeros((BNB_STACK, n_free), dtype=np.int64)
         self.stack_hi = np.zeros((BNB_STACK, n_free), dtype=np.int64)
         self.stack_hi[0] = top
@@ -776,8 +794,9 @@ class _BoxSearch:
         self.state = np.zeros(3, dtype=np.int64)
         self.state[box_kernels.STACK_SIZE] = 1
         self.witness = np.zeros(n_free, dtype=np.int64)
-        #: boxes the last :meth:`step` examined
+        #: boxes the last :meth:`step` examined, and all the steps
         self.examined = 0
+        self.boxes = 0
 
     def step(self, node_limit: int) -> int:
         """Run at most ``node_limit`` boxes; the kernel's status (never ``GROW``: full arrays are
@@ -785,8 +804,16 @@ class _BoxSearch:
         kernels = self.kernels
         self.examined = 0
         while True:
+            limit = node_limit - self.examined
+            partner = NO_PAIRS
+            if self.pairs is not None:
+                if self.boxes >= PAIR_BOUND_AFTER:
+                    partner = self.pairs.partner()
+                else:  # stop where the pair bound joins
+                    limit = min(limit, PAIR_BOUND_AFTER - self.boxes)
             own = (
                 self.guided,
+                partner,
                 self.stack_lo,
                 self.stack_hi,
                 self.stack_rows,
@@ -795,13 +822,40 @@ class _BoxSearch:
                 self.ties,
                 self.state,
             )
-            status, examined = kernels.search(*(self.arguments + own + (self.witness, node_limit - self.examined)))
+            status, examined = kernels.search(*(self.arguments + own + (self.witness, limit)))
             self.examined += examined
+            self.boxes += examined
+            if status == kernels.SLICED and self.examined < node_limit:
+                continue  # the pair bound joins
             if status != kernels.GROW:
                 return int(status)
             full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
             self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.pool = doubled
+
+
+class _PairBound:
+    """The trees paired for the branch and bound's pair bound (:func:`.box_kernels.pair_bound`)
+    on one query's table, by tree id (-1: none), chosen on the query's whole box as the paired
+    table's are (:func:`.box_kernels.pair_partners`), once a search asks: :data:`NO_PAIRS` when
+    there is more than one other class."""
+
+    def __init__(self, arguments: tuple[Any, ...], n_trees: int, not_kind: bool) -> None:
+        self.arguments, self.n_trees, self.not_kind = arguments, n_trees, not_kind
+        self._partner: np.ndarray | None = None
+
+    def partner(self) -> np.ndarray:
+        if self._partner is None:
+            from rfexplain.sat import box_kernels as kernels
+
+            low, high, trees, margins, penalty = self.arguments[:5]
+            self._partner = NO_PAIRS
+            if margins.shape[1] == 1:
+                of_run, starts = kernels.pair_partners(low, high, trees, margins, penalty, self.not_kind)
+                self._partner = np.full(self.n_trees, -1, dtype=np.int64)
+                paired = np.flatnonzero(of_run >= 0)
+                self._partner[trees[starts[paired]]] = trees[starts[of_run[paired]]]
+        return self._partner
 
 
 def _paired(arguments: tuple[Any, ...], not_kind: bool) -> tuple[Any, ...] | None:
