@@ -65,6 +65,11 @@ GROW = 3
 #: Longest array :func:`_sort_head` sorts by insertion.
 SMALL_SORT = 48
 
+#: The pair bound (:func:`pair_bound`) judges a child only when its parent's pairs took this
+#: many times the child's margin of the per-tree bound (plus the near-tie tolerance) off their
+#: parent's bound, ``+inf`` at the root.
+PAIR_GATE = 1.0
+
 #: slots of the ``state`` array: boxes on the stack, tie points stored, tie buffer overflowed
 STACK_SIZE, TIES, TIE_OVERFLOW = range(3)
 
@@ -583,6 +588,7 @@ def search(
     stack_hi,
     stack_rows,
     stack_counts,
+    stack_gain,
     pool,
     ties,
     state,
@@ -637,6 +643,7 @@ def search(
             return GROW, examined
         lo[:] = stack_lo[top]
         hi[:] = stack_hi[top]
+        gain = stack_gain[top]
         rows[:n] = pool[start : start + n]
         state[STACK_SIZE] = top
         examined += 1
@@ -742,12 +749,14 @@ def search(
             if slack <= -near_tie:
                 continue
             count = n_right if is_right else n_left
-            if paired:
+            child_gain = gain
+            if paired and slack + near_tie <= PAIR_GATE * gain:
                 serial += 1
                 kept = right if is_right else left
                 total = pair_bound(kept, count, low, high, trees, margins, partner, stamp, tree_run, run_start, serial)
                 if total - penalty[0] <= -near_tie:
                     continue
+                child_gain = slack - (total - penalty[0])
             pool[position : position + count] = right[:count] if is_right else left[:count]
             b = state[STACK_SIZE]
             stack_lo[b] = lo
@@ -773,6 +782,7 @@ def search(
                 count,
                 stack_counts[b],
             )
+            stack_gain[b] = child_gain
             state[STACK_SIZE] = b + 1
             position += count
     return SLICED, examined
@@ -988,6 +998,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             np.zeros((2, 1), dtype=np.int64),
             np.asarray([[0, 1], [0, 0]], dtype=np.int64),
             np.zeros((2, 2), dtype=np.int64),
+            np.full(2, np.inf),
             np.zeros(3, dtype=np.int64),
             np.zeros((1, 1), dtype=np.int64),
             np.asarray([1, 0, 0], dtype=np.int64),

@@ -220,7 +220,7 @@ BNB_POOL = 8
 NO_PAIRS = np.zeros(0, dtype=np.int64)
 
 #: Boxes a search examines before the pair bound joins (:class:`_PairBound`).
-PAIR_BOUND_AFTER = 64
+PAIR_BOUND_AFTER = int(__import__("os").environ.get("PBA", "64"))
 
 #: Soft-vote near-tie points one branch and bound sets aside for exact arithmetic; past them it
 #: leaves the query to the solver (unless a witness turns up).
@@ -788,6 +788,8 @@ class _BoxSearch:
         self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
         #: per box, its leaf intervals ending inside per free feature, then 1 once they are known
         self.stack_counts = np.zeros((BNB_STACK, n_free + 1), dtype=np.int64)
+        #: per box, what the pair bound took off its per-tree bound (+inf: not yet judged)
+        self.stack_gain = np.full(BNB_STACK, np.inf)
         self.pool = np.zeros(BNB_POOL * n_rows + 1, dtype=np.int64)
         self.pool[:n_rows] = np.arange(n_rows)
         self.ties = np.zeros((BNB_TIES, n_free), dtype=np.int64)
@@ -818,6 +820,7 @@ class _BoxSearch:
                 self.stack_hi,
                 self.stack_rows,
                 self.stack_counts,
+                self.stack_gain,
                 self.pool,
                 self.ties,
                 self.state,
@@ -829,9 +832,9 @@ class _BoxSearch:
                 continue  # the pair bound joins
             if status != kernels.GROW:
                 return int(status)
-            full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.pool)
+            full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
-            self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.pool = doubled
+            self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
 
 
 class _PairBound:
