@@ -404,7 +404,7 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
-        lambda vote: forests(max_trees=8, max_classes=2, max_features=5, max_depth=4, vote=vote)
+        lambda vote: forests(max_trees=8, max_classes=3, max_features=5, max_depth=4, vote=vote)
     ),
     st.sampled_from([(True,), (False,)]),
     st.data(),
@@ -412,8 +412,8 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
 def test_branch_and_bound_with_the_pair_bound_from_the_first_box_settles_right(
     forest: Any, rules: tuple[bool, ...], data: Any
 ) -> None:
-    """Two classes, every query through the branch and bound with the pair bound judging every
-    child from the first box on (and one-box slices, so that the search stops and resumes around
+    """Every query through the branch and bound with the pair bound (two classes) judging the
+    children from the first box on (and one-box slices, so that the search stops and resumes around
     it): the answers, witnesses and cores stay exact, under each split rule."""
     old = prefilter.BNB_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES, prefilter.HARD_BNB_NODES
     prefilter.BNB_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES = 1, 0, rules
@@ -425,16 +425,17 @@ def test_branch_and_bound_with_the_pair_bound_from_the_first_box_settles_right(
 
 
 @pytest.mark.parametrize("vote", ["hard", "soft"])
-def test_the_pair_bound_prunes_boxes_the_per_tree_bound_keeps(vote: str) -> None:
-    """On a real two-class forest, the query that proves an AXp sufficient (every other feature
-    free) takes fewer boxes with the pair bound than without it, and settles the same (the bound
-    would be useless, or the test above could not fail, otherwise)."""
-    from sklearn.datasets import load_breast_cancer
+@pytest.mark.parametrize("dataset, row", [("breast_cancer", 0), ("breast_cancer", 7)])
+def test_the_pair_bound_prunes_boxes_the_per_tree_bound_keeps(vote: str, dataset: str, row: int) -> None:
+    """On a real two-class forest, the query that proves an AXp sufficient (every other
+    feature free) takes fewer boxes with the pair bound than without it, and settles the same
+    (the bound would be useless, or the test above could not fail, otherwise)."""
+    from sklearn import datasets
 
-    X, y = load_breast_cancer(return_X_y=True)
+    X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
     model = RandomForestClassifier(n_estimators=30, max_depth=5, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote=vote)
-    instance = Instance.of(forest, X[0])
+    instance = Instance.of(forest, X[row])
     with SatEngine(forest) as engine:
         fixed = sorted(engine.sufficient_reason(instance).features)
     table = LeafTable(ForestEncoding(forest))

@@ -216,11 +216,12 @@ BNB_STACK = 64
 #: instances, mean CPU s) 0.0125 with two, 0.0119 with four, 0.0117 with eight and sixteen.
 BNB_POOL = 8
 
-#: The pair bound's partners when it is not used (more than one other class, the paired table).
+#: The pair bound's partners when it is not used (more than two classes, the paired table).
 NO_PAIRS = np.zeros(0, dtype=np.int64)
 
-#: Boxes a search examines before the pair bound joins (:class:`_PairBound`).
-PAIR_BOUND_AFTER = int(__import__("os").environ.get("PBA", "64"))
+#: Boxes the first search of a query examines before it restarts with the pair bound
+#: (:meth:`_BoxRace._join_pair_bound`).
+PAIR_BOUND_AFTER = 64
 
 #: Soft-vote near-tie points one branch and bound sets aside for exact arithmetic; past them it
 #: leaves the query to the solver (unless a witness turns up).
@@ -637,31 +638,16 @@ class _BoxRace:
     ) -> None:
         """``boxes``: the leaves' boxes on the free features (:meth:`InstanceFilter._free_boxes`)."""
         table = screen.table
-        margins, penalty = table.margins(kind, cls)
-        if margins.shape[1] == 1:  # each tree's leaves in decreasing margin, as the pair bound needs
-            order = np.lexsort((-margins[rows, 0], table.tree[rows]))
-            rows, boxes = rows[order], (boxes[0][order], boxes[1][order])
-        self.screen, self.free, self.rows, self.kind, self.cls = screen, free, rows, kind, cls
-        allowed = [table.allowed[f] for f in free]
-        self.arguments = (
-            np.ascontiguousarray(boxes[0]),
-            np.ascontiguousarray(boxes[1]),
-            table.tree[rows],
-            np.ascontiguousarray(margins[rows]),
-            penalty,
-            np.ascontiguousarray(table.score[rows]),
-            np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
-            np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64),
-            cls,
-            kind == "not",
-            table.soft,
-            NEAR_TIE,
-            max(BOX_POINTS, 1),
-        )
+        self.screen, self.free, self.kind, self.cls = screen, free, kind, cls
         self.top = [table.n_states[f] - 1 for f in free]
-        #: the pair bound of the searches on this table, shared by them
-        self.pairs = _PairBound(self.arguments, table.forest.n_trees, kind == "not")
-        self.runs = [_BoxSearch(self.arguments, self.top, len(rows), guided=SPLIT_RULES[0], pairs=self.pairs)]
+        self._set_table(rows, boxes)
+        self.runs = [_BoxSearch(self.arguments, self.top, len(rows), guided=SPLIT_RULES[0])]
+        #: the trees paired for the pair bound once the first search runs with it
+        #: (:meth:`_join_pair_bound`; two classes only), for the searches on this table
+        self.partner: np.ndarray | None = None
+        self.pairs_due = self.arguments[3].shape[1] == 1
+        if self.pairs_due and PAIR_BOUND_AFTER <= 0:
+            self._join_pair_bound()
         self.paired = False
         #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
         self.clique: CliqueSearch | None = None
@@ -671,6 +657,42 @@ class _BoxRace:
         self.turn = 0
         self.box_turns = 0
         self.slice_left = BNB_SLICE
+
+    def _set_table(self, rows: np.ndarray, boxes: tuple[np.ndarray, np.ndarray]) -> None:
+        """The leaf table of the searches: the table rows ``rows`` (grouped by tree) with their
+        ``boxes`` on the free features, as the arguments of :func:`.box_kernels.search`."""
+        table = self.screen.table
+        margins, penalty = table.margins(self.kind, self.cls)
+        allowed = [table.allowed[f] for f in self.free]
+        self.rows = rows
+        self.arguments = (
+            np.ascontiguousarray(boxes[0]),
+            np.ascontiguousarray(boxes[1]),
+            table.tree[rows],
+            np.ascontiguousarray(margins[rows]),
+            penalty,
+            np.ascontiguousarray(table.score[rows]),
+            np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
+            np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64),
+            self.cls,
+            self.kind == "not",
+            table.soft,
+            NEAR_TIE,
+            max(BOX_POINTS, 1),
+        )
+
+    def _join_pair_bound(self) -> None:
+        """Restart the first search with the pair bound (:func:`.box_kernels.pair_bound`): the
+        rows reordered, each tree's leaves in decreasing margin, and the trees paired for it
+        (:func:`_pair_partners`). A query settled in its first :data:`PAIR_BOUND_AFTER` boxes
+        pays for neither; the others lose those boxes."""
+        table = self.screen.table
+        margins = self.arguments[3]
+        order = np.lexsort((-margins[:, 0], self.arguments[2]))
+        self._set_table(self.rows[order], (self.arguments[0][order], self.arguments[1][order]))
+        self.partner = _pair_partners(self.arguments, table.forest.n_trees, self.kind == "not")
+        self.runs[0] = _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[0], partner=self.partner)
+        self.pairs_due = False
 
     @property
     def finished(self) -> bool:
@@ -692,7 +714,10 @@ class _BoxRace:
             else:
                 runs = self.runs
                 run = runs[0] if len(runs) == 1 or not self._second_turn() else runs[-1]
-                status = run.step(min(limit, self.slice_left))
+                boxes = min(limit, self.slice_left)
+                if self.pairs_due and run is runs[0]:  # stop where the pair bound joins
+                    boxes = min(boxes, PAIR_BOUND_AFTER - run.boxes)
+                status = run.step(boxes)
                 examined = run.examined
                 if status == kernels.FOUND:
                     return self.screen._witness(self.free, run.witness)
@@ -704,6 +729,8 @@ class _BoxRace:
                     runs.remove(run)  # near ties it could not keep: the other search may still settle it
                     self.slice_left = BNB_SLICE
                     continue
+                if self.pairs_due and run is runs[0] and run.boxes >= PAIR_BOUND_AFTER:
+                    self._join_pair_bound()
             limit -= examined
             self.slice_left -= examined
             if self.slice_left <= 0:  # the slice is over (whichever calls it took): the next turn
@@ -742,13 +769,13 @@ class _BoxRace:
         if self.turn == PAIR_AFTER:
             merged = _paired(self.arguments, self.kind == "not")
             if merged is not None:
-                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1], pairs=None))
+                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
                 self.paired = True
         if self.turn == CLIQUE_AFTER and CliqueSearch.applies(self.arguments):
             self.clique = CliqueSearch(self.arguments)
         if box_slice and self.box_turns == RACE_AFTER + 1 and not self.paired and len(SPLIT_RULES) > 1:
             self.runs.append(
-                _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1], pairs=self.pairs)
+                _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1], partner=self.partner)
             )
         self.turn += 1
 
@@ -770,17 +797,23 @@ class _BoxSearch:
     leaf boxes: its box stack, row pool and tie buffer, grown when the kernel asks."""
 
     def __init__(
-        self, arguments: tuple[Any, ...], top: list[int], n_rows: int, *, guided: bool, pairs: _PairBound | None
+        self,
+        arguments: tuple[Any, ...],
+        top: list[int],
+        n_rows: int,
+        *,
+        guided: bool,
+        partner: np.ndarray | None = None,
     ) -> None:
-        """``pairs``: the pair bound of the table (``None``: none), used once this search has
-        examined :data:`PAIR_BOUND_AFTER` boxes."""
+        """``partner``: the trees paired for the pair bound (:func:`.box_kernels.search`), or
+        ``None``: no pair bound."""
         from rfexplain.sat import box_kernels
 
         self.kernels = box_kernels
         n_free = len(top)
         self.arguments = arguments
         self.guided = guided
-        self.pairs = pairs
+        self.partner = partner if partner is not None else NO_PAIRS
         self.stack_lo = np.zeros((BNB_STACK, n_free), dtype=np.int64)
         self.stack_hi = np.zeros((BNB_STACK, n_free), dtype=np.int64)
         self.stack_hi[0] = top
@@ -806,16 +839,9 @@ class _BoxSearch:
         kernels = self.kernels
         self.examined = 0
         while True:
-            limit = node_limit - self.examined
-            partner = NO_PAIRS
-            if self.pairs is not None:
-                if self.boxes >= PAIR_BOUND_AFTER:
-                    partner = self.pairs.partner()
-                else:  # stop where the pair bound joins
-                    limit = min(limit, PAIR_BOUND_AFTER - self.boxes)
             own = (
                 self.guided,
-                partner,
+                self.partner,
                 self.stack_lo,
                 self.stack_hi,
                 self.stack_rows,
@@ -825,11 +851,9 @@ class _BoxSearch:
                 self.ties,
                 self.state,
             )
-            status, examined = kernels.search(*(self.arguments + own + (self.witness, limit)))
+            status, examined = kernels.search(*(self.arguments + own + (self.witness, node_limit - self.examined)))
             self.examined += examined
             self.boxes += examined
-            if status == kernels.SLICED and self.examined < node_limit:
-                continue  # the pair bound joins
             if status != kernels.GROW:
                 return int(status)
             full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool)
@@ -837,28 +861,18 @@ class _BoxSearch:
             self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
 
 
-class _PairBound:
+def _pair_partners(arguments: tuple[Any, ...], n_trees: int, not_kind: bool) -> np.ndarray:
     """The trees paired for the branch and bound's pair bound (:func:`.box_kernels.pair_bound`)
-    on one query's table, by tree id (-1: none), chosen on the query's whole box as the paired
-    table's are (:func:`.box_kernels.pair_partners`), once a search asks: :data:`NO_PAIRS` when
-    there is more than one other class."""
+    on one query's table (the arguments of :func:`.box_kernels.search`), by tree id (-1: none),
+    chosen on the query's whole box as the paired table's are (:func:`.box_kernels.pair_partners`)."""
+    from rfexplain.sat import box_kernels as kernels
 
-    def __init__(self, arguments: tuple[Any, ...], n_trees: int, not_kind: bool) -> None:
-        self.arguments, self.n_trees, self.not_kind = arguments, n_trees, not_kind
-        self._partner: np.ndarray | None = None
-
-    def partner(self) -> np.ndarray:
-        if self._partner is None:
-            from rfexplain.sat import box_kernels as kernels
-
-            low, high, trees, margins, penalty = self.arguments[:5]
-            self._partner = NO_PAIRS
-            if margins.shape[1] == 1:
-                of_run, starts = kernels.pair_partners(low, high, trees, margins, penalty, self.not_kind)
-                self._partner = np.full(self.n_trees, -1, dtype=np.int64)
-                paired = np.flatnonzero(of_run >= 0)
-                self._partner[trees[starts[paired]]] = trees[starts[of_run[paired]]]
-        return self._partner
+    low, high, trees, margins, penalty = arguments[:5]
+    of_run, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
+    partner = np.full(n_trees, -1, dtype=np.int64)
+    paired = np.flatnonzero(of_run >= 0)
+    partner[trees[starts[paired]]] = trees[starts[of_run[paired]]]
+    return partner
 
 
 def _paired(arguments: tuple[Any, ...], not_kind: bool) -> tuple[Any, ...] | None:
