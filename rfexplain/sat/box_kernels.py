@@ -23,7 +23,8 @@ The bounds can be tightened by merging trees in pairs (:func:`pair_partners`,
 :func:`merge_pairs`): a merged tree's leaves are the pairs of leaves whose boxes meet, so its
 best leaf is a consistent pair, the tree-merging idea of Chen et al. (2019) [Che19] (cliques of
 trees, level by level) and Devos et al. (2021) [DMD21]; the search runs unchanged on the merged
-table.
+table. With two classes the pairs also judge the children the per-tree bound keeps without a
+merged table (:func:`pair_bound`): each pair's best two leaves among the box's own that meet.
 
 Per box the work is a few passes over its leaves: a split writes both halves and computes both
 bounds in one pass (:func:`_split_bounds`), and a child's count of leaf intervals ending inside it
