@@ -31,7 +31,8 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   soft-vote AXp on phoneme 0.056 -> 0.014 s, magic 0.098 -> 0.047 s without it.)
 - **Paired trees.** The per-tree bound lets every tree take its best leaf, though two trees'
   best leaves may need opposite sides of one threshold. A query the first split rule has not
-  settled in one slice is also searched on a leaf table where such trees are merged in pairs
+  settled in its first slice (:data:`FIRST_SLICE` boxes; with three classes or more, one
+  slice later: :data:`PAIR_AFTER`) is also searched on a leaf table where such trees are merged in pairs
   (:func:`_paired`: a pair's rows are its compatible leaf pairs, so its bound is the best
   *consistent* pair), pairs matched greedily by how much merging lowers their bound, as the
   tree-merging bounds of Chen et al. (2019) [Che19] and Devos et al. (2021) [DMD21] do with
@@ -48,7 +49,7 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   vote 0.010 -> 0.0068; its slowest soft-vote steps took 3-10 times fewer boxes (6,994 -> 1,633,
   21,822 -> 7,472). With three classes, paired on the class whose bound binds, it paid nothing
   (waveform-21, soft vote, 0.0080 -> 0.0090; segmentation even), so it is used with two only.
-- **Cliques (hard vote, two classes).** A query the first slice has not settled is also
+- **Cliques (hard vote, two classes).** A query the first slice (:data:`FIRST_SLICE`) has not settled is also
   searched as a largest clique of the challenger's reachable leaves in their intersection graph
   (:mod:`rfexplain.sat.cliques`; boxes that meet pairwise share a point), which then takes all
   but one slice in :data:`CLIQUE_TURNS`: its colour classes gather leaves of many trees that miss
@@ -140,6 +141,14 @@ SHORT_BNB_FREE = 6
 #: Boxes the compiled branch and bound examines between two polls of the budget.
 BNB_SLICE = 2048
 
+#: The first slice of a query's branch and bound, after which the clique search joins (and,
+#: with two classes, the paired table: :data:`PAIR_AFTER`). The hard vote's satisfiable steps
+#: that the box search does not settle in a few hundred boxes, the clique search settles in a few
+#: more: after 256 boxes rather than 2,048, scikit-learn's default forest on ionosphere 0.049 ->
+#: 0.032 CPU s per AXp (its slow steps were satisfiable), the SAT paper's (30 ``soft_vote``
+#: instances, hard vote) 0.0187 -> 0.0129; ring even. After 128 boxes: no better.
+FIRST_SLICE = 256
+
 #: The split rules of the branch and bound (``guided`` flags of :func:`.box_kernels.search`):
 #: the first searches alone, the second joins it in a race after :data:`RACE_AFTER` slices.
 SPLIT_RULES = (False, True)
@@ -160,8 +169,15 @@ RACE_TURNS = 4
 #: The slice after which a query the first split rule has not settled is also searched on the
 #: leaf table with trees merged in pairs (:func:`_paired`), with the guided split rule: 0, after
 #: the first. Mean soft-vote AXp on ionosphere (the 10 ``soft_vote`` instances, CPU s): 0.19
-#: after the first slice, 0.23 after the second.
+#: after the first slice, 0.23 after the second. Since the first slice is shorter
+#: (:data:`FIRST_SLICE`), 0 with two classes (30 ``soft_vote`` instances: ionosphere 0.038 ->
+#: 0.028, ring, magic, twonorm and phoneme even) and :data:`PAIR_AFTER_MORE` with more.
 PAIR_AFTER = 0
+
+#: :data:`PAIR_AFTER` with three classes or more: 1, after the first full slice as before
+#: :data:`FIRST_SLICE` (after its 256 boxes, scikit-learn's default forest on ann-thyroid, three
+#: classes: 0.0147 -> 0.049 CPU s per AXp, soft-vote AXps on the SAT paper's 0.0046 -> 0.0072).
+PAIR_AFTER_MORE = 1
 
 #: In that race, the search on the paired table takes all but one slice in this many. On
 #: ionosphere (as above): 2 -> 0.21, 4 -> 0.19, 8 -> 0.19 s; the leaf-end search keeps a share
@@ -665,7 +681,7 @@ class _BoxRace:
         #: many boxes each :meth:`advance` was given.
         self.turn = 0
         self.box_turns = 0
-        self.slice_left = BNB_SLICE
+        self.slice_left = FIRST_SLICE
 
     def _set_table(self, rows: np.ndarray, boxes: tuple[np.ndarray, np.ndarray]) -> None:
         """The leaf table of the searches: the table rows ``rows`` (grouped by tree) with their
@@ -775,7 +791,7 @@ class _BoxRace:
             self.box_turns += 1
         if budget is not None:
             budget.check("searching boxes")
-        if self.turn == PAIR_AFTER:
+        if self.turn == (PAIR_AFTER if self.arguments[3].shape[1] == 1 else PAIR_AFTER_MORE):
             merged = _paired(self.arguments, self.kind == "not")
             if merged is not None:
                 self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
