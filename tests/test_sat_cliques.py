@@ -162,6 +162,7 @@ def test_the_hard_vote_race_with_the_clique_search_settles_right(forest: Any, da
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prefilter, "BNB_SLICE", 1)
+        patch.setattr(prefilter, "FIRST_SLICE", 1)
         patch.setattr(prefilter, "BOX_POINTS", 0)
         patch.setattr(prefilter, "HARD_BNB_NODES", 10**6)
         patch.setattr(prefilter, "CLIQUE_TURNS", 10**9)
@@ -192,6 +193,7 @@ def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) ->
     model = RandomForestClassifier(n_estimators=15, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="hard")
     monkeypatch.setattr(prefilter, "BNB_SLICE", 1)
+    monkeypatch.setattr(prefilter, "FIRST_SLICE", 1)
     monkeypatch.setattr(prefilter, "BOX_POINTS", 0)
     answers: list[Any] = []
     original = prefilter._BoxRace._advance_clique

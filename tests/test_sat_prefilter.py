@@ -261,12 +261,12 @@ def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: An
     stack and the smallest row pool (room for the first box's halves), so that it resumes
     thousands of times and grows both: the answers
     stay exact (the hard vote, every query through the branch and bound)."""
-    old = prefilter.BNB_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL
-    prefilter.BNB_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = 1, 1, 2
+    old = prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL
+    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = 1, 1, 1, 2
     try:
         _check(forest, data, 0)
     finally:
-        prefilter.BNB_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = old
+        prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = old
 
 
 def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> None:
@@ -280,6 +280,7 @@ def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> N
     screen = InstanceFilter(LeafTable(ForestEncoding(forest)), Instance.of(forest, X[0]).states)
     monkeypatch.setattr(prefilter, "BOX_POINTS", 1)
     monkeypatch.setattr(prefilter, "BNB_SLICE", 1)
+    monkeypatch.setattr(prefilter, "FIRST_SLICE", 1)
     assert screen.decide([], "not", 0) is not None  # decided without a budget
     with pytest.raises(BudgetExpired, match="searching boxes"):
         screen.decide([], "not", 0, budget=Budget(timeout=0.0))
@@ -297,12 +298,12 @@ def test_each_split_rule_alone_and_raced_settles_right(forest: Any, rules: tuple
     """The race may end with either split rule's search, so each must be exact alone: the guided
     rule alone, the leaf-end rule alone and both raced from the first box (one-box slices),
     every query through the branch and bound."""
-    old = prefilter.BNB_SLICE, prefilter.SPLIT_RULES
-    prefilter.BNB_SLICE, prefilter.SPLIT_RULES = 1, rules
+    old = prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES
+    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES = 1, 1, rules
     try:
         _check(forest, data, 0)
     finally:
-        prefilter.BNB_SLICE, prefilter.SPLIT_RULES = old
+        prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES = old
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -393,12 +394,17 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
     """Every query through the branch and bound, one box per slice, so that the search on the
     paired table (every pairing round taken, whatever it costs) joins after the first box and
     settles most queries: the answers, witnesses and cores stay exact."""
-    old = prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES
-    prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = 1, float("inf"), 1_000_000
+    old = prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES
+    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = (
+        1,
+        1,
+        float("inf"),
+        1_000_000,
+    )
     try:
         _check(forest, data, 0)
     finally:
-        prefilter.BNB_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = old
+        prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = old
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -415,13 +421,25 @@ def test_branch_and_bound_with_the_pair_bound_from_the_first_box_settles_right(
     """Every query through the branch and bound with the pair bound (two classes) judging the
     children from the first box on (and one-box slices, so that the search stops and resumes around
     it): the answers, witnesses and cores stay exact, under each split rule."""
-    old = prefilter.BNB_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES, prefilter.HARD_BNB_NODES
-    prefilter.BNB_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES = 1, 0, rules
+    old = (
+        prefilter.BNB_SLICE,
+        prefilter.FIRST_SLICE,
+        prefilter.PAIR_BOUND_AFTER,
+        prefilter.SPLIT_RULES,
+        prefilter.HARD_BNB_NODES,
+    )
+    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES = 1, 1, 0, rules
     prefilter.HARD_BNB_NODES = 1_000_000
     try:
         _check(forest, data, 0)
     finally:
-        prefilter.BNB_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES, prefilter.HARD_BNB_NODES = old
+        (
+            prefilter.BNB_SLICE,
+            prefilter.FIRST_SLICE,
+            prefilter.PAIR_BOUND_AFTER,
+            prefilter.SPLIT_RULES,
+            prefilter.HARD_BNB_NODES,
+        ) = old
 
 
 @pytest.mark.parametrize("vote", ["hard", "soft"])
@@ -506,6 +524,7 @@ def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest
         patch.setattr(prefilter, "BOX_POINTS", 0)
         patch.setattr(prefilter, "HARD_BNB_NODES", 1)
         patch.setattr(prefilter, "BNB_SLICE", 1)
+        patch.setattr(prefilter, "FIRST_SLICE", 1)
         patch.setattr(prefilter, "RACE_CONFLICTS", 1)
         patch.setattr(prefilter, "CLIMB_RESTARTS", 1)
         if winner != "climb":
@@ -538,6 +557,7 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prefilter, "BOX_POINTS", 0)
         patch.setattr(prefilter, "BNB_SLICE", 3)
+        patch.setattr(prefilter, "FIRST_SLICE", 3)
         patch.setattr(prefilter, "PAIR_GROWTH", float("inf"))
         screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
         rows = screen._reachable(fixed)

@@ -712,8 +712,7 @@ class _BoxRace:
         (:func:`_pair_partners`). A query settled in its first :data:`PAIR_BOUND_AFTER` boxes
         pays for neither; the others lose those boxes."""
         table = self.screen.table
-        margins = self.arguments[3]
-        order = np.lexsort((-margins[:, 0], self.arguments[2]))
+        order = np.lexsort((-self.arguments[3][:, 0], self.arguments[2]))
         self._set_table(self.rows[order], (self.arguments[0][order], self.arguments[1][order]))
         self.partner = _pair_partners(self.arguments, table.forest.n_trees, self.kind == "not")
         self.runs[0] = _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[0], partner=self.partner)
@@ -794,7 +793,11 @@ class _BoxRace:
         if self.turn == (PAIR_AFTER if self.arguments[3].shape[1] == 1 else PAIR_AFTER_MORE):
             merged = _paired(self.arguments, self.kind == "not")
             if merged is not None:
-                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1]))
+                partner = None
+                if merged[3].shape[1] == 1:  # the pair bound on the paired table: pairs of pairs
+                    merged = _by_margin(merged)
+                    partner = _pair_partners(merged, int(merged[2][-1]) + 1, self.kind == "not")
+                self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1], partner=partner))
                 self.paired = True
         if self.turn == CLIQUE_AFTER and CliqueSearch.applies(self.arguments):
             self.clique = CliqueSearch(self.arguments)
@@ -884,6 +887,14 @@ class _BoxSearch:
             full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
             self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
+
+
+def _by_margin(arguments: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The branch and bound's arguments (one other class) with each tree's rows in decreasing
+    margin, as the pair bound needs."""
+    order = np.lexsort((-arguments[3][:, 0], arguments[2]))
+    rows = (0, 1, 2, 3, 5)  # boxes, trees, margins, scores
+    return tuple(np.ascontiguousarray(a[order]) if i in rows else a for i, a in enumerate(arguments))
 
 
 def _pair_partners(arguments: tuple[Any, ...], n_trees: int, not_kind: bool) -> np.ndarray:
