@@ -163,6 +163,29 @@ def test_agreement_reports_soft_vote_differences() -> None:
     assert Forest.from_sklearn(model).agreement(X, model).fraction == 1.0
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.floats(0, 1, allow_nan=False),
+                st.sampled_from([0.0, 2.0**-1074, 2.0**-1022, 0.1, 0.2, 0.3, 0.5, 1.0]),
+            ),
+            min_size=3,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_exact_soft_winner_is_the_winner_of_the_rational_sums(vectors: list[list[float]]) -> None:
+    """Against the definition in ``Fraction`` arithmetic, subnormal and exactly tied sums included."""
+    from rfexplain.core.forest import exact_soft_winner
+
+    sums = [sum((Fraction(v[c]) for v in vectors), Fraction(0)) for c in range(3)]
+    assert exact_soft_winner(vectors) == sums.index(max(sums))
+
+
 def test_soft_vote_ties_and_near_ties_are_decided_exactly() -> None:
     """Exact rational sums, ties to the lowest index: 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 are
     equal exactly although their float64 sums differ."""

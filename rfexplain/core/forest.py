@@ -52,7 +52,6 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -115,11 +114,15 @@ def exact_soft_winner(vectors: Sequence[Sequence[float]]) -> int:
     >>> exact_soft_winner([(0.1, 0.9), (0.8, 0.2)]), exact_soft_winner([(0.5, 0.5), (0.5, 0.5)])
     (1, 0)
     """
-    sums = [Fraction(0)] * len(vectors[0])
+    # every float64 is a whole number of units of 2**-1074 (its ``as_integer_ratio`` has a
+    # power-of-two denominator): the sums in those units are exact integers, as in
+    # :meth:`Forest.soft_weights`; ``Fraction`` sums took 0.4 ms a row on 100 trees
+    sums = [0] * len(vectors[0])
     for vector in vectors:
         for c, p in enumerate(vector):
-            sums[c] += Fraction(float(p))
-    return winning_class(sums)  # type: ignore[arg-type]
+            numerator, denominator = float(p).as_integer_ratio()
+            sums[c] += numerator << (1075 - denominator.bit_length())
+    return winning_class(sums)
 
 
 def soft_vote(probas: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
