@@ -680,8 +680,7 @@ class _BoxRace:
         #: the trees paired for the pair bound once the first search runs with it
         #: (:meth:`_join_pair_bound`; two classes only), for the searches on this table
         self.partner: np.ndarray | None = None
-        self.pairs_due = self.arguments[3].shape[1] == 1
-        if self.pairs_due and PAIR_BOUND_AFTER <= 0:
+        if self._pairs_due and PAIR_BOUND_AFTER <= 0:
             self._join_pair_bound()
         self.paired = False
         #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
@@ -721,12 +720,15 @@ class _BoxRace:
         rows reordered, each tree's leaves in decreasing margin, and the trees paired for it
         (:func:`_pair_partners`). A query settled in its first :data:`PAIR_BOUND_AFTER` boxes
         pays for neither; the others lose those boxes."""
-        table = self.screen.table
-        order = np.lexsort((-self.arguments[3][:, 0], self.arguments[2]))
+        order = _margin_order(self.arguments)
         self._set_table(self.rows[order], (self.arguments[0][order], self.arguments[1][order]))
-        self.partner = _pair_partners(self.arguments, table.forest.n_trees, self.kind == "not")
+        self.partner = _pair_partners(self.arguments, self.kind == "not")
         self.runs[0] = _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[0], partner=self.partner)
-        self.pairs_due = False
+
+    @property
+    def _pairs_due(self) -> bool:
+        """Whether the first search is still to restart with the pair bound (two classes only)."""
+        return self.partner is None and self.arguments[3].shape[1] == 1
 
     @property
     def finished(self) -> bool:
@@ -749,7 +751,7 @@ class _BoxRace:
                 runs = self.runs
                 run = runs[0] if len(runs) == 1 or not self._second_turn() else runs[-1]
                 boxes = min(limit, self.slice_left)
-                if self.pairs_due and run is runs[0]:  # stop where the pair bound joins
+                if self._pairs_due and run is runs[0]:  # stop where the pair bound joins
                     boxes = min(boxes, PAIR_BOUND_AFTER - run.boxes)
                 status = run.step(boxes)
                 examined = run.examined
@@ -763,7 +765,7 @@ class _BoxRace:
                     runs.remove(run)  # near ties it could not keep: the other search may still settle it
                     self.slice_left = BNB_SLICE
                     continue
-                if self.pairs_due and run is runs[0] and run.boxes >= PAIR_BOUND_AFTER:
+                if self._pairs_due and run is runs[0] and run.boxes >= PAIR_BOUND_AFTER:
                     self._join_pair_bound()
             limit -= examined
             self.slice_left -= examined
@@ -806,7 +808,7 @@ class _BoxRace:
                 partner = None
                 if merged[3].shape[1] == 1:  # the pair bound on the paired table: pairs of pairs
                     merged = _by_margin(merged)
-                    partner = _pair_partners(merged, int(merged[2][-1]) + 1, self.kind == "not")
+                    partner = _pair_partners(merged, self.kind == "not")
                 self.runs.append(_BoxSearch(merged, self.top, len(merged[0]), guided=SPLIT_RULES[-1], partner=partner))
                 self.paired = True
         if self.turn == CLIQUE_AFTER and CliqueSearch.applies(self.arguments):
@@ -899,15 +901,20 @@ class _BoxSearch:
             self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
 
 
+def _margin_order(arguments: tuple[Any, ...]) -> np.ndarray:
+    """The order of the branch and bound's rows (one other class) that keeps them grouped by
+    tree and puts each tree's in decreasing margin, as the pair bound needs."""
+    return np.lexsort((-arguments[3][:, 0], arguments[2]))
+
+
 def _by_margin(arguments: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The branch and bound's arguments (one other class) with each tree's rows in decreasing
-    margin, as the pair bound needs."""
-    order = np.lexsort((-arguments[3][:, 0], arguments[2]))
+    """The branch and bound's arguments with their rows in :func:`_margin_order`."""
+    order = _margin_order(arguments)
     rows = (0, 1, 2, 3, 5)  # boxes, trees, margins, scores
     return tuple(np.ascontiguousarray(a[order]) if i in rows else a for i, a in enumerate(arguments))
 
 
-def _pair_partners(arguments: tuple[Any, ...], n_trees: int, not_kind: bool) -> np.ndarray:
+def _pair_partners(arguments: tuple[Any, ...], not_kind: bool) -> np.ndarray:
     """The trees paired for the branch and bound's pair bound (:func:`.box_kernels.pair_bound`)
     on one query's table (the arguments of :func:`.box_kernels.search`), by tree id (-1: none),
     chosen on the query's whole box as the paired table's are (:func:`.box_kernels.pair_partners`)."""
@@ -915,7 +922,7 @@ def _pair_partners(arguments: tuple[Any, ...], n_trees: int, not_kind: bool) -> 
 
     low, high, trees, margins, penalty = arguments[:5]
     of_run, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
-    partner = np.full(n_trees, -1, dtype=np.int64)
+    partner = np.full(int(trees.max()) + 1 if len(trees) else 0, -1, dtype=np.int64)
     paired = np.flatnonzero(of_run >= 0)
     partner[trees[starts[paired]]] = trees[starts[of_run[paired]]]
     return partner
