@@ -97,3 +97,77 @@ def test_the_climb_is_seeded_per_query() -> None:
     first, second = climbed(), climbed()
     assert first is not None and second is not None
     assert np.array_equal(first, second)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=6, max_classes=3, max_features=4, max_depth=4), st.data())
+def test_the_compiled_cell_representatives_are_the_prefilters_cells(forest: Any, data: Any) -> None:
+    """:func:`~rfexplain.sat.climb_kernels.representatives` (one allowed state per cell, for the
+    climb of the branch and bound's race) gives each free feature the states ``_cells`` gives."""
+    from rfexplain.sat.climb_kernels import representatives
+
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    table = LeafTable(ForestEncoding(forest))
+    screen = InstanceFilter(table, grid[data.draw(st.integers(0, len(grid) - 1))])
+    rows = screen._reachable(fixed)
+    free, lows, highs = screen._free_boxes(fixed, rows)
+    top = np.asarray([forest.states_per_feature[f] - 1 for f in free], dtype=np.int64)
+    allowed = [table.allowed[f] for f in free]
+    flat = np.concatenate(allowed) if allowed else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64)
+    values = np.zeros(int((top + 1).sum()), dtype=np.int64)
+    at = np.zeros(len(free) + 1, dtype=np.int64)
+    representatives(lows, highs, top, flat, starts, np.zeros(2 * len(rows) + 1, np.int64), values, at)
+    for j, f in enumerate(free):
+        assert values[at[j] : at[j + 1]].tolist() == screen._cells(f, lows[:, j], highs[:, j], 0, int(top[j])).tolist()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(
+        lambda vote: forests(max_trees=6, max_classes=3, max_features=4, vote=vote)
+    ),
+    st.data(),
+)
+def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any) -> None:
+    """The climb the branch and bound's race runs at the end of its slices (on the free
+    features' cell representatives, :data:`~rfexplain.sat.prefilter.SLICE_CLIMBS`) answers only
+    with a witness that agrees with the instance on the fixed features and meets the condition
+    under the forest's exact vote, and always finds one with a single feature free."""
+    from rfexplain.sat import prefilter
+
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    kind = data.draw(st.sampled_from(["not", "predicts"]))
+    cls = data.draw(st.integers(0, forest.n_classes - 1))
+    one_free = data.draw(st.booleans())
+    if one_free:
+        left = data.draw(st.sampled_from(range(forest.n_features)))
+        fixed = [f for f in range(forest.n_features) if f != left]
+    else:
+        fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+    rows = screen._reachable(fixed)
+    free, lows, highs = screen._free_boxes(fixed, rows)
+    if not free:
+        return
+    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+    race.clique, race.turn = None, 1  # as at the end of the first slice, wherever the clique search is
+    settled = None
+    for _ in range(20):
+        settled = race._climb_turn()
+        if settled is not None:
+            break
+    decisions = forest.predict_states(grid)
+    agree = np.all(grid[:, fixed] == states[fixed], axis=1)
+    holds = (decisions != cls) if kind == "not" else (decisions == cls)
+    exists = bool(np.any(agree & holds))
+    if settled is not None:
+        assert settled.sat and exists
+        witness = np.asarray(settled.witness)
+        assert np.array_equal(witness[fixed], states[fixed])
+        decided = int(forest.predict_states(witness[None, :])[0])
+        assert (decided != cls) if kind == "not" else (decided == cls)
+    elif one_free and forest.vote == "hard":
+        assert not exists  # one move searches every cell (soft: a near tie may stop the climb)

@@ -481,19 +481,94 @@ def _cell_starts(rows, n, low, high, j, lo, hi, buffer):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True)
-def _point_sums(point, rows, n, low, high, scores, sums):  # pragma: no cover - compiled
-    """The class score sums at ``point``: the scores of the leaves of ``rows[:n]`` containing it."""
-    sums[:] = 0.0
+def _search_whole(
+    rows,
+    n,
+    low,
+    high,
+    trees,
+    margins,
+    penalty,
+    scores,
+    cls,
+    not_kind,
+    soft,
+    near_tie,
+    option_values,
+    option_at,
+    whole,
+    point,
+    sums,
+    buffer,
+    level_start,
+    level_count,
+    choice,
+    ties,
+    state,
+    witness,
+):  # pragma: no cover - compiled
+    """Search a small box whole: every combination of the free features' options
+    (``option_values[option_at[j]:option_at[j + 1]]``, in order, the last feature fastest), True
+    with the first point where the condition holds written into ``witness``, else False (soft-vote
+    near ties stored in ``ties``). Depth first over the features, each level keeping the leaves of
+    ``rows[:n]`` that hold the options chosen so far (a feature ``whole`` on the box, which no leaf
+    cuts, keeps them all), so a point's sums add its own leaves only; a level whose leaves' bound
+    (:func:`bound`) rules the condition out is skipped with every point below it."""
     n_free = point.shape[0]
-    for i in range(n):
-        r = rows[i]
-        inside = True
-        for j in range(n_free):
-            if point[j] < low[r, j] or point[j] > high[r, j]:
-                inside = False
-                break
-        if inside:
-            sums += scores[r]
+    buffer[:n] = rows[:n]
+    level_start[0] = 0
+    level_count[0] = n
+    choice[0] = 0
+    d = 0
+    while True:
+        if d == n_free:
+            sums[:] = 0.0
+            at = level_start[d]
+            for i in range(level_count[d]):
+                sums += scores[buffer[at + i]]
+            outcome = _outcome(sums, cls, not_kind, soft, near_tie)
+            if outcome == 1:
+                witness[:] = point
+                return True
+            if outcome == -1:
+                if state[TIES] < ties.shape[0]:
+                    ties[state[TIES]] = point
+                    state[TIES] += 1
+                else:
+                    state[TIE_OVERFLOW] = 1
+            d -= 1
+            if d < 0:
+                return False
+            choice[d] += 1
+            continue
+        if choice[d] >= option_at[d + 1] - option_at[d]:
+            d -= 1
+            if d < 0:
+                return False
+            choice[d] += 1
+            continue
+        v = option_values[option_at[d] + choice[d]]
+        point[d] = v
+        at = level_start[d]
+        count = level_count[d]
+        if whole[d]:
+            level_start[d + 1] = at
+            level_count[d + 1] = count
+        else:
+            to = at + count
+            kept = 0
+            for i in range(count):
+                r = buffer[at + i]
+                if low[r, d] <= v <= high[r, d]:
+                    buffer[to + kept] = r
+                    kept += 1
+            level_start[d + 1] = to
+            level_count[d + 1] = kept
+            if kept < count and bound(buffer[to:], kept, trees, margins, penalty, not_kind) <= -near_tie:
+                choice[d] += 1
+                continue
+        d += 1
+        choice[d] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -614,7 +689,11 @@ def search(
     # n_free + box_points cells in all (grown below should that ever not hold)
     option_values = np.empty(n_free + box_points + 1, np.int64)
     option_at = np.zeros(n_free + 1, np.int64)
-    stride = np.zeros(n_free, np.int64)
+    whole = np.zeros(n_free, np.bool_)
+    level_rows = np.empty(0, np.int64)  # grown for the largest box searched whole
+    level_start = np.zeros(n_free + 1, np.int64)
+    level_count = np.zeros(n_free + 1, np.int64)
+    choice = np.zeros(n_free + 1, np.int64)
     point = np.zeros(n_free, np.int64)
     sums = np.zeros(scores.shape[1])
     counts = np.zeros(n_free, np.int64)
@@ -694,30 +773,40 @@ def search(
                         option_values[taken] = allowed[at]
                         taken += 1
                 option_at[j + 1] = taken
+                whole[j] = k == 1
                 if taken == option_at[j]:
                     empty = True
             if empty:
                 continue
-            n_points = 1
-            for j in range(n_free - 1, -1, -1):
-                stride[j] = n_points
-                n_points *= option_at[j + 1] - option_at[j]
-            for p in range(n_points):  # in order, the last feature fastest
-                rest = p
-                for j in range(n_free):
-                    point[j] = option_values[option_at[j] + rest // stride[j]]
-                    rest %= stride[j]
-                _point_sums(point, rows, n, low, high, scores, sums)
-                outcome = _outcome(sums, cls, not_kind, soft, near_tie)
-                if outcome == 1:
-                    witness[:] = point
-                    return FOUND, examined
-                if outcome == -1:
-                    if state[TIES] < ties.shape[0]:
-                        ties[state[TIES]] = point
-                        state[TIES] += 1
-                    else:
-                        state[TIE_OVERFLOW] = 1
+            if level_rows.shape[0] < (n_free + 1) * n:
+                level_rows = np.empty(2 * (n_free + 1) * n, np.int64)
+            if _search_whole(
+                rows,
+                n,
+                low,
+                high,
+                trees,
+                margins,
+                penalty,
+                scores,
+                cls,
+                not_kind,
+                soft,
+                near_tie,
+                option_values,
+                option_at,
+                whole,
+                point,
+                sums,
+                level_rows,
+                level_start,
+                level_count,
+                choice,
+                ties,
+                state,
+                witness,
+            ):
+                return FOUND, examined
             continue
 
         j = -1

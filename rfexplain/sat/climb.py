@@ -23,7 +23,9 @@ This is the greedy local search of adversarial attacks on tree ensembles (Zhang,
 exhaustively over its cells.
 
 The SAT engine runs it under the hard vote beside the reduced formula's solver and the branch
-and bound (:meth:`~rfexplain.sat.prefilter.InstanceFilter.decide_reduced`). It is a heuristic for
+and bound (:meth:`~rfexplain.sat.prefilter.InstanceFilter.decide_reduced`), and in the branch
+and bound's race where the clique search does not join (soft vote, three classes or more), on
+one representative state per cell. The loop is compiled (:mod:`.climb_kernels`). It is a heuristic for
 the satisfiable side only: it proves nothing when it finds nothing, and
 the cell it finds is confirmed by the caller with the forest's exact vote before it is used as a
 witness. Its random numbers come from a generator seeded per query, so a query gets the same
@@ -43,24 +45,28 @@ SLACK = 1e-9
 
 
 class MarginClimb:
-    """Coordinate ascent over the free features' cells toward a point where the condition holds.
+    """Coordinate ascent over the free features' positions (cells, or states) toward a point where
+    the condition holds.
 
     Parameters
     ----------
     first, last : int arrays of shape (leaves, free features)
-        Each reachable leaf's box as an inclusive range of cell indices per free feature.
+        Each reachable leaf's box as an inclusive range of positions per free feature.
     margins : float array of shape (leaves, challengers)
         Per leaf, its contribution to each challenger's margin (as
         :meth:`~rfexplain.sat.prefilter.LeafTable.margins` gives them).
     penalty : float array of shape (challengers,)
         What each challenger's summed margin must exceed besides.
-    n_cells : sequence of int
-        The number of cells of each free feature.
+    sizes : sequence of int
+        The number of positions of each free feature (its cells, or its states).
     any_challenger : bool
         The condition holds when some challenger's margin is reached (``"not"``), else when every
         one is (``"predicts"``).
     seed : int
         Seed of the generator of starting points and tie breaks.
+    allowed : pair of int arrays, optional
+        The positions a point may take: those of free feature ``j`` are
+        ``allowed[0][allowed[1][j]:allowed[1][j + 1]]``, sorted, none empty (default: all).
     """
 
     def __init__(
@@ -69,73 +75,46 @@ class MarginClimb:
         last: np.ndarray,
         margins: np.ndarray,
         penalty: np.ndarray,
-        n_cells: Sequence[int],
+        sizes: Sequence[int] | np.ndarray,
         *,
         any_challenger: bool,
         seed: int = 0,
+        allowed: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.first = first
         self.last = last
         self.margins = margins
         self.penalty = penalty
-        self.n_cells = [int(m) for m in n_cells]
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        if allowed is None:
+            allowed = (
+                np.concatenate([np.arange(m, dtype=np.int64) for m in self.sizes.tolist()] or [np.zeros(0, np.int64)]),
+                np.concatenate(([0], np.cumsum(self.sizes))).astype(np.int64),
+            )
+        self.allowed = allowed
         self.any_challenger = any_challenger
-        self.rng = np.random.default_rng(seed)
+        #: the compiled climb's xorshift64* state (:mod:`.climb_kernels`): the seed spread by the
+        #: golden-ratio multiplier of splitmix64, never zero
+        self.rng = np.asarray([((seed + 1) * 0x9E3779B97F4A7C15) % 2**64 or 1], dtype=np.uint64)
 
     def run(self, restarts: int) -> np.ndarray | None:
-        """Climb from up to ``restarts`` random starting points; the cell indices of the first
-        point found where the condition holds (up to :data:`SLACK`), else ``None``."""
-        for _ in range(restarts):
-            found = self._climb()
-            if found is not None:
-                return found
-        return None
+        """Climb from up to ``restarts`` random starting points; the positions of the first point
+        found where the condition holds (up to :data:`SLACK`), else ``None``."""
+        from rfexplain.sat.climb_kernels import climb
 
-    def _score(self, sums: np.ndarray) -> np.ndarray:
-        """The condition's margin for rows of per-challenger sums (last axis)."""
-        reached = sums - self.penalty
-        return reached.max(axis=-1) if self.any_challenger else reached.min(axis=-1)
-
-    def _climb(self) -> np.ndarray | None:
-        first, last, rng = self.first, self.last, self.rng
-        n_free = len(self.n_cells)
-        point = np.asarray([rng.integers(m) for m in self.n_cells], dtype=np.int64)
-        inside = (first <= point) & (point <= last)
-        missed = n_free - inside.sum(axis=1)
-        current = float(self._score(self.margins[missed == 0].sum(axis=0)))
-        if current > -SLACK:
-            return point
-        improved = True
-        while improved:
-            improved = False
-            for j in rng.permutation(n_free).tolist():
-                # the leaves the point reaches once feature j is set to any of its cells
-                rows = np.flatnonzero(missed - ~inside[:, j] == 0)
-                values = self._line(j, rows)
-                score = self._score(values)
-                best = float(score.max())
-                if best > -SLACK:
-                    point[j] = int(rng.choice(np.flatnonzero(score > -SLACK)))
-                    return point
-                if best > current or (best == current and rng.random() < 0.5):
-                    improved = improved or best > current
-                    current = best
-                    point[j] = int(rng.choice(np.flatnonzero(score == best)))
-                    was = inside[:, j].copy()
-                    inside[:, j] = (first[:, j] <= point[j]) & (point[j] <= last[:, j])
-                    missed += was.astype(np.int64) - inside[:, j]
-        return None
-
-    def _line(self, j: int, rows: np.ndarray) -> np.ndarray:
-        """Per cell of free feature ``j``, the summed margins of the leaves among ``rows`` whose
-        box on ``j`` holds the cell (a difference array over the cells)."""
-        m = self.n_cells[j]
-        starts = self.first[rows, j]
-        stops = self.last[rows, j] + 1
-        weights = self.margins[rows]
-        sums = np.empty((m, weights.shape[1]), dtype=np.float64)
-        for d in range(weights.shape[1]):
-            delta = np.bincount(starts, weights=weights[:, d], minlength=m + 1)
-            delta -= np.bincount(stops, weights=weights[:, d], minlength=m + 1)
-            sums[:, d] = np.cumsum(delta[:m])
-        return sums
+        point = np.zeros(len(self.sizes), dtype=np.int64)
+        found = climb(
+            self.first,
+            self.last,
+            self.margins,
+            self.penalty,
+            self.allowed[0],
+            self.allowed[1],
+            self.sizes,
+            self.any_challenger,
+            SLACK,
+            restarts,
+            self.rng,
+            point,
+        )
+        return point if found else None

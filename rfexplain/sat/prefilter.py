@@ -15,6 +15,9 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   the free features have few cell combinations (at most :data:`BOX_POINTS`), every combination is
   evaluated with the forest's exact vote; the answer is exact either way, with the first
   counterexample (in the combinations' lexicographic order) as the witness. The branch and
+  bound's kernel walks the combinations depth first, keeping per feature the leaves that hold
+  the states chosen so far and skipping a prefix whose leaves' bound rules the condition out
+  (:func:`.box_kernels._search_whole`). The branch and
   bound below does this in its first box (so it is not tested apart before it: on the SAT
   paper's ionosphere forest that test took a tenth of an AXp and never held); only the
   hitting-set loops' queries that get no branch and bound test it here.
@@ -60,6 +63,11 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   every leaf weighs something and the weighted colourings bound poorly (ring, SAT paper's forest:
   a step the box search settles in 0.13 s was not settled in 60 s); with three classes or more
   the same (:meth:`.CliqueSearch.applies`), so there it is not used.
+- **Climbs.** Where the clique search does not join (soft vote, three classes or more), the
+  counterexample search by coordinate ascent (:mod:`rfexplain.sat.climb`) takes
+  :data:`SLICE_CLIMBS` restarts at the end of every slice after the first: the box searches find
+  the counterexamples of wide satisfiable steps late (ionosphere, soft vote: 2,000-9,500 boxes),
+  the climb in a restart or two.
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
@@ -242,6 +250,15 @@ CLIMB_SHARE = 0.2
 #: Restarts of the counterexample search per turn.
 CLIMB_RESTARTS = 8
 
+#: Restarts of the counterexample search (:mod:`rfexplain.sat.climb`) at the end of every slice
+#: of a branch and bound that the clique search does not join (soft vote, or three classes or
+#: more): from the end of the first slice (:data:`FIRST_SLICE`) on, the climb takes this many
+#: restarts, counted in boxes so that a query is searched alike on every run. On the SAT paper's
+#: ionosphere forest (soft vote) the box searches took 2,000-9,500 boxes (13-45 ms) to find the
+#: counterexamples of its slowest satisfiable steps; the climb found each within 1-15 restarts
+#: (about 1.7 ms each; 10 ``soft_vote`` instances, see :data:`SLICE_CLIMBS`).
+SLICE_CLIMBS = 1
+
 #: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
 BNB_STACK = 64
 
@@ -320,9 +337,10 @@ class LeafTable:
         ]
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         # the branch and bound's compiled loop, loaded with the table rather than in a query
-        from rfexplain.sat import box_kernels, clique_kernels
+        from rfexplain.sat import box_kernels, climb_kernels, clique_kernels
 
         box_kernels.warm_up(self.low.dtype)
+        climb_kernels.warm_up(self.low.dtype)
         if not self.soft and forest.n_classes == 2:  # the clique search's queries (CliqueSearch.applies)
             clique_kernels.warm_up()
 
@@ -685,6 +703,10 @@ class _BoxRace:
         self.paired = False
         #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
         self.clique: CliqueSearch | None = None
+        #: The counterexample search (:mod:`rfexplain.sat.climb`) where the clique search does not
+        #: join, once the first slice is over (:data:`SLICE_CLIMBS`).
+        self.climb: MarginClimb | None = None
+        self.climbing = SLICE_CLIMBS > 0
         #: Slices of :data:`BNB_SLICE` boxes (or units of the clique search's work) so far, those the
         #: box searches took, and what is left of the current one: the turns do not depend on how
         #: many boxes each :meth:`advance` was given.
@@ -771,6 +793,9 @@ class _BoxRace:
             self.slice_left -= examined
             if self.slice_left <= 0:  # the slice is over (whichever calls it took): the next turn
                 self._next_turn(budget)
+                settled = self._climb_turn()
+                if settled is not None:
+                    return settled
             if limit <= 0:
                 return None
         return None
@@ -818,6 +843,41 @@ class _BoxRace:
                 _BoxSearch(self.arguments, self.top, len(self.rows), guided=SPLIT_RULES[1], partner=self.partner)
             )
         self.turn += 1
+
+    def _climb_turn(self) -> Settled | None:
+        """At the end of a slice where the clique search has not joined: :data:`SLICE_CLIMBS`
+        restarts of the counterexample search (built at the first, on the free features' allowed
+        states and the leaf table of the first search), whose point is a witness once the
+        forest's exact vote confirms it (a soft-vote near tie may not: then the climb stops, as it
+        may find that point again)."""
+        if self.clique is not None or not self.climbing or self.turn == 0:
+            return None
+        if self.climb is None:
+            from rfexplain.sat.climb_kernels import representatives
+
+            low, high, _, margins, penalty, _, allowed, allowed_at = self.arguments[:8]
+            top = np.asarray(self.top, dtype=np.int64)
+            values = np.zeros(int(np.minimum(top + 1, 2 * len(low) + 1).sum()), dtype=np.int64)
+            at = np.zeros(len(top) + 1, dtype=np.int64)
+            representatives(low, high, top, allowed, allowed_at, np.zeros(2 * len(low) + 1, np.int64), values, at)
+            self.climb = MarginClimb(
+                low,
+                high,
+                margins,
+                penalty,
+                top + 1,
+                any_challenger=self.kind == "not",
+                seed=len(self.rows),
+                allowed=(values, at),
+            )
+        point = self.climb.run(SLICE_CLIMBS)
+        if point is None:
+            return None
+        holds, _ = self.screen._evaluate(point[None, :], self.free, self.rows, self.kind, self.cls)
+        if holds[0]:
+            return self.screen._witness(self.free, point)
+        self.climbing = False
+        return None
 
     def _clique_turn(self) -> bool:
         """Whether the clique search takes the current slice: all but one in :data:`CLIQUE_TURNS`."""
