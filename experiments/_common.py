@@ -77,6 +77,28 @@ def data_dir(arg: str | os.PathLike[str] | None) -> Path:
     return (ROOT.parent.parent / "shared" / "datasets").resolve()
 
 
+#: Help of every benchmark's ``--datasets`` option (:func:`dataset_names` reads it).
+DATASETS_HELP = "dataset names, comma- or space-separated"
+
+
+def dataset_names(
+    given: str | Sequence[str] | None, default: Sequence[str], known: Iterable[str] | None = None
+) -> list[str]:
+    """The datasets a benchmark runs: ``--datasets`` as given (``a,b`` or ``a b``: every benchmark
+    takes both), else ``default``; a name outside ``known`` (when given) stops the run with the
+    names it could take, before anything is trained."""
+    if not given:
+        return list(default)
+    values = [given] if isinstance(given, str) else list(given)
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    if known is not None:
+        choices = list(known)
+        unknown = [name for name in names if name not in choices]
+        if unknown:
+            raise SystemExit(f"unknown dataset(s) {', '.join(unknown)}; choose from: {', '.join(choices)}")
+    return names
+
+
 def results_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """The results folder: ``path``, else ``$RFEXPLAIN_RESULTS_DIR``, else ``experiments/results``."""
     chosen = Path(path) if path else Path(os.environ.get(RESULTS_ENV) or ROOT / "results")

@@ -39,7 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, data_dir, line_plot, markdown_table, peak_rss_bytes, results_stem, write_report
+from experiments._common import (
+    DATASETS_HELP,
+    Skip,
+    data_dir,
+    dataset_names,
+    line_plot,
+    markdown_table,
+    peak_rss_bytes,
+    results_stem,
+    write_report,
+)
 
 log = logging.getLogger("experiments.add_tables")
 
@@ -453,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("table", choices=["table1", "evaluation", "outcomes"])
     parser.add_argument("--quick", action="store_true", help="a few datasets and small forests (minutes)")
     parser.add_argument("--data", help="datasets folder (default $RFEXPLAIN_DATA or ../shared/datasets)")
-    parser.add_argument("--datasets", help="comma-separated dataset names")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--trees", help="table1: one tree count for every dataset; evaluation: comma-separated sizes")
     parser.add_argument(
         "--depth", type=int, default=None, help="evaluation: max_depth of the trees (default unlimited)"
@@ -492,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
 
         warm_up()  # once, before the rows fork: loading the compiled loops is not part of any T_ADD
     if args.table == "table1":
-        names = args.datasets.split(",") if args.datasets else list(QUICK_TABLE1 if args.quick else PAPER_ADD)
+        names = dataset_names(args.datasets, list(QUICK_TABLE1 if args.quick else PAPER_ADD))
         limit = args.timeout or (120.0 if args.quick else 1800.0)
         opts = {
             "quick": args.quick,
@@ -528,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         paths = write_report("add_table1", rows, text, **run)
     elif args.table == "outcomes":
-        names = args.datasets.split(",") if args.datasets else list(OUTCOME_DATASETS)
+        names = dataset_names(args.datasets, list(OUTCOME_DATASETS))
         limit = args.timeout or (120.0 if args.quick else 900.0)
         rows = []
         for name in names:
@@ -569,9 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         paths = write_report("add_outcomes", rows, text, **run)
     else:
-        names = (
-            args.datasets.split(",") if args.datasets else list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS)
-        )
+        names = dataset_names(args.datasets, list(QUICK_EVALUATION if args.quick else EVALUATION_DATASETS))
         sizes = (
             [int(s) for s in args.trees.split(",")]
             if args.trees

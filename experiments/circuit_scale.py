@@ -28,7 +28,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments._common import Skip, data_dir, markdown_table, peak_rss_bytes, write_report
+from experiments._common import (
+    DATASETS_HELP,
+    Skip,
+    data_dir,
+    dataset_names,
+    markdown_table,
+    peak_rss_bytes,
+    write_report,
+)
 from experiments.circuit_tables import PAPER_T2
 
 log = logging.getLogger("experiments.circuit_scale")
@@ -158,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")
     parser.add_argument("--data")
-    parser.add_argument("--datasets", help="comma-separated names (default: all with a paper row)")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--cores", default=None, help="comma-separated: python,compact")
     parser.add_argument("--limit", type=float, default=None, help="CPU seconds per forest (default 60; quick 20)")
     parser.add_argument("--memory-gb", type=float, default=8.0)
@@ -168,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = data_dir(args.data)
     if not folder.is_dir():
         raise Skip(f"no benchmark CSVs at {folder} (set RFEXPLAIN_DATA or --data)")
-    names = args.datasets.split(",") if args.datasets else list(QUICK_DATASETS if args.quick else PAPER_T2)
+    names = dataset_names(args.datasets, list(QUICK_DATASETS if args.quick else PAPER_T2))
     cores = args.cores.split(",") if args.cores else ["python", "compact"]
     limit = args.limit or (20.0 if args.quick else 60.0)
     memory = int(args.memory_gb * 2**30)

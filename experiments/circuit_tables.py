@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import data_dir, peak_rss_bytes, results_dir, write_report
+from experiments._common import DATASETS_HELP, data_dir, dataset_names, peak_rss_bytes, results_dir, write_report
 
 log = logging.getLogger("experiments.circuit_tables")
 
@@ -590,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
         "--quick", action="store_true", help="six datasets, at most 5 trees, 5 instances, 30s per dataset"
     )
     parser.add_argument("--data", default=None, help="datasets folder")
-    parser.add_argument("--datasets", default=None, help="comma-separated dataset names")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--trees", type=int, default=None, help="override the paper's tree counts")
     parser.add_argument("--instances", type=int, default=None, help="test instances explained (default 100)")
     parser.add_argument("--timeout", type=float, default=None, help="CPU seconds per dataset (default 1800)")
@@ -628,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     for table in args.tables or list(TABLES):
         run, paper = TABLES[table]
         if args.datasets:
-            names = args.datasets.split(",")
+            names = dataset_names(args.datasets, [])
         elif args.quick:
             names = [n for n in QUICK_DATASETS if n in paper]
         else:

@@ -43,9 +43,11 @@ from typing import Any
 import numpy as np
 
 from experiments._common import (
+    DATASETS_HELP,
     Skip,
     cactus_plot,
     data_dir,
+    dataset_names,
     markdown_table,
     median,
     results_dir,
@@ -901,7 +903,7 @@ def _parse_sizes(text: str) -> list[tuple[int, int]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments peers_pyxai", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three datasets, 10 trees, two instances")
-    parser.add_argument("--datasets", help="comma-separated dataset names")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
     parser.add_argument("--sizes", help="forest sizes TREESxDEPTH, comma-separated (e.g. 10x3,50x5)")
     parser.add_argument("--instances", type=int, help="test instances per forest")
@@ -926,7 +928,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{DEFAULT_PYXAI.parent}/pip install pyxai (or set $PYXAI_PYTHON)"
         )
     preset = QUICK if args.quick else FULL
-    datasets_ = args.datasets.split(",") if args.datasets else preset["datasets"]
+    datasets_ = dataset_names(args.datasets, preset["datasets"])
     sizes = _parse_sizes(args.sizes) if args.sizes else preset["sizes"]
     n = args.instances or preset["instances"]
     limit = args.limit or preset["limit"]

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, data_dir, markdown_table, write_report
+from experiments._common import DATASETS_HELP, Skip, data_dir, dataset_names, markdown_table, write_report
 from experiments._workers import JsonWorker, WorkerFailed
 
 log = logging.getLogger("experiments.peers_rfxpl")
@@ -354,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m experiments peers_rfxpl", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three small datasets, five instances")
-    parser.add_argument("--datasets", help="comma-separated Table 1 datasets (default: all 19)")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
     parser.add_argument("--instances", type=int, help="sample instances per dataset (default 15)")
     parser.add_argument("--limit", type=float, help="per-instance wall-clock limit in seconds (default 120)")
@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not directory.is_dir():
         raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
     preset = QUICK if args.quick else FULL
-    names = args.datasets.split(",") if args.datasets else list(preset["datasets"] or DEPTHS)
+    names = dataset_names(args.datasets, list(preset["datasets"] or DEPTHS))
     unknown = sorted(set(names) - set(DEPTHS))
     if unknown:
         parser.error(f"not Table 1 datasets: {unknown}")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, data_dir, markdown_table, write_report
+from experiments._common import DATASETS_HELP, Skip, data_dir, dataset_names, markdown_table, write_report
 from experiments.peers_rfxpl import add_rfxpl_options, find_rfxpl, rfxpl_version, run_forests, summarise
 
 log = logging.getLogger("experiments.practical_forests")
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m experiments practical_forests", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--quick", action="store_true", help="two datasets, 100 trees, three instances")
-    parser.add_argument("--datasets", help="comma-separated dataset names (default: >= 1,000 rows, and ionosphere)")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
     parser.add_argument("--trees", help="comma-separated forest sizes (default 100,500)")
     parser.add_argument("--instances", type=int, help="test rows per forest (default 10)")
@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not directory.is_dir():
         raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
     preset = QUICK if args.quick else FULL
-    names = args.datasets.split(",") if args.datasets else list(preset["datasets"] or default_datasets(directory))
+    names = dataset_names(args.datasets, list(preset["datasets"] or default_datasets(directory)))
     sizes = [int(t) for t in args.trees.split(",")] if args.trees else list(preset["trees"])
     n_inst = int(args.instances or preset["instances"])
     limit = float(args.limit or preset["limit"])

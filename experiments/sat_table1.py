@@ -31,7 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import count_within, cpu_budget, data_dir, markdown_table, results_stem, write_report
+from experiments._common import (
+    DATASETS_HELP,
+    count_within,
+    cpu_budget,
+    data_dir,
+    dataset_names,
+    markdown_table,
+    results_stem,
+    write_report,
+)
 
 log = logging.getLogger("experiments.sat_table1")
 
@@ -324,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.sat_table1", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke-sized run (about two minutes)")
     parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
-    parser.add_argument("--datasets", nargs="*", help="a subset of the datasets")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument(
         "--instances", type=int, help="instances per dataset for AXp/CXp timings (default: all samples)"
     )
@@ -350,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         from experiments._common import Skip
 
         raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
-    names = args.datasets or (list(QUICK_DATASETS) if args.quick else list(DEPTHS))
+    names = dataset_names(args.datasets, list(QUICK_DATASETS) if args.quick else list(DEPTHS), DEPTHS)
     n_inst = args.instances if args.instances is not None else (5 if args.quick else None)
     n_enum = 2 if args.quick else args.enum_instances
     cap = 5.0 if args.quick else args.enum_cap

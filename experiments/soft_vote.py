@@ -28,7 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, count_within, cpu_budget, data_dir, markdown_table, write_report
+from experiments._common import (
+    DATASETS_HELP,
+    Skip,
+    count_within,
+    cpu_budget,
+    data_dir,
+    dataset_names,
+    markdown_table,
+    write_report,
+)
 from experiments.sat_table1 import DEPTHS, SEED, TREES
 
 log = logging.getLogger("experiments.soft_vote")
@@ -201,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.soft_vote", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="two small datasets, few instances")
     parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
-    parser.add_argument("--datasets", nargs="*", help="a subset of the Table 1 datasets")
+    parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--instances", type=int, help="instances per dataset for AXp/CXp times (default 25)")
     parser.add_argument("--enum-instances", type=int, help="instances per dataset for enumeration (default 5)")
     parser.add_argument("--enum-cap", type=float, help="CPU seconds per enumeration (default 60)")
@@ -215,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     directory = data_dir(args.data)
     if not directory.is_dir():
         raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
-    names = args.datasets or (list(QUICK_DATASETS) if args.quick else list(DEPTHS))
+    names = dataset_names(args.datasets, list(QUICK_DATASETS) if args.quick else list(DEPTHS), DEPTHS)
     n_inst = args.instances or (2 if args.quick else 25)
     n_enum = args.enum_instances if args.enum_instances is not None else (1 if args.quick else 5)
     cap = args.enum_cap or (5.0 if args.quick else 60.0)

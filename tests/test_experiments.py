@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import stat
@@ -327,3 +328,19 @@ def test_circuit_scale_tree_counts() -> None:
     assert _tree_counts("25,2x", "magic") == [25, 2 * PAPER_T2["magic"][0]]
     with pytest.raises(ValueError, match="no tree count"):
         _tree_counts("2x", "not-a-dataset")
+
+
+def test_every_benchmark_reads_its_datasets_comma_or_space_separated() -> None:
+    """``--datasets a,b`` and ``--datasets a b`` name the same datasets in every benchmark (the
+    Table 1 ones stopped with a KeyError on ``a,b``), and an unknown name stops the run with the
+    names it could take."""
+    assert _common.dataset_names(["iris,ring"], ["x"]) == ["iris", "ring"]
+    assert _common.dataset_names(["iris", "ring"], ["x"]) == ["iris", "ring"]
+    assert _common.dataset_names("iris, ring", ["x"]) == ["iris", "ring"]
+    assert _common.dataset_names(None, ["x", "y"]) == ["x", "y"]
+    with pytest.raises(SystemExit, match="unknown dataset.*nope.*choose from: iris, ring"):
+        _common.dataset_names(["iris,nope"], [], ["iris", "ring"])
+    for module in ("soft_vote", "sat_table1", "sat_shortest"):
+        main = importlib.import_module(f"experiments.{module}").main
+        with pytest.raises(SystemExit, match="unknown dataset"):
+            main(["--datasets", "iris,not-a-dataset", "--data", str(Path(__file__).parent)])
