@@ -485,6 +485,20 @@ def _cell_starts(rows, n, low, high, j, lo, hi, buffer):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True)
+def _cell_options(starts, k, hi, allowed, begin, stop, out, taken):  # pragma: no cover - compiled
+    """One state per cell of a feature (cells starting at ``starts[:k]``, sorted, the last ending
+    at ``hi``): the cell's first state among ``allowed[begin:stop]`` (sorted), none for a cell
+    without one, written into ``out`` from ``taken`` on; the new ``taken``."""
+    for c in range(k):
+        end = starts[c + 1] - 1 if c + 1 < k else hi
+        at = begin + np.searchsorted(allowed[begin:stop], starts[c])
+        if at < stop and allowed[at] <= end:
+            out[taken] = allowed[at]
+            taken += 1
+    return taken
+
+
+@njit(cache=True, nogil=True)
 def _search_whole(
     rows,
     n,
@@ -769,13 +783,9 @@ def search(
                     grown = np.empty(2 * (taken + k), np.int64)
                     grown[:taken] = option_values[:taken]
                     option_values = grown
-                begin, stop = allowed_at[j], allowed_at[j + 1]
-                for c in range(k):
-                    end = starts_buffer[c + 1] - 1 if c + 1 < k else hi[j]
-                    at = begin + np.searchsorted(allowed[begin:stop], starts_buffer[c])
-                    if at < stop and allowed[at] <= end:
-                        option_values[taken] = allowed[at]
-                        taken += 1
+                taken = _cell_options(
+                    starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
+                )
                 option_at[j + 1] = taken
                 whole[j] = k == 1
                 if taken == option_at[j]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rfexplain.sat.box_kernels import _cell_starts
+from rfexplain.sat.box_kernels import _cell_options, _cell_starts
 
 _MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
 
@@ -170,13 +170,7 @@ def representatives(low, high, top, allowed, allowed_at, buffer, values, at):  #
     at[0] = 0
     for j in range(low.shape[1]):
         k = _cell_starts(rows, n, low, high, j, 0, top[j], buffer)
-        begin, stop = allowed_at[j], allowed_at[j + 1]
-        for c in range(k):
-            end = buffer[c + 1] - 1 if c + 1 < k else top[j]
-            a = begin + np.searchsorted(allowed[begin:stop], buffer[c])
-            if a < stop and allowed[a] <= end:
-                values[taken] = allowed[a]
-                taken += 1
+        taken = _cell_options(buffer, k, top[j], allowed, allowed_at[j], allowed_at[j + 1], values, taken)
         at[j + 1] = taken
 
 
