@@ -155,7 +155,7 @@ def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept
 
 
 @njit(cache=True, nogil=True)
-def _hard_winner(point, feature, split, left, right, label, roots, counts):  # pragma: no cover - compiled
+def hard_winner(point, feature, split, left, right, label, roots, counts):  # pragma: no cover - compiled
     """The hard majority vote on ``point`` (ties to the lowest class index), over the trees laid
     end to end (:attr:`~rfexplain.core.forest.Forest.first_nodes`)."""
     counts[:] = 0
@@ -177,15 +177,20 @@ def reduce_hard_point(
 ):  # pragma: no cover - compiled
     """:meth:`~rfexplain.sat.search.Search.correction_set` under the hard vote: each feature of
     ``order`` where ``point`` differs from ``target`` is set to ``target``'s state when the
-    forest's decision still meets the condition ("not ``cls``" or "``cls``"); in place."""
+    forest's decision still meets the condition ("not ``cls``" or "``cls``"); in place. False
+    (and ``point`` untouched) when ``point`` itself does not meet it."""
+    winner = hard_winner(point, feature, split, left, right, label, roots, counts)
+    if (winner == cls) if not_kind else (winner != cls):
+        return False
     for i in range(order.shape[0]):
         f = order[i]
         if point[f] != target[f]:
             changed = point[f]
             point[f] = target[f]
-            winner = _hard_winner(point, feature, split, left, right, label, roots, counts)
+            winner = hard_winner(point, feature, split, left, right, label, roots, counts)
             if (winner == cls) if not_kind else (winner != cls):
                 point[f] = changed
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -1046,7 +1051,7 @@ def merge_pairs(low, high, margins, scores, partner, starts, total):  # pragma: 
 def warm_up(box_dtype: np.dtype) -> None:
     """Load (or compile, on a machine's first run) :func:`search` for the argument types the
     prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
-    (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, the pairing kernels) on one-node
+    (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, :func:`hard_winner`, the pairing kernels) on one-node
     inputs: numba does it on a function's first call (about 10 ms each from its cache), which would
     otherwise land inside the first query that needs it (the SAT paper's ionosphere forest: the
     first AXp 0.026 s with the load of :func:`bound`, the next ones 0.011 s)."""
@@ -1075,6 +1080,16 @@ def warm_up(box_dtype: np.dtype) -> None:
         np.zeros(1, dtype=np.int64),
         0,
         True,
+        np.zeros(2, dtype=np.int64),
+    )
+    hard_winner(
+        np.zeros(1, dtype=np.int64),
+        stump,
+        np.zeros(3, dtype=np.int64),
+        np.asarray([1, 0, 0], dtype=np.int64),
+        np.asarray([2, 0, 0], dtype=np.int64),
+        np.asarray([0, 0, 1], dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
         np.zeros(2, dtype=np.int64),
     )
     two = np.zeros((2, 1), dtype=box_dtype)

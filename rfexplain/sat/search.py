@@ -480,8 +480,7 @@ class Search:
             decided = forest.decide(point)
             return decided != cls if kind == "not" else decided == cls
 
-        if not holds(z):
-            raise RuntimeError(f"SAT engine internal error: {tuple(z)} is not a counterexample")
+        wrong = f"SAT engine internal error: {tuple(z)} is not a counterexample"
         if forest.vote == "hard":
             from rfexplain.sat.box_kernels import reduce_hard_point
 
@@ -490,11 +489,14 @@ class Search:
             target = np.asarray(self.v, dtype=np.int64)
             counts = np.zeros(forest.n_classes, dtype=np.int64)
             feature, split, left, right, label, roots = self._flat_trees
-            reduce_hard_point(
+            if not reduce_hard_point(
                 reduced, target, order, feature, split, left, right, label, roots, cls, kind == "not", counts
-            )
+            ):
+                raise RuntimeError(wrong)
             point = reduced.tolist()
         else:
+            if not holds(z):
+                raise RuntimeError(wrong)
             point = list(z)
             for f in self.features:
                 if point[f] != self.v[f]:

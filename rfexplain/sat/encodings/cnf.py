@@ -318,6 +318,22 @@ class ForestEncoding:
             ]
         size = len(model)
         if size and abs(model[-1]) == size:
-            return tuple(sum(1 for x in xs if model[x - 1] > 0) for xs in self._order_vars)
+            return tuple(_true_prefix(model, xs) for xs in self._order_vars)
         true_vars = {lit for lit in model if lit > 0}
         return tuple(decode_state(self.pool, true_vars, f, n) if n > 1 else 0 for f, n in enumerate(self.n_states))
+
+
+def _true_prefix(model: Sequence[int], variables: Sequence[int]) -> int:
+    """How many of ``variables`` a full solver ``model`` (literal of variable ``v`` at ``v - 1``)
+    sets true, given that they form a prefix (a feature's order variables ``gt(f, j)``): a binary
+    search for the first false one, instead of a pass over them all (the AXp enumeration of
+    twonorm's third sample instance decoded 43,000 models of 20 features, hundreds of order
+    variables each)."""
+    lo, hi = 0, len(variables)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if model[variables[mid] - 1] > 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
