@@ -213,3 +213,109 @@ def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) ->
             for fixed in (list(range(k)), list(range(k, forest.n_features))):
                 screen.decide(fixed, "not", instance.prediction)
     assert any(not a.sat for a in answers) and any(a.sat for a in answers)
+
+
+def _random_graph(rng: np.random.Generator, n: int, density: float) -> tuple[np.ndarray, list[set[int]]]:
+    """A random graph as the kernels' bitsets and as neighbour sets."""
+    neighbours: list[set[int]] = [set() for _ in range(n)]
+    adj = np.zeros((n, (n + 63) // 64), np.uint64)
+    for a, b in itertools.combinations(range(n), 2):
+        if rng.random() < density:
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+            adj[a, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+            adj[b, a >> 6] |= np.uint64(1) << np.uint64(a & 63)
+    return adj, neighbours
+
+
+def _scratch(depth: int, words: int) -> tuple[np.ndarray, ...]:
+    return (
+        np.zeros(depth, np.bool_),
+        np.empty((depth, words), np.uint64),
+        np.empty((depth, (depth + 63) // 64), np.uint64),
+        np.empty(depth, np.int64),
+        np.empty(depth, np.bool_),
+        np.empty((depth + 63) // 64, np.uint64),
+    )
+
+
+def test_maxclq_inconsistent_sets_admit_no_clique_through_every_class() -> None:
+    """MaxCLQ's bound (unit propagation and failed literals over colour classes): on random graphs
+    coloured greedily, every set of classes the kernel calls inconsistent is one — brute force
+    finds no clique taking a vertex of each of its classes — and the kernel does find such sets
+    (so the bound is not silently idle)."""
+    rng = np.random.default_rng(7)
+    found = failed_literals = 0
+    for _ in range(400):
+        n = int(rng.integers(4, 15))
+        adj, neighbours = _random_graph(rng, n, float(rng.uniform(0.3, 0.8)))
+        colour_classes: list[list[int]] = []
+        for v in rng.permutation(n).tolist():
+            for members in colour_classes:
+                if not any(u in neighbours[v] for u in members):
+                    members.append(v)
+                    break
+            else:
+                colour_classes.append([v])
+        depth = len(colour_classes)
+        classes = np.zeros((depth, adj.shape[1]), np.uint64)
+        for c, members in enumerate(colour_classes):
+            for v in members:
+                classes[c, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        scratch = _scratch(depth, adj.shape[1])
+        used = scratch[0]
+        for j in range(depth):
+            before = used.copy()
+            propagated = kernels._propagate(adj, classes, j + 1, used, -1, -1, scratch, np.zeros(1, np.int64)) >= 0
+            if not kernels._inconsistent(adj, classes, j, used, scratch, np.zeros(1, np.int64)):
+                assert np.array_equal(used, before) and not propagated
+                continue
+            subset = np.flatnonzero(used & ~before).tolist()
+            assert subset and not before[subset].any()
+            found += 1
+            failed_literals += not propagated
+            picks = itertools.product(*[colour_classes[c] for c in subset])
+            assert not any(all(b in neighbours[a] for a, b in itertools.combinations(p, 2)) for p in picks)
+    assert found > 50 and failed_literals > 5
+
+
+def _max_clique_size(neighbours: list[set[int]]) -> int:
+    best = 0
+
+    def grow(size: int, candidates: set[int]) -> None:
+        nonlocal best
+        best = max(best, size)
+        if size + len(candidates) <= best:
+            return
+        for v in sorted(candidates):
+            grow(size + 1, candidates & neighbours[v])
+            candidates = candidates - {v}
+
+    grow(0, set(range(len(neighbours))))
+    return best
+
+
+def test_kernel_decides_equal_weight_cliques_on_larger_graphs() -> None:
+    """Equal weights (the hard vote's case, where Re-NUMBER and MaxCLQ's bound settle classes) on
+    random graphs of 20-60 vertices, goals around the largest clique, resumed in small slices: the
+    search finds a clique exactly when one beats the goal."""
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        n = int(rng.integers(20, 61))
+        adj, neighbours = _random_graph(rng, n, float(rng.uniform(0.4, 0.9)))
+        best = _max_clique_size(neighbours)
+        order = kernels.smallest_last(adj)
+        adj = kernels.permute(adj, order)
+        neighbours = [{int(np.flatnonzero(order == u)[0]) for u in neighbours[v]} for v in order.tolist()]
+        weights = np.full(n, 2.0)
+        for size in (best - 1, best, best + 1):
+            goal = 2.0 * size - 1.0  # a clique of `size` vertices beats it
+            levels = search_levels(n, adj.shape[1], n + 1)
+            status = kernels.SLICED
+            while status == kernels.SLICED:
+                status, _ = kernels.search(adj, weights, goal, *levels, int(rng.integers(1, 50)))
+            assert status == (kernels.FOUND if size <= best else kernels.EXHAUSTED)
+            if status == kernels.FOUND:
+                chosen = levels[5][: levels[6][kernels.DEPTH]].tolist()
+                assert len(chosen) >= size
+                assert all(b in neighbours[a] for a, b in itertools.combinations(chosen, 2))
