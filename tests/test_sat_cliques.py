@@ -236,6 +236,8 @@ def _scratch(depth: int, words: int) -> tuple[np.ndarray, ...]:
         np.empty(depth, np.int64),
         np.empty(depth, np.bool_),
         np.empty((depth + 63) // 64, np.uint64),
+        np.empty(depth, np.int64),
+        np.empty(depth, np.bool_),
     )
 
 
@@ -264,6 +266,7 @@ def test_maxclq_inconsistent_sets_admit_no_clique_through_every_class() -> None:
                 classes[c, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
         scratch = _scratch(depth, adj.shape[1])
         used = scratch[0]
+        scratch[6][:] = [len(members) for members in colour_classes]
         for j in range(depth):
             before = used.copy()
             propagated = kernels._propagate(adj, classes, j + 1, used, -1, -1, scratch, np.zeros(1, np.int64)) >= 0

@@ -21,8 +21,9 @@ colouring (MaxCLQ, 2010 [LQ10]: unit propagation, then failed literals on the ad
 a new set of classes no clique meets all of, each such disjoint set lowering the bound by one
 (:func:`_drop_inconsistent`). On the two slowest unsatisfiable steps of ring's default forest
 (95 trees, a clique of 51 leaves needed, 49 the largest) the branchings and swept words went
-360,660 -> 211,832 and 1,868,432 -> 1,249,322 units, 2.39 -> 1.87 and 12.1 -> 10.7 CPU s; its
-ten AXps 3.99 -> 3.65 s mean, 21.3 -> 19.1 s max (the infra-chromatic bound of BBMCX alone, one
+360,660 -> 204,558 and 1,868,432 -> 1,201,854 units, 2.39 -> 1.78 and 12.1 -> 10.3 CPU s (a
+class's row copied for propagation only once narrowed); its ten AXps 3.99 -> 3.61 s mean,
+21.3 -> 19.0 s max (the infra-chromatic bound of BBMCX alone, one
 triple of classes at a time, gave 8-10% fewer units and no time).
 
 All the state lives in arrays the caller owns, so that the search runs in slices (``node_limit``
@@ -217,24 +218,22 @@ def _propagate(adj, classes, n_classes, used, forced, vertex, scratch, spent):  
     emptied (its *reasons* row of ``scratch``, a bitset of class indices, then holds the classes
     its emptying came from: no clique takes a vertex of each, ``forced``'s choice aside), or -1
     when propagation stops without emptying one. The words read are added to ``spent[0]``."""
-    alive, reasons, counts, done = scratch[1], scratch[2], scratch[3], scratch[4]
+    alive, reasons, counts, done, sizes, copied = scratch[1], scratch[2], scratch[3], scratch[4], scratch[6], scratch[7]
     words = adj.shape[1]
-    for c in range(n_classes):
+    for c in range(n_classes):  # a class's row of ``alive`` is copied when first narrowed
         if used[c]:
             continue
-        k = 0
-        for w in range(words):
-            alive[c, w] = classes[c, w]
-            k += _popcount(classes[c, w])
-        counts[c] = k
+        counts[c] = sizes[c]
+        copied[c] = False
         reasons[c, :] = 0
         reasons[c, c >> 6] |= _ONE << np.uint64(c & 63)
         done[c] = False
-    spent[0] += n_classes * words
+    spent[0] += 1 + n_classes // 64
     if forced >= 0:
         alive[forced, :] = 0
         alive[forced, vertex >> 6] = _ONE << np.uint64(vertex & 63)
         counts[forced] = 1
+        copied[forced] = True
     while True:
         u = -1
         for c in range(n_classes):
@@ -244,23 +243,27 @@ def _propagate(adj, classes, n_classes, used, forced, vertex, scratch, spent):  
         if u < 0:
             return -1
         done[u] = True
+        members = alive[u] if copied[u] else classes[u]
         v = -1
         for w in range(words):
-            if alive[u, w] != 0:
-                v = w * 64 + _lowest_bit(alive[u, w])
+            if members[w] != 0:
+                v = w * 64 + _lowest_bit(members[w])
                 break
         for c in range(n_classes):
             if used[c] or c == u or counts[c] == 0:
                 continue
             spent[0] += words
+            members = alive[c] if copied[c] else classes[c]
             k = 0
             changed = False
             for w in range(words):
-                kept = alive[c, w] & adj[v, w]
-                if kept != alive[c, w]:
+                was = members[w]
+                kept = was & adj[v, w]
+                alive[c, w] = kept
+                if kept != was:
                     changed = True
-                    alive[c, w] = kept
                 k += _popcount(kept)
+            copied[c] = True
             if not changed:
                 continue
             counts[c] = k
@@ -283,9 +286,7 @@ def _inconsistent(adj, classes, j, used, scratch, spent):  # pragma: no cover - 
     if hit >= 0:
         gathered[:] = reasons[hit]
     else:
-        size = 0
-        for w in range(adj.shape[1]):
-            size += _popcount(classes[j, w])
+        size = scratch[6][j]
         if size > FAILED_LITERALS or size < 2:
             return False
         gathered[:] = 0
@@ -317,11 +318,16 @@ def _drop_inconsistent(  # pragma: no cover - compiled
     (disjoint inconsistent sets each lose a class). While the bound stays within ``need`` the
     added class is settled too; the listed vertices left move to the front of ``verts`` with
     their bounds lowered, and their number is returned."""
-    used = scratch[0]
+    used, sizes = scratch[0], scratch[6]
     depth = classes.shape[0]
     words = adj.shape[1]
     for c in range(settled):
         used[c] = False
+        k = 0
+        for w in range(words):
+            k += _popcount(classes[c, w])
+        sizes[c] = k
+    spent[0] += settled * words
     found = 0
     dropped = 0
     for k in range(n_listed):
@@ -332,6 +338,7 @@ def _drop_inconsistent(  # pragma: no cover - compiled
         for i in range(starts[k], starts[k + 1]):
             v = verts[i]
             classes[j, v >> 6] |= _ONE << np.uint64(v & 63)
+        sizes[j] = starts[k + 1] - starts[k]
         used[j] = False
         spent[0] += words
         if _inconsistent(adj, classes, j, used, scratch, spent):
@@ -451,6 +458,8 @@ def search(  # pragma: no cover - compiled
         np.empty(depth, np.int64),
         np.empty(depth, np.bool_),
         np.empty((depth + 63) // 64, np.uint64),
+        np.empty(depth, np.int64),
+        np.empty(depth, np.bool_),
     )
     spent = np.zeros(1, np.int64)
     uniform = True  # every vertex of positive weight (the others are never candidates) weighs the same
