@@ -228,19 +228,6 @@ def _random_graph(rng: np.random.Generator, n: int, density: float) -> tuple[np.
     return adj, neighbours
 
 
-def _scratch(depth: int, words: int) -> tuple[np.ndarray, ...]:
-    return (
-        np.zeros(depth, np.bool_),
-        np.empty((depth, words), np.uint64),
-        np.empty((depth, (depth + 63) // 64), np.uint64),
-        np.empty(depth, np.int64),
-        np.empty(depth, np.bool_),
-        np.empty((depth + 63) // 64, np.uint64),
-        np.empty(depth, np.int64),
-        np.empty(depth, np.bool_),
-    )
-
-
 def test_maxclq_inconsistent_sets_admit_no_clique_through_every_class() -> None:
     """MaxCLQ's bound (unit propagation and failed literals over colour classes): on random graphs
     coloured greedily, every set of classes the kernel calls inconsistent is one — brute force
@@ -264,7 +251,7 @@ def test_maxclq_inconsistent_sets_admit_no_clique_through_every_class() -> None:
         for c, members in enumerate(colour_classes):
             for v in members:
                 classes[c, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
-        scratch = _scratch(depth, adj.shape[1])
+        scratch = kernels.propagation_scratch(depth, adj.shape[1])
         used = scratch[0]
         scratch[6][:] = [len(members) for members in colour_classes]
         for j in range(depth):

@@ -209,6 +209,24 @@ FAILED_LITERALS = 8
 
 
 @njit(cache=True, nogil=True)
+def propagation_scratch(depth, words):  # pragma: no cover - compiled
+    """The arrays MaxCLQ's bound works in, for up to ``depth`` colour classes of ``words`` words:
+    the classes in inconsistent sets (``used``), the classes narrowed by propagation, their
+    reasons (bitsets of class indices), sizes while propagating, the propagated ones, a reasons
+    accumulator, the classes' own sizes and which narrowed rows hold copies."""
+    return (
+        np.zeros(depth, np.bool_),
+        np.empty((depth, words), np.uint64),
+        np.empty((depth, (depth + 63) // 64), np.uint64),
+        np.empty(depth, np.int64),
+        np.empty(depth, np.bool_),
+        np.empty((depth + 63) // 64, np.uint64),
+        np.empty(depth, np.int64),
+        np.empty(depth, np.bool_),
+    )
+
+
+@njit(cache=True, nogil=True)
 def _propagate(adj, classes, n_classes, used, forced, vertex, scratch, spent):  # pragma: no cover - compiled
     """Unit propagation over colour classes read as clauses, the bound of Li and Quan's MaxCLQ
     (2010) [LQ10]: each of the first ``n_classes`` classes not ``used`` says "the clique takes one
@@ -451,16 +469,7 @@ def search(  # pragma: no cover - compiled
     depth = candidates.shape[0]
     classes = np.empty((depth, words), np.uint64)
     starts = np.empty(n + 1, np.int64)
-    scratch = (
-        np.zeros(depth, np.bool_),
-        np.empty((depth, words), np.uint64),
-        np.empty((depth, (depth + 63) // 64), np.uint64),
-        np.empty(depth, np.int64),
-        np.empty(depth, np.bool_),
-        np.empty((depth + 63) // 64, np.uint64),
-        np.empty(depth, np.int64),
-        np.empty(depth, np.bool_),
-    )
+    scratch = propagation_scratch(depth, words)
     spent = np.zeros(1, np.int64)
     uniform = True  # every vertex of positive weight (the others are never candidates) weighs the same
     unit = 0.0
