@@ -49,7 +49,18 @@ def test_kernel_finds_a_clique_heavier_than_the_goal_iff_one_exists(data: Any) -
 
     adj = kernels.intersection_graph(first, last)
     assert all(_adjacency(adj, a, b) == (a != b and meet(a, b)) for a in range(n) for b in range(n))
-    order = kernels.smallest_last(adj)
+    # a cube's graph: the subgraph induced by some vertices, in their smallest-last order
+    subset = np.asarray(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))), dtype=np.int64)
+    in_order = kernels.smallest_last(adj, subset)
+    assert sorted(in_order.tolist()) == subset.tolist()
+    induced = kernels.permute(adj, in_order)
+    assert induced.shape == (len(subset), (len(subset) + 63) // 64)
+    assert all(
+        _adjacency(induced, i, k) == (a != b and meet(a, b))
+        for i, a in enumerate(in_order.tolist())
+        for k, b in enumerate(in_order.tolist())
+    )
+    order = kernels.smallest_last(adj, np.arange(n))
     assert sorted(order.tolist()) == list(range(n))
     adj = kernels.permute(adj, order)
     weights = weights[order]
@@ -94,14 +105,16 @@ def _race_arguments(forest: Any, data: Any) -> tuple[Any, ...] | None:
 @given(forests(max_trees=7, max_classes=4, max_features=4), st.data())
 def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any, data: Any) -> None:
     """Every hard-vote query the clique search can decide ("not" any class; "predicts" with two
-    classes; the race uses it with two classes only), in slices of 1-3 units of work: EXHAUSTED
-    exactly when no counterexample exists, and a found clique's point is a counterexample."""
+    classes; the race uses it with two classes only), in slices of 1-3 units of work, the box
+    whole or split into cubes (up to three times, down to cubes of one leaf): EXHAUSTED exactly
+    when no counterexample exists, and a found clique's point is a counterexample."""
     drawn = _race_arguments(forest, data)
     if drawn is None:
         return
     arguments, truth, states, free, kind, cls = drawn
     assert CliqueSearch.applies(arguments) == (forest.n_classes == 2)  # exact either way; used on two
-    search = CliqueSearch(arguments)
+    cube_depth = data.draw(st.sampled_from([0, 1, 3]))
+    search = CliqueSearch(arguments, cube_depth=cube_depth, cube_vertices=data.draw(st.sampled_from([1, 3])))
     status = kernels.SLICED
     while status == kernels.SLICED:
         status = search.step(data.draw(st.integers(1, 3)))
@@ -294,7 +307,7 @@ def test_kernel_decides_equal_weight_cliques_on_larger_graphs() -> None:
         n = int(rng.integers(20, 61))
         adj, neighbours = _random_graph(rng, n, float(rng.uniform(0.4, 0.9)))
         best = _max_clique_size(neighbours)
-        order = kernels.smallest_last(adj)
+        order = kernels.smallest_last(adj, np.arange(n))
         adj = kernels.permute(adj, order)
         neighbours = [{int(np.flatnonzero(order == u)[0]) for u in neighbours[v]} for v in order.tolist()]
         weights = np.full(n, 2.0)

@@ -115,30 +115,44 @@ def intersection_graph(first, last):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def smallest_last(adj):  # pragma: no cover - compiled
-    """The smallest-last (degeneracy) order of the graph ``adj``, reversed: vertices removed last,
-    the core of the graph, come first (Matula and Beck, 1983), the initial order of MCQ-style
-    searches, whose colourings it makes small."""
+def _member_bits(n, members):  # pragma: no cover - compiled
+    """The bitset of the vertices ``members`` of a graph of ``n`` vertices."""
+    bits = np.zeros((n + 63) // 64, np.uint64)
+    for v in members:
+        bits[v >> 6] |= _ONE << np.uint64(v & 63)
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def smallest_last(adj, members):  # pragma: no cover - compiled
+    """The smallest-last (degeneracy) order of the subgraph of ``adj`` induced by the vertices
+    ``members``, reversed: vertices removed last, the core of the graph, come first (Matula and
+    Beck, 1983), the initial order of MCQ-style searches, whose colourings it makes small."""
     n, words = adj.shape
-    degree = np.zeros(n, np.int64)
-    for v in range(n):
+    m = members.shape[0]
+    inside = _member_bits(n, members)
+    degree = np.zeros(m, np.int64)
+    at = np.full(n, -1, np.int64)
+    for i in range(m):
+        at[members[i]] = i
         for w in range(words):
-            degree[v] += _popcount(adj[v, w])
-    alive = np.ones(n, np.bool_)
-    order = np.empty(n, np.int64)
-    for k in range(n):
-        v = -1
-        for u in range(n):
-            if alive[u] and (v < 0 or degree[u] < degree[v]):
-                v = u
-        alive[v] = False
-        order[n - 1 - k] = v
+            degree[i] += _popcount(adj[members[i], w] & inside[w])
+    alive = np.ones(m, np.bool_)
+    order = np.empty(m, np.int64)
+    for k in range(m):
+        i = -1
+        for u in range(m):
+            if alive[u] and (i < 0 or degree[u] < degree[i]):
+                i = u
+        alive[i] = False
+        v = members[i]
+        order[m - 1 - k] = v
         for w in range(words):
-            bits = adj[v, w]
+            bits = adj[v, w] & inside[w]
             while bits != 0:
                 b = _lowest_bit(bits)
                 bits &= bits - _ONE
-                u = w * 64 + b
+                u = at[w * 64 + b]
                 if alive[u]:
                     degree[u] -= 1
     return order
@@ -146,16 +160,19 @@ def smallest_last(adj):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def permute(adj, order):  # pragma: no cover - compiled
-    """The graph ``adj`` with its vertices renumbered: vertex ``i`` of the result is ``order[i]``."""
-    n, words = adj.shape
+    """The subgraph of ``adj`` induced by the vertices ``order`` (all of them: the graph
+    renumbered), vertex ``i`` of the result being ``order[i]``."""
+    n = adj.shape[0]
+    m = order.shape[0]
+    inside = _member_bits(n, order)
     position = np.empty(n, np.int64)
-    for i in range(n):
+    for i in range(m):
         position[order[i]] = i
-    out = np.zeros((n, words), np.uint64)
-    for i in range(n):
+    out = np.zeros((m, (m + 63) // 64), np.uint64)
+    for i in range(m):
         v = order[i]
-        for w in range(words):
-            bits = adj[v, w]
+        for w in range(adj.shape[1]):
+            bits = adj[v, w] & inside[w]
             while bits != 0:
                 b = _lowest_bit(bits)
                 bits &= bits - _ONE
@@ -562,7 +579,7 @@ def warm_up() -> None:
     load does not land inside the first query that needs them."""
     first = np.zeros((2, 1), dtype=np.int64)
     adj = intersection_graph(first, first)
-    order = smallest_last(adj)
+    order = smallest_last(adj, np.arange(2))
     adj = permute(adj, order)
     levels = 3
     search(
