@@ -48,7 +48,10 @@ MAX_VERTICES = 20_000
 
 
 #: Splits of a query's box into cubes, each searched as the clique search of its own leaves: a
-#: cube of a split more than this many times is searched whole.
+#: cube of a split more than this many times is searched whole. Ring's default forest, its two
+#: slowest unsatisfiable steps alone (CPU s): whole 2.14 / 10.5; 4 splits 0.65 / 4.12; 5 splits
+#: 0.72 / 3.83; 6 splits 0.76 / 3.49; 7 splits 0.96 / 3.31 (the cubes' orders and graphs cost
+#: more as they multiply); its ten AXps with 5, 3.63 -> 1.98 s mean, 18.7 -> 7.07 s max.
 CUBE_DEPTH = 5
 #: A cube with fewer vertices than this is searched whole (the smallest-last order and the
 #: induced graph of a cube cost about as many word operations as the square of its vertices).
@@ -83,9 +86,9 @@ class CliqueSearch:
     cube's graph is the induced subgraph. This is the cube-and-conquer scheme of SAT solving
     (Heule, Kullmann, Wieringa and Biere, 2011 [HKWB11]) over the input space. The gain is the
     order: the colourings of the whole graph's order restricted to a cube bound no better (ring's
-    default forest, the two slowest unsatisfiable steps: 1.20M units whole, 1.08M in 64 cubes in
-    the whole graph's order), those of each cube's own order far better (0.33M units, 3.6 s
-    against 10.5 s with the cubes' costs).
+    default forest, the slower of its two slowest unsatisfiable steps: 1.20M units whole, 1.08M in
+    64 cubes in the whole graph's order), those of each cube's own order far better (0.38M units
+    in 32 cubes, 3.8 s against 10.5 s with the cubes' costs).
 
     [HKWB11] Heule, Kullmann, Wieringa and Biere, "Cube and Conquer: Guiding CDCL SAT Solvers by
     Lookaheads", HVC 2011."""
