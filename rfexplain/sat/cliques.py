@@ -60,10 +60,10 @@ CUBE_VERTICES = 512
 
 @dataclass
 class _Cube:
-    """A part of the query's box: per free feature the allowed-state indices ``lo..hi``, the
-    vertices of the challenger's graph whose intervals meet it, and how many splits made it."""
+    """A part of the query's box: per free feature the last of its allowed-state indices (its
+    first is below every end of its vertices' intervals, which all meet it), the vertices of
+    the challenger's graph whose intervals meet it, and how many splits made it."""
 
-    lo: np.ndarray
     hi: np.ndarray
     members: np.ndarray
     splits: int
@@ -122,8 +122,6 @@ class CliqueSearch:
         self.witness = np.zeros(n_free, dtype=np.int64)
         #: units of work (:func:`.clique_kernels.search`) the last :meth:`step` did
         self.examined = 0
-        #: cubes searched (or ruled out by their trees' best leaves) so far, over all challengers
-        self.cubes = 0
         self._graph: tuple[Any, ...] | None = None
         self._cubes: list[_Cube] = []
         #: the cube being searched: its graph, vertex weights, table rows and level arrays
@@ -154,10 +152,8 @@ class CliqueSearch:
                 if self._graph is None:  # the challenger cannot win: no search needed
                     self.challengers.pop(0)
                     continue
-                vertices = self._graph[3]
-                whole = [len(states) - 1 for states in self.allowed]
-                everything = np.arange(len(vertices))
-                self._cubes = [_Cube(np.zeros(len(whole), np.int64), np.asarray(whole, np.int64), everything, 0)]
+                whole = np.asarray([len(states) - 1 for states in self.allowed], dtype=np.int64)
+                self._cubes = [_Cube(whole, np.arange(len(self._graph[3])), 0)]
             if self._search is None:
                 if not self._cubes:
                     self.challengers.pop(0)
@@ -184,7 +180,6 @@ class CliqueSearch:
         level arrays. Its costs are counted in :attr:`examined`."""
         adj, weights, goal, vertices, levels = self._graph  # type: ignore[misc]
         cube = self._cubes.pop()
-        self.cubes += 1
         members = cube.members
         self.examined += 1 + len(members) * len(members) // kernels.WORK_UNIT
         best = np.zeros(int(self.trees.max()) + 1)
@@ -210,7 +205,7 @@ class CliqueSearch:
         interval ends inside."""
         rows = self._graph[3][cube.members]  # type: ignore[index]
         ends = self.last[rows]
-        inside = (ends >= cube.lo) & (ends < cube.hi)
+        inside = ends < cube.hi
         counts = inside.sum(axis=0)
         if not len(counts) or counts.max() == 0:
             return None
@@ -218,10 +213,8 @@ class CliqueSearch:
         split = int(np.sort(ends[inside[:, j], j])[(counts[j] - 1) // 2])
         left_hi = cube.hi.copy()
         left_hi[j] = split
-        right_lo = cube.lo.copy()
-        right_lo[j] = split + 1
-        left = _Cube(cube.lo, left_hi, cube.members[self.first[rows, j] <= split], cube.splits + 1)
-        right = _Cube(right_lo, cube.hi, cube.members[ends[:, j] > split], cube.splits + 1)
+        left = _Cube(left_hi, cube.members[self.first[rows, j] <= split], cube.splits + 1)
+        right = _Cube(cube.hi, cube.members[ends[:, j] > split], cube.splits + 1)
         return [left, right] if len(left.members) <= len(right.members) else [right, left]
 
     def _build(self, d: int) -> tuple[Any, ...] | None:
