@@ -49,10 +49,12 @@ MAX_VERTICES = 20_000
 
 #: Splits of a query's box into cubes, each searched as the clique search of its own leaves: a
 #: cube of a split more than this many times is searched whole. Ring's default forest, its two
-#: slowest unsatisfiable steps alone (CPU s): whole 2.14 / 10.5; 4 splits 0.65 / 4.12; 5 splits
-#: 0.72 / 3.83; 6 splits 0.76 / 3.49; 7 splits 0.96 / 3.31 (the cubes' orders and graphs cost
-#: more as they multiply); its ten AXps with 5, 3.63 -> 1.98 s mean, 18.7 -> 7.07 s max.
-CUBE_DEPTH = 5
+#: slowest unsatisfiable steps alone (CPU s): whole 1.79 / 10.1; 4 splits 0.59 / 3.21; 5 splits
+#: 0.46 / 2.51; 6 splits 0.43 / 2.24; 7 splits 0.44 / 2.08. Whole AXps (the first 10 test rows
+#: of ring at 100 trees, the first 8 of twonorm at 500; mean CPU s after the first): 6 splits
+#: 1.67 / 0.41, 7 splits 1.70 / 0.44, 8 splits 1.75 / 0.45 (the cubes' orders and graphs cost
+#: more as they multiply, and a satisfiable step may find its cube later).
+CUBE_DEPTH = 6
 #: A cube with fewer vertices than this is searched whole (the smallest-last order and the
 #: induced graph of a cube cost about as many word operations as the square of its vertices).
 CUBE_VERTICES = 512
@@ -77,9 +79,9 @@ class CliqueSearch:
     :mod:`.clique_kernels`, and a found clique's :attr:`witness` is a point of the free features
     that reaches all its leaves (the caller confirms it with the forest's exact vote).
 
-    **Cubes.** A large graph is not searched at once: the query's box is halved (at the median
-    leaf end of the free feature most leaf intervals end in) up to ``cube_depth`` times, while a
-    part still meets ``cube_vertices`` leaves or more, and each part (a *cube*) is searched as the
+    **Cubes.** A large graph is not searched at once: the query's box is halved (:meth:`_split`)
+    up to ``cube_depth`` times, while a part still meets ``cube_vertices`` leaves or more, and each
+    part (a *cube*) is searched as the
     clique problem of the leaves that meet it, in its own smallest-last order. A point lies in
     one cube and every leaf it reaches meets that cube, so the cubes together decide the query;
     two leaves that meet each other and a cube meet inside it (Helly, for intervals), so a
@@ -88,7 +90,10 @@ class CliqueSearch:
     order: the colourings of the whole graph's order restricted to a cube bound no better (ring's
     default forest, the slower of its two slowest unsatisfiable steps: 1.20M units whole, 1.08M in
     64 cubes in the whole graph's order), those of each cube's own order far better (0.38M units
-    in 32 cubes, 3.8 s against 10.5 s with the cubes' costs).
+    in 32 cubes, 3.8 s against 10.5 s with the cubes' costs). The halves are cut where the larger
+    holds the fewest leaves: on those two steps (5 splits) 58,547 / 378,837 units with the cut at
+    the median leaf end of the feature most leaf intervals end in, 46,633 / 278,556 units with
+    this cut.
 
     [HKWB11] Heule, Kullmann, Wieringa and Biere, "Cube and Conquer: Guiding CDCL SAT Solvers by
     Lookaheads", HVC 2011."""
@@ -200,22 +205,34 @@ class CliqueSearch:
         return own, np.ascontiguousarray(weights[members]), vertices[members], own_levels
 
     def _split(self, cube: _Cube) -> list[_Cube] | None:
-        """The halves of ``cube`` at the median end of the intervals of its vertices on the free
-        feature most of them end in, the larger half last (searched first); ``None`` when no
-        interval ends inside."""
+        """The halves of ``cube`` at the leaf end (of its vertices' intervals, on any free
+        feature) that leaves the larger half the fewest vertices, the larger half last (searched
+        first); ``None`` when no interval ends inside. A vertex whose interval spans the cut is in
+        both halves."""
         rows = self._graph[3][cube.members]  # type: ignore[index]
-        ends = self.last[rows]
-        inside = ends < cube.hi
-        counts = inside.sum(axis=0)
-        if not len(counts) or counts.max() == 0:
+        first, last = self.first[rows], self.last[rows]
+        n = len(rows)
+        best: tuple[int, int, int] | None = None
+        for j in range(first.shape[1]):
+            cuts = np.unique(last[last[:, j] < cube.hi[j], j])
+            if not len(cuts):
+                continue
+            left = np.searchsorted(np.sort(first[:, j]), cuts, side="right")
+            right = n - np.searchsorted(np.sort(last[:, j]), cuts, side="right")
+            larger = np.maximum(left, right)
+            k = int(np.argmin(larger))
+            if best is None or larger[k] < best[0]:
+                best = (int(larger[k]), j, int(cuts[k]))
+        if best is None:
             return None
-        j = int(np.argmax(counts))
-        split = int(np.sort(ends[inside[:, j], j])[(counts[j] - 1) // 2])
+        _, j, cut = best
         left_hi = cube.hi.copy()
-        left_hi[j] = split
-        left = _Cube(left_hi, cube.members[self.first[rows, j] <= split], cube.splits + 1)
-        right = _Cube(cube.hi, cube.members[ends[:, j] > split], cube.splits + 1)
-        return [left, right] if len(left.members) <= len(right.members) else [right, left]
+        left_hi[j] = cut
+        low_half = _Cube(left_hi, cube.members[first[:, j] <= cut], cube.splits + 1)
+        high_half = _Cube(cube.hi, cube.members[last[:, j] > cut], cube.splits + 1)
+        if len(low_half.members) <= len(high_half.members):
+            return [low_half, high_half]
+        return [high_half, low_half]
 
     def _build(self, d: int) -> tuple[Any, ...] | None:
         """The graph of challenger ``d``: adjacency (vertices in smallest-last order), weights,
