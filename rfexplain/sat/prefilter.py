@@ -89,7 +89,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,6 +238,11 @@ RACE_CONFLICTS = 500
 #: ten on ionosphere at 100 trees 0.68 and 0.62 (1 and 0.25); the SAT paper's forests
 #: (15 AXps each) unchanged within 5%. Since the clique search (:data:`CLIQUE_TURNS`), 0.1.
 SOLVER_SHARE = 0.1
+
+#: CPU seconds the branch and bound searches beside the solver before the solver's first turn,
+#: which builds its formula (:meth:`InstanceFilter.decide_reduced`): a query the search settles
+#: soon pays for no formula.
+SOLVER_JOINS = 0.1
 
 #: The counterexample search's CPU time (:mod:`rfexplain.sat.climb`) over the solver's and the
 #: branch and bound's in :meth:`InstanceFilter.decide_reduced`: it takes the first turn, then one
@@ -450,22 +455,22 @@ class InstanceFilter:
         rows = self._reachable(fixed)
         free, lows, highs = self._free_boxes(fixed, rows)
         cells = [self._cells(f, lows[:, j], highs[:, j], 0, table.n_states[f] - 1) for j, f in enumerate(free)]
-        query = ReducedQuery(
-            lows,
-            highs,
-            table.tree[rows],
-            np.argmax(table.score[rows], axis=1),
-            cells,
-            table.forest.n_classes,
-            kind,
-            cls,
-            solver=self.reduced_solver or "g3",
-        )
+
+        def encode() -> ReducedQuery:
+            return ReducedQuery(
+                lows,
+                highs,
+                table.tree[rows],
+                np.argmax(table.score[rows], axis=1),
+                cells,
+                table.forest.n_classes,
+                kind,
+                cls,
+                solver=self.reduced_solver or "g3",
+            )
+
         climb = self._climber(lows, highs, cells, rows, kind, cls)
-        try:
-            return self._solve_beside(query, race, climb, free, rows, (kind, cls), budget)
-        finally:
-            query.close()
+        return self._solve_beside(encode, cells, race, climb, free, rows, (kind, cls), budget)
 
     def _climber(
         self, lows: np.ndarray, highs: np.ndarray, cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int
@@ -487,7 +492,8 @@ class InstanceFilter:
 
     def _solve_beside(
         self,
-        query: ReducedQuery,
+        encode: Callable[[], ReducedQuery],
+        cells: list[np.ndarray],
         race: _BoxRace | None,
         climb: MarginClimb,
         free: list[int],
@@ -495,41 +501,55 @@ class InstanceFilter:
         condition: tuple[str, int],
         budget: Budget | None,
     ) -> Settled:
-        """Run ``query``'s solver to an answer, taking turns with ``race`` (when given) by CPU
-        time, and with ``climb``, which looks for a counterexample of ``condition`` first and then
-        whenever its CPU time falls below :data:`CLIMB_SHARE` of the others'. A point the climb
-        finds is a witness once the forest's exact vote (:meth:`_evaluate`) confirms it."""
+        """Run the solver of the query ``encode`` builds to an answer, taking turns with ``race``
+        (when given) by CPU time, and with ``climb``, which looks for a counterexample of
+        ``condition`` (over the free features' ``cells``) first and then whenever its CPU time
+        falls below :data:`CLIMB_SHARE` of the others'. A point the climb finds is a witness once
+        the forest's exact vote (:meth:`_evaluate`) confirms it.
+
+        The query is encoded at the solver's first turn, and the encoding counts as the solver's
+        time, so that a race settled soon pays for no formula: with the formula built first, the
+        encodings took ring's default forest's AXps 0.65 of 9.7 CPU s (two instances)."""
         limited = budget is not None and budget.deadline is not None
         solver_time = search_time = climb_time = 0.0
         climbing = True
-        while True:
-            if budget is not None:
-                budget.check("solving")
-            if climbing and climb_time <= CLIMB_SHARE * (solver_time + search_time):
-                start = time.process_time()
-                found = climb.run(CLIMB_RESTARTS)
-                climb_time += time.process_time() - start
-                if found is not None:
-                    point = np.asarray([reps[i] for reps, i in zip(query.cells, found.tolist())], dtype=np.int64)
-                    holds, _ = self._evaluate(point[None, :], free, rows, *condition)
-                    if holds[0]:
-                        return self._witness(free, point)
-                    climbing = False  # cannot happen under the hard vote's exact counts
-            elif race is None or solver_time <= SOLVER_SHARE * search_time:
-                start = time.process_time()
-                conflicts = RACE_CONFLICTS if race is not None else (CONFLICT_CHUNK if limited else None)
-                outcome = query.run(conflicts)
-                solver_time += time.process_time() - start
-                if outcome is not None:
-                    return self._witness(free, np.asarray(query.witness)) if outcome else Settled(False)
-            else:
-                start = time.process_time()
-                settled = race.advance(BNB_SLICE, budget)
-                search_time += time.process_time() - start
-                if settled is not None:
-                    return settled
-                if race.finished:
-                    race = None
+        query: ReducedQuery | None = None
+        try:
+            while True:
+                if budget is not None:
+                    budget.check("solving")
+                if climbing and climb_time <= CLIMB_SHARE * (solver_time + search_time):
+                    start = time.process_time()
+                    found = climb.run(CLIMB_RESTARTS)
+                    climb_time += time.process_time() - start
+                    if found is not None:
+                        point = np.asarray([reps[i] for reps, i in zip(cells, found.tolist())], dtype=np.int64)
+                        holds, _ = self._evaluate(point[None, :], free, rows, *condition)
+                        if holds[0]:
+                            return self._witness(free, point)
+                        climbing = False  # cannot happen under the hard vote's exact counts
+                elif race is None or (
+                    solver_time <= SOLVER_SHARE * search_time and (query is not None or search_time >= SOLVER_JOINS)
+                ):
+                    start = time.process_time()
+                    if query is None:
+                        query = encode()
+                    conflicts = RACE_CONFLICTS if race is not None else (CONFLICT_CHUNK if limited else None)
+                    outcome = query.run(conflicts)
+                    solver_time += time.process_time() - start
+                    if outcome is not None:
+                        return self._witness(free, np.asarray(query.witness)) if outcome else Settled(False)
+                else:
+                    start = time.process_time()
+                    settled = race.advance(BNB_SLICE, budget)
+                    search_time += time.process_time() - start
+                    if settled is not None:
+                        return settled
+                    if race.finished:
+                        race = None
+        finally:
+            if query is not None:
+                query.close()
 
     # ------------------------------------------------------------------ bounds
     def _bound_core(self, fixed: Sequence[int], kind: str, cls: int) -> frozenset[int]:
