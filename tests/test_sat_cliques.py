@@ -110,7 +110,8 @@ def _race_arguments(forest: Any, data: Any) -> tuple[Any, ...] | None:
 def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any, data: Any) -> None:
     """Every hard-vote query the clique search can decide ("not" any class; "predicts" with two
     classes; the race uses it with two classes only), in slices of 1-3 units of work, the box
-    whole or split into cubes (up to three times, down to cubes of one leaf): EXHAUSTED exactly
+    whole or split into cubes (up to three times, down to cubes of one leaf; past that while a
+    cube has more than 1 or 4 leaves, when the whole graph is not built): EXHAUSTED exactly
     when no counterexample exists, and a found clique's point is a counterexample."""
     drawn = _race_arguments(forest, data)
     if drawn is None:
@@ -118,7 +119,9 @@ def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any,
     arguments, truth, states, free, kind, cls = drawn
     assert CliqueSearch.applies(arguments) == (forest.n_classes == 2)  # exact either way; used on two
     cube_depth = data.draw(st.sampled_from([0, 1, 3]))
-    search = CliqueSearch(arguments, cube_depth=cube_depth, cube_vertices=data.draw(st.sampled_from([1, 3])))
+    cube_vertices = data.draw(st.sampled_from([1, 3]))
+    max_vertices = data.draw(st.sampled_from([None, 1, 4]))  # small: cubes build their own graphs
+    search = CliqueSearch(arguments, cube_depth=cube_depth, cube_vertices=cube_vertices, max_vertices=max_vertices)
     status = kernels.SLICED
     while status == kernels.SLICED:
         status = search.step(data.draw(st.integers(1, 3)))
