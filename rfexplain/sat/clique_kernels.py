@@ -124,28 +124,26 @@ def _member_bits(n, members):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def smallest_last(adj, members):  # pragma: no cover - compiled
-    """The smallest-last (degeneracy) order of the subgraph of ``adj`` induced by the vertices
-    ``members``, reversed: vertices removed last, the core of the graph, come first (Matula and
-    Beck, 1983), the initial order of MCQ-style searches, whose colourings it makes small. Ties
-    go to the earliest of ``members``. Run on the induced subgraph (:func:`permute`), where a
-    removed vertex's neighbours still in the graph are a word-wise ``and``."""
-    m = members.shape[0]
-    sub = permute(adj, members)
-    slots = sub.shape[1]
+def smallest_last(adj):  # pragma: no cover - compiled
+    """The smallest-last (degeneracy) order of the vertices of ``adj``, reversed: vertices removed
+    last, the core of the graph, come first (Matula and Beck, 1983), the initial order of
+    MCQ-style searches, whose colourings it makes small. Ties go to the lowest vertex. A removed
+    vertex's neighbours still in the graph are a word-wise ``and``; a subgraph's order is that
+    of its :func:`permute`."""
+    m, slots = adj.shape
     degree = np.zeros(m, np.int64)
     for i in range(m):
         for s in range(slots):
-            degree[i] += _popcount(sub[i, s])
+            degree[i] += _popcount(adj[i, s])
     alive = _member_bits(m, np.arange(m))
     order = np.empty(m, np.int64)
     for k in range(m):
         i = int(np.argmin(degree))  # the first of the least
         degree[i] = m  # above every degree: removed
         alive[i >> 6] &= ~(_ONE << np.uint64(i & 63))
-        order[m - 1 - k] = members[i]
+        order[m - 1 - k] = i
         for s in range(slots):
-            bits = sub[i, s] & alive[s]
+            bits = adj[i, s] & alive[s]
             while bits != 0:
                 degree[s * 64 + _lowest_bit(bits)] -= 1
                 bits &= bits - _ONE
@@ -573,7 +571,7 @@ def warm_up() -> None:
     load does not land inside the first query that needs them."""
     first = np.zeros((2, 1), dtype=np.int64)
     adj = intersection_graph(first, first)
-    order = smallest_last(adj, np.arange(2))
+    order = smallest_last(adj)
     adj = permute(adj, order)
     levels = 3
     search(

@@ -205,23 +205,22 @@ class CliqueSearch:
         np.maximum.at(best, self.trees[vertices[members]], weights[members])
         if float(best.sum()) <= goal:
             return None
-        whole = adj is not None
-        deep = cube.splits >= self.cube_depth or len(members) < self.cube_vertices
-        if not deep or (not whole and len(members) > self.max_vertices):
+        splittable = cube.splits < self.cube_depth and len(members) >= self.cube_vertices
+        too_large = adj is None and len(members) > self.max_vertices
+        if splittable or too_large:
             halves = self._split(cube)
             if halves is not None:
                 self._cubes.extend(halves)
                 return None
-        if cube.splits == 0 and whole:
+        if adj is not None and cube.splits == 0:
             return adj, weights, vertices, levels  # the whole graph, in its own order
-        if whole:
-            members = kernels.smallest_last(adj, members)
-            own = kernels.permute(adj, members)
-        else:  # the cube's graph from its leaves' intervals
+        if adj is not None:
+            graph = kernels.permute(adj, members)
+        else:  # no whole graph: the cube's own, from its leaves' intervals
             graph = kernels.intersection_graph(self.first[vertices[members]], self.last[vertices[members]])
-            order = kernels.smallest_last(graph, np.arange(len(members)))
-            own = kernels.permute(graph, order)
-            members = members[order]
+        order = kernels.smallest_last(graph)
+        own = kernels.permute(graph, order)
+        members = members[order]
         trees_in = len(np.unique(self.trees[vertices[members]]))
         own_levels = search_levels(len(members), own.shape[1], min(len(members), trees_in) + 1)
         return own, np.ascontiguousarray(weights[members]), vertices[members], own_levels
@@ -273,7 +272,7 @@ class CliqueSearch:
         if len(vertices) > self.max_vertices:  # searched in cubes alone (:meth:`_next_cube`)
             return None, np.ascontiguousarray(weights[vertices]), goal, vertices, None
         adj = kernels.intersection_graph(self.first[vertices], self.last[vertices])
-        order = kernels.smallest_last(adj, np.arange(len(vertices)))
+        order = kernels.smallest_last(adj)
         adj = kernels.permute(adj, order)
         vertices = vertices[order]
         n = len(vertices)
