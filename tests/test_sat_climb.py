@@ -27,7 +27,7 @@ def _query(forest: Any, data: Any, fixed: list[int]) -> tuple[Any, ...]:
     rows = screen._reachable(fixed)
     free, lows, highs = screen._free_boxes(fixed, rows)
     cells = [screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)]
-    climb = screen._climber(lows, highs, cells, rows, kind, cls)
+    climb = screen._climber(free, lows, highs, cells, rows, kind, cls)
     agree = np.all(grid[:, fixed] == states[fixed], axis=1)
     holds = (decisions != cls) if kind == "not" else (decisions == cls)
     return climb, free, cells, states, kind, cls, bool(np.any(agree & holds))
@@ -92,7 +92,7 @@ def test_the_climb_is_seeded_per_query() -> None:
         cells = [
             screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)
         ]
-        return screen._climber(lows, highs, cells, rows, "not", cls).run(50)
+        return screen._climber(free, lows, highs, cells, rows, "not", cls).run(50)
 
     first, second = climbed(), climbed()
     assert first is not None and second is not None
@@ -171,3 +171,72 @@ def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any
         assert (decided != cls) if kind == "not" else (decided == cls)
     elif one_free and forest.vote == "hard":
         assert not exists  # one move searches every cell (soft: a near tie may stop the climb)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=7, max_classes=4, max_features=4, max_depth=4), st.data())
+def test_a_climb_starts_from_the_latest_counterexamples(forest: Any, data: Any) -> None:
+    """A filter's climbs start from the counterexamples it found last
+    (:meth:`InstanceFilter._starts`): one that is still a counterexample of the query (it agrees
+    with the instance on the query's fixed features) is found by the first restart, in its own
+    cells."""
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    decisions = np.asarray([forest.decide(tuple(z)) for z in grid.tolist()])
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    kind = data.draw(st.sampled_from(["not", "predicts"]))
+    cls = data.draw(st.integers(0, forest.n_classes - 1))
+    holds = (decisions != cls) if kind == "not" else (decisions == cls)
+    witnesses = np.flatnonzero(np.all(grid[:, fixed] == states[fixed], axis=1) & holds)
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+    rows = screen._reachable(fixed)
+    free, lows, highs = screen._free_boxes(fixed, rows)
+    if not free or not len(witnesses):
+        return
+    witness = grid[witnesses[data.draw(st.integers(0, len(witnesses) - 1))]]
+    others = [grid[data.draw(st.integers(0, len(grid) - 1))] for _ in range(data.draw(st.integers(0, 2)))]
+    for point in [*others, witness]:  # the latest first: the witness
+        screen._witness(free, point[free])
+    cells = [screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)]
+    found = screen._climber(free, lows, highs, cells, rows, kind, cls).run(1)
+    assert found is not None
+    assert _meets(forest, free, cells, states, found, kind, cls)
+    # the start itself: the witness's cells (a point where the condition holds is not moved)
+    assert found.tolist() == [int(np.searchsorted(reps, witness[f], side="right")) - 1 for f, reps in zip(free, cells)]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 5), st.integers(0, 2**32 - 1), st.data())
+def test_kicked_restarts_stay_on_the_allowed_positions(n_free: int, seed: int, data: Any) -> None:
+    """The restarts after the first start from the best end point with random features moved
+    (iterated local search); every point they reach, found or kept as the best, takes allowed
+    positions only."""
+    from rfexplain.sat.climb import MarginClimb
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 7, size=n_free)
+    allowed = [np.sort(rng.choice(int(m), size=int(rng.integers(1, m + 1)), replace=False)) for m in sizes]
+    n_leaves = int(rng.integers(1, 30))
+    a = np.stack([rng.integers(0, m, size=n_leaves) for m in sizes], axis=1)
+    b = np.stack([rng.integers(0, m, size=n_leaves) for m in sizes], axis=1)
+    first, last = np.minimum(a, b), np.maximum(a, b)
+    margins = rng.normal(size=(n_leaves, 1))
+    penalty = np.asarray([data.draw(st.floats(-2.0, 6.0))])
+    climb = MarginClimb(
+        first,
+        last,
+        margins,
+        penalty,
+        sizes,
+        any_challenger=True,
+        seed=seed,
+        allowed=(np.concatenate(allowed).astype(np.int64), np.concatenate(([0], np.cumsum([len(x) for x in allowed])))),
+    )
+    for _ in range(10):
+        found = climb.run(3)
+        for point in ([] if found is None else [found]) + ([climb.best] if climb.memory[2] else []):
+            assert all(int(p) in set(options.tolist()) for p, options in zip(point, allowed))
+        if found is not None:
+            inside = np.all((first <= found) & (found <= last), axis=1)
+            assert margins[inside, 0].sum() - penalty[0] > -1e-9
+            break

@@ -244,14 +244,16 @@ def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any
 def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly(monkeypatch: Any) -> None:
     """With no box small enough to search whole, the compiled branch and bound meets the float64
     tie at state 0, sets it aside and the exact decision makes it the witness; with no room to
-    set it aside the query goes to the solver (``None``), never to a float64 guess."""
+    set it aside the query goes to the solver (``None``), never to a float64 guess (a fresh
+    filter: this one would start its climb from the witness it found)."""
     monkeypatch.setattr(prefilter, "BOX_POINTS", 0)
-    screen = InstanceFilter(LeafTable(ForestEncoding(_near_tie_forest())), (1,))
+    table = LeafTable(ForestEncoding(_near_tie_forest()))
+    screen = InstanceFilter(table, (1,))
     decided = screen.decide([], "not", 0)
     assert decided is not None and decided.sat and decided.witness == (0,)
     assert screen.decide([], "predicts", 1) == decided
     monkeypatch.setattr(prefilter, "BNB_TIES", 0)
-    assert screen.decide([], "not", 0) is None
+    assert InstanceFilter(table, (1,)).decide([], "not", 0) is None
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -566,7 +568,8 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
         free, lows, highs = screen._free_boxes(fixed, rows)
         whole = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
         answer = whole.advance(10**6)
-        pieces = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+        fresh = InstanceFilter(screen.table, states)  # no climb from the witness ``whole`` found
+        pieces = prefilter._BoxRace(fresh, free, rows, (lows, highs), kind, cls)
         resumed = None
         for _ in range(10**6):
             resumed = pieces.advance(data.draw(st.integers(1, 5)))
@@ -575,3 +578,41 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     assert resumed == answer
     assert pieces.turn == whole.turn and pieces.paired == whole.paired
     assert [run.state.tolist() for run in pieces.runs] == [run.state.tolist() for run in whole.runs]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests(max_trees=6, max_features=4, vote=vote)),
+    st.data(),
+)
+def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: Any) -> None:
+    """Before its first box a query's race climbs from the counterexamples the instance's filter
+    found last (:meth:`prefilter._BoxRace._warm_climb`): a counterexample of a query with more
+    fixed features is one of every query with fewer, and is found at once, with a witness that
+    agrees with the instance on the fixed features and meets the condition."""
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    decisions = forest.predict_states(grid)
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
+    earlier = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    fixed = sorted(data.draw(st.sets(st.sampled_from(earlier)))) if earlier else []
+    holds = (decisions != cls) if kind == "not" else (decisions == cls)
+    witnesses = np.flatnonzero(np.all(grid[:, earlier] == states[earlier], axis=1) & holds)
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+    rows = screen._reachable(fixed)
+    free, lows, highs = screen._free_boxes(fixed, rows)
+    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+    if not free or not len(witnesses):
+        assert race._warm_climb() is None  # nothing found yet: no climb
+        return
+    found = grid[witnesses[data.draw(st.integers(0, len(witnesses) - 1))]]
+    screen._witness(list(range(forest.n_features)), found)
+    settled = race._warm_climb()
+    assert settled is not None and settled.sat
+    witness = np.asarray(settled.witness)
+    assert np.array_equal(witness[fixed], states[fixed])
+    decided = int(forest.predict_states(witness[None, :])[0])
+    assert (decided != cls) if kind == "not" else (decided == cls)
+    for j, f in enumerate(free):  # the start itself: the found counterexample's cells
+        reps = screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1)
+        assert witness[f] == reps[np.searchsorted(reps, found[f], side="right") - 1]

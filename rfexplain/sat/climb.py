@@ -43,6 +43,11 @@ __all__ = ["MarginClimb"]
 #: Float slack under which a soft-vote margin counts as reached (the caller decides it exactly).
 SLACK = 1e-9
 
+#: Features a restart moves at random from the best end point so far (iterated local search),
+#: and the restarts in a row that may fail to improve on it before one starts from a random point.
+KICK = 4
+PATIENCE = 5
+
 
 class MarginClimb:
     """Coordinate ascent over the free features' positions (cells, or states) toward a point where
@@ -67,6 +72,8 @@ class MarginClimb:
     allowed : pair of int arrays, optional
         The positions a point may take: those of free feature ``j`` are
         ``allowed[0][allowed[1][j]:allowed[1][j + 1]]``, sorted, none empty (default: all).
+    starts : int array of shape (points, free features), optional
+        Allowed points the first climbs start from, one each, before the random ones.
     """
 
     def __init__(
@@ -80,6 +87,7 @@ class MarginClimb:
         any_challenger: bool,
         seed: int = 0,
         allowed: tuple[np.ndarray, np.ndarray] | None = None,
+        starts: np.ndarray | None = None,
     ) -> None:
         self.first = first
         self.last = last
@@ -93,13 +101,19 @@ class MarginClimb:
             )
         self.allowed = allowed
         self.any_challenger = any_challenger
+        #: the starting points not climbed from yet
+        self.starts = np.zeros((0, len(self.sizes)), dtype=np.int64) if starts is None else starts
+        #: the best end point of the climbs so far and (its margin, failed kicks since, whether set)
+        self.best = np.zeros(len(self.sizes), dtype=np.int64)
+        self.memory = np.zeros(3)
         #: the compiled climb's xorshift64* state (:mod:`.climb_kernels`): the seed spread by the
         #: golden-ratio multiplier of splitmix64, never zero
         self.rng = np.asarray([((seed + 1) * 0x9E3779B97F4A7C15) % 2**64 or 1], dtype=np.uint64)
 
     def run(self, restarts: int) -> np.ndarray | None:
-        """Climb from up to ``restarts`` random starting points; the positions of the first point
-        found where the condition holds (up to :data:`SLACK`), else ``None``."""
+        """Climb from up to ``restarts`` starting points (the given :attr:`starts` first, then random
+        ones); the positions of the first point found where the condition holds (up to
+        :data:`SLACK`), else ``None``."""
         from rfexplain.sat.climb_kernels import climb
 
         point = np.zeros(len(self.sizes), dtype=np.int64)
@@ -116,5 +130,11 @@ class MarginClimb:
             restarts,
             self.rng,
             point,
+            self.starts,
+            KICK,
+            PATIENCE,
+            self.best,
+            self.memory,
         )
+        self.starts = self.starts[restarts:]
         return point if found else None

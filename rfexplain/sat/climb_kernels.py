@@ -76,10 +76,30 @@ def _pick(rng, scores, options, threshold, strict):  # pragma: no cover - compil
 
 @njit(cache=True, nogil=True)
 def climb(
-    first, last, margins, penalty, allowed, allowed_at, size, any_challenger, slack, restarts, rng, point
+    first,
+    last,
+    margins,
+    penalty,
+    allowed,
+    allowed_at,
+    size,
+    any_challenger,
+    slack,
+    restarts,
+    rng,
+    point,
+    starts,
+    kick,
+    patience,
+    best_point,
+    memory,
 ):  # pragma: no cover - compiled
     """Run up to ``restarts`` climbs; True when one reached a point where the condition holds (up
-    to ``slack``), written into ``point``, else False.
+    to ``slack``), written into ``point``, else False. The first climbs start from the rows of
+    ``starts`` (positions, one row per climb; allowed ones); each later one from the best end
+    point so far (``best_point``, its margin ``memory[0]``) with ``kick`` random features moved to random
+    positions, or from a random point after ``patience`` such kicks in a row that did not improve
+    on it (``memory[1]``; ``memory[2]`` is 1 once ``best_point`` holds a point).
 
     A point gives each free feature ``j`` a position in ``0..size[j]-1`` (a cell index or a state)
     among ``allowed[allowed_at[j]:allowed_at[j + 1]]`` (sorted; none empty). ``first``/``last``:
@@ -99,10 +119,25 @@ def climb(
     delta = np.empty((largest + 1, n_dims))
     scores = np.empty(largest)
     order = np.empty(n_free, np.int64)
-    for _ in range(restarts):
-        for j in range(n_free):
-            begin = allowed_at[j]
-            point[j] = allowed[begin + _below(rng, allowed_at[j + 1] - begin)]
+    for restart in range(restarts):
+        kicked = False
+        if restart < starts.shape[0]:
+            point[:] = starts[restart]
+        elif memory[2] == 1.0 and memory[1] < patience and kick < n_free:
+            kicked = True
+            point[:] = best_point
+            for j in range(n_free):
+                order[j] = j
+            for q in range(kick):  # kick distinct features, by a partial Fisher-Yates shuffle
+                k = q + _below(rng, n_free - q)
+                order[q], order[k] = order[k], order[q]
+                j = order[q]
+                begin = allowed_at[j]
+                point[j] = allowed[begin + _below(rng, allowed_at[j + 1] - begin)]
+        else:
+            for j in range(n_free):
+                begin = allowed_at[j]
+                point[j] = allowed[begin + _below(rng, allowed_at[j + 1] - begin)]
         sums[:] = 0.0
         for i in range(n_leaves):
             miss = 0
@@ -154,6 +189,15 @@ def climb(
                         if hit != inside[i, j]:
                             missed[i] += -1 if hit else 1
                             inside[i, j] = hit
+        # the end point: the next kicks start from it when it is at least as good as the best
+        if not kicked or current > memory[0]:
+            memory[1] = 0.0
+        else:
+            memory[1] += 1.0
+        if not kicked or current >= memory[0]:
+            best_point[:] = point
+            memory[0] = current
+            memory[2] = 1.0
     return False
 
 
@@ -195,6 +239,11 @@ def warm_up(box_dtype: np.dtype) -> None:
             1,
             np.ones(1, np.uint64),
             np.zeros(1, np.int64),
+            np.zeros((1, 1), np.int64),
+            1,
+            1,
+            np.zeros(1, np.int64),
+            np.zeros(3),
         )
     boxes = np.zeros((1, 1), dtype=box_dtype)
     representatives(

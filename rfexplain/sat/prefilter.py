@@ -271,6 +271,10 @@ CLIMB_RESTARTS = 8
 #: even.
 SLICE_CLIMBS = 1
 
+#: Counterexamples an instance's filter keeps (the latest first) for its climbs to start from
+#: (:meth:`InstanceFilter._starts`).
+WARM_STARTS = 4
+
 #: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
 BNB_STACK = 64
 
@@ -386,6 +390,9 @@ class InstanceFilter:
         #: The hard-vote branch and bound the last :meth:`decide` stopped at its node budget, with
         #: its query ``(fixed, kind, cls)``: :meth:`decide_reduced` resumes it beside the solver.
         self._open: tuple[tuple[tuple[int, ...], str, int], _BoxRace] | None = None
+        #: The latest counterexamples found (full state vectors, at most :data:`WARM_STARTS`, the
+        #: latest first): the climbs start from them (:meth:`_starts`).
+        self._found: list[np.ndarray] = []
 
     def decide(
         self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None, *, short: bool = False
@@ -469,15 +476,23 @@ class InstanceFilter:
                 solver=self.reduced_solver or "g3",
             )
 
-        climb = self._climber(lows, highs, cells, rows, kind, cls)
+        climb = self._climber(free, lows, highs, cells, rows, kind, cls)
         return self._solve_beside(encode, cells, race, climb, free, rows, (kind, cls), budget)
 
     def _climber(
-        self, lows: np.ndarray, highs: np.ndarray, cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int
+        self,
+        free: list[int],
+        lows: np.ndarray,
+        highs: np.ndarray,
+        cells: list[np.ndarray],
+        rows: np.ndarray,
+        kind: str,
+        cls: int,
     ) -> MarginClimb:
         """The counterexample search by coordinate ascent (:mod:`rfexplain.sat.climb`) over the
-        cells ``cells`` of the free features, whose reachable leaves ``rows`` have the boxes
-        ``lows..highs`` (seeded by the query's size, so that a query always climbs alike)."""
+        cells ``cells`` of the free features ``free``, whose reachable leaves ``rows`` have the
+        boxes ``lows..highs`` (seeded by the query's size, so that a query always climbs alike),
+        starting from the latest counterexamples (:meth:`_starts`)."""
         first, last = cell_ranges(lows, highs, cells)
         margins, penalty = self.table.margins(kind, cls)
         return MarginClimb(
@@ -488,6 +503,7 @@ class InstanceFilter:
             [len(reps) for reps in cells],
             any_challenger=kind == "not",
             seed=len(rows),
+            starts=self._starts(free, cells),
         )
 
     def _solve_beside(
@@ -642,7 +658,19 @@ class InstanceFilter:
     def _witness(self, free: list[int], point: np.ndarray) -> Settled:
         witness = self.states.copy()
         witness[free] = point
+        if WARM_STARTS:
+            self._found = [witness, *(w for w in self._found if not np.array_equal(w, witness))][:WARM_STARTS]
         return Settled(True, tuple(int(s) for s in witness))
+
+    def _starts(self, free: list[int], cells: Sequence[np.ndarray]) -> np.ndarray:
+        """The latest counterexamples found, on the free features ``free``, as the indices of
+        their cells, whose sorted first states are ``cells[j]`` (a state is in the last cell
+        starting at or below it): starting points of a climb."""
+        starts = np.zeros((len(self._found), len(free)), dtype=np.int64)
+        for j, (f, reps) in enumerate(zip(free, cells)):
+            for k, witness in enumerate(self._found):
+                starts[k, j] = max(int(np.searchsorted(reps, witness[f], side="right")) - 1, 0)
+        return starts
 
     # ------------------------------------------------------------------ small boxes
     def _search_box(self, free: list[int], cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int) -> Settled:
@@ -734,6 +762,8 @@ class _BoxRace:
         #: join, once the first slice is over (:data:`SLICE_CLIMBS`).
         self.climb: MarginClimb | None = None
         self.climbing = SLICE_CLIMBS > 0
+        #: Whether the climb from the latest counterexamples (:meth:`_warm_climb`) has run.
+        self.warmed = False
         #: Slices of :data:`BNB_SLICE` boxes (or units of the clique search's work) so far, those the
         #: box searches took, and what is left of the current one: the turns do not depend on how
         #: many boxes each :meth:`advance` was given.
@@ -791,6 +821,11 @@ class _BoxRace:
         from rfexplain.sat import box_kernels as kernels
 
         limit = nodes
+        if not self.warmed:
+            self.warmed = True
+            settled = self._warm_climb(budget)
+            if settled is not None:
+                return settled
         while self.runs or self.clique is not None:
             if self.clique is not None and (not self.runs or self._clique_turn()):
                 settled, examined = self._advance_clique(min(limit, self.slice_left))
@@ -873,12 +908,27 @@ class _BoxRace:
 
     def _climb_turn(self) -> Settled | None:
         """At the end of a slice where the clique search has not joined: :data:`SLICE_CLIMBS`
-        restarts of the counterexample search (built at the first, on the free features' allowed
-        states and the leaf table of the first search), whose point is a witness once the
-        forest's exact vote confirms it (a soft-vote near tie may not: then the climb stops, as it
-        may find that point again)."""
+        restarts of the counterexample search (:meth:`_climb`)."""
         if self.clique is not None or not self.climbing or self.turn == 0:
             return None
+        return self._climb(SLICE_CLIMBS)
+
+    def _warm_climb(self, budget: Budget | None = None) -> Settled | None:
+        """Before the first box: the counterexample search from each of the latest counterexamples
+        the instance's filter found (:meth:`InstanceFilter._starts`), and from nothing else, once
+        ``budget`` is polled."""
+        if not self.screen._found:
+            return None
+        if budget is not None:
+            budget.check("searching boxes")
+        return self._climb(len(self.screen._found))
+
+    def _climb(self, restarts: int) -> Settled | None:
+        """``restarts`` restarts of the counterexample search (built at the first, on the free
+        features' allowed states and the leaf table of the first search, its first restarts from
+        the latest counterexamples found), whose point is a witness once the forest's exact vote
+        confirms it (a soft-vote near tie may not: then the climb stops, as it may find that
+        point again)."""
         if self.climb is None:
             from rfexplain.sat.climb_kernels import representatives
 
@@ -887,6 +937,10 @@ class _BoxRace:
             values = np.zeros(int(np.minimum(top + 1, 2 * len(low) + 1).sum()), dtype=np.int64)
             at = np.zeros(len(top) + 1, dtype=np.int64)
             representatives(low, high, top, allowed, allowed_at, np.zeros(2 * len(low) + 1, np.int64), values, at)
+            reps = [values[at[j] : at[j + 1]] for j in range(len(top))]
+            starts = self.screen._starts(self.free, reps)
+            for j in range(len(top)):  # cell indices to the cells' states
+                starts[:, j] = reps[j][starts[:, j]]
             self.climb = MarginClimb(
                 low,
                 high,
@@ -896,8 +950,9 @@ class _BoxRace:
                 any_challenger=self.kind == "not",
                 seed=len(self.rows),
                 allowed=(values, at),
+                starts=starts,
             )
-        point = self.climb.run(SLICE_CLIMBS)
+        point = self.climb.run(restarts)
         if point is None:
             return None
         holds, _ = self.screen._evaluate(point[None, :], self.free, self.rows, self.kind, self.cls)
