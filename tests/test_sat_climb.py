@@ -234,7 +234,7 @@ def test_kicked_restarts_stay_on_the_allowed_positions(n_free: int, seed: int, d
     )
     for _ in range(10):
         found = climb.run(3)
-        for point in ([] if found is None else [found]) + ([climb.best] if climb.memory[2] else []):
+        for point in ([] if found is None else [found]) + ([climb.best] if climb.memory[0] > -np.inf else []):
             assert all(int(p) in set(options.tolist()) for p, options in zip(point, allowed))
         if found is not None:
             inside = np.all((first <= found) & (found <= last), axis=1)

@@ -89,7 +89,8 @@ class MarginClimb:
         The positions a point may take: those of free feature ``j`` are
         ``allowed[0][allowed[1][j]:allowed[1][j + 1]]``, sorted, none empty (default: all).
     starts : int array of shape (points, free features), optional
-        Allowed points the first climbs start from, one each, before the random ones.
+        Allowed points the first climbs start from, one each, on top of the restarts of the first
+        :meth:`run`.
     """
 
     def __init__(
@@ -119,17 +120,18 @@ class MarginClimb:
         self.any_challenger = any_challenger
         #: the starting points not climbed from yet
         self.starts = np.zeros((0, len(self.sizes)), dtype=np.int64) if starts is None else starts
-        #: the best end point of the climbs so far and (its margin, failed kicks since, whether set)
+        #: the best end point of the climbs so far and (its margin, -inf before the first climb
+        #: ends; the kicked restarts since that did not improve on it)
         self.best = np.zeros(len(self.sizes), dtype=np.int64)
-        self.memory = np.zeros(3)
+        self.memory = np.asarray([-np.inf, 0.0])
         #: the compiled climb's xorshift64* state (:mod:`.climb_kernels`): the seed spread by the
         #: golden-ratio multiplier of splitmix64, never zero
         self.rng = np.asarray([((seed + 1) * 0x9E3779B97F4A7C15) % 2**64 or 1], dtype=np.uint64)
 
     def run(self, restarts: int) -> np.ndarray | None:
-        """Climb from up to ``restarts`` starting points (the given :attr:`starts` first, then random
-        ones); the positions of the first point found where the condition holds (up to
-        :data:`SLACK`), else ``None``."""
+        """Climb from the given :attr:`starts` not climbed from yet, then from up to ``restarts``
+        more starting points (kicked or random); the positions of the first point found where
+        the condition holds (up to :data:`SLACK`), else ``None``."""
         from rfexplain.sat.climb_kernels import climb
 
         point = np.zeros(len(self.sizes), dtype=np.int64)
@@ -143,7 +145,7 @@ class MarginClimb:
             self.sizes,
             self.any_challenger,
             SLACK,
-            restarts,
+            len(self.starts) + restarts,
             self.rng,
             point,
             self.starts,
@@ -152,5 +154,5 @@ class MarginClimb:
             self.best,
             self.memory,
         )
-        self.starts = self.starts[restarts:]
+        self.starts = self.starts[:0]
         return point if found else None

@@ -97,9 +97,9 @@ def climb(
     """Run up to ``restarts`` climbs; True when one reached a point where the condition holds (up
     to ``slack``), written into ``point``, else False. The first climbs start from the rows of
     ``starts`` (positions, one row per climb; allowed ones); each later one from the best end
-    point so far (``best_point``, its margin ``memory[0]``) with ``kick`` random features moved to random
-    positions, or from a random point after ``patience`` such kicks in a row that did not improve
-    on it (``memory[1]``; ``memory[2]`` is 1 once ``best_point`` holds a point).
+    point so far (``best_point``, its margin ``memory[0]``, ``-inf`` before the first) with
+    ``kick`` random features moved to random positions, or from a random point after
+    ``patience`` such kicks in a row that did not improve on it (``memory[1]``).
 
     A point gives each free feature ``j`` a position in ``0..size[j]-1`` (a cell index or a state)
     among ``allowed[allowed_at[j]:allowed_at[j + 1]]`` (sorted; none empty). ``first``/``last``:
@@ -123,7 +123,7 @@ def climb(
         kicked = False
         if restart < starts.shape[0]:
             point[:] = starts[restart]
-        elif memory[2] == 1.0 and memory[1] < patience and kick < n_free:
+        elif memory[0] > -np.inf and memory[1] < patience and kick < n_free:
             kicked = True
             point[:] = best_point
             for j in range(n_free):
@@ -197,7 +197,6 @@ def climb(
         if not kicked or current >= memory[0]:
             best_point[:] = point
             memory[0] = current
-            memory[2] = 1.0
     return False
 
 
@@ -243,7 +242,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             1,
             1,
             np.zeros(1, np.int64),
-            np.zeros(3),
+            np.asarray([-np.inf, 0.0]),
         )
     boxes = np.zeros((1, 1), dtype=box_dtype)
     representatives(

@@ -672,18 +672,17 @@ class InstanceFilter:
     def _witness(self, free: list[int], point: np.ndarray) -> Settled:
         witness = self.states.copy()
         witness[free] = point
-        if WARM_STARTS:
-            self._found = [witness, *(w for w in self._found if not np.array_equal(w, witness))][:WARM_STARTS]
+        self._found = [witness, *(w for w in self._found if not np.array_equal(w, witness))][:WARM_STARTS]
         return Settled(True, tuple(int(s) for s in witness))
 
     def _starts(self, free: list[int], cells: Sequence[np.ndarray]) -> np.ndarray:
         """The latest counterexamples found, on the free features ``free``, as the indices of
         their cells, whose sorted first states are ``cells[j]`` (a state is in the last cell
         starting at or below it): starting points of a climb."""
-        starts = np.zeros((len(self._found), len(free)), dtype=np.int64)
+        found = np.asarray(self._found, dtype=np.int64).reshape(len(self._found), len(self.states))
+        starts = np.zeros((len(found), len(free)), dtype=np.int64)
         for j, (f, reps) in enumerate(zip(free, cells)):
-            for k, witness in enumerate(self._found):
-                starts[k, j] = max(int(np.searchsorted(reps, witness[f], side="right")) - 1, 0)
+            starts[:, j] = np.maximum(np.searchsorted(reps, found[:, f], side="right") - 1, 0)
         return starts
 
     # ------------------------------------------------------------------ small boxes
@@ -776,8 +775,6 @@ class _BoxRace:
         #: join, once the first slice is over (:data:`SLICE_CLIMBS`).
         self.climb: MarginClimb | None = None
         self.climbing = SLICE_CLIMBS > 0
-        #: Whether the climb has started from the latest counterexamples (:meth:`_climb_turn`).
-        self.warmed = False
         #: Slices of :data:`BNB_SLICE` boxes (or units of the clique search's work) so far, those the
         #: box searches took, and what is left of the current one: the turns do not depend on how
         #: many boxes each :meth:`advance` was given.
@@ -917,27 +914,16 @@ class _BoxRace:
 
     def _climb_turn(self) -> Settled | None:
         """At the end of a slice where the clique search has not joined: :data:`SLICE_CLIMBS`
-        restarts of the counterexample search (:meth:`_climb`), after the first slice first from
-        each of the latest counterexamples the instance's filter found
-        (:meth:`InstanceFilter._starts`). (Where the clique search joins, under the hard vote
-        between two classes, the solver's race climbs from them: in the race too, they took the
-        SAT paper's ionosphere forest's AXps 0.0145 -> 0.0176 CPU s.)"""
+        restarts of the counterexample search (built at the first, on the free features' allowed
+        states and the leaf table of the first search; that first turn also climbs from each of
+        the latest counterexamples the instance's filter found, :meth:`InstanceFilter._starts`),
+        whose point is a witness once the forest's exact vote confirms it (a soft-vote near tie
+        may not: then the climb stops, as it may find that point again). (Where the clique
+        search joins, under the hard vote between two classes, only the solver's race climbs
+        from those counterexamples: in the race too, they took the SAT paper's ionosphere
+        forest's AXps 0.0145 -> 0.0176 CPU s.)"""
         if self.clique is not None or not self.climbing or self.turn == 0:
             return None
-        if not self.warmed:
-            self.warmed = True
-            if self.screen._found:
-                settled = self._climb(len(self.screen._found))
-                if settled is not None or not self.climbing:
-                    return settled
-        return self._climb(SLICE_CLIMBS)
-
-    def _climb(self, restarts: int) -> Settled | None:
-        """``restarts`` restarts of the counterexample search (built at the first, on the free
-        features' allowed states and the leaf table of the first search, its first restarts from
-        the latest counterexamples found), whose point is a witness once the forest's exact vote
-        confirms it (a soft-vote near tie may not: then the climb stops, as it may find that
-        point again)."""
         if self.climb is None:
             from rfexplain.sat.climb_kernels import representatives
 
@@ -961,7 +947,7 @@ class _BoxRace:
                 allowed=(values, at),
                 starts=starts,
             )
-        point = self.climb.run(restarts)
+        point = self.climb.run(SLICE_CLIMBS)
         if point is None:
             return None
         holds, _ = self.screen._evaluate(point[None, :], self.free, self.rows, self.kind, self.cls)
