@@ -618,3 +618,71 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
     for j, f in enumerate(free):  # the start itself: the found counterexample's cells
         reps = screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1)
         assert witness[f] == reps[np.searchsorted(reps, found[f], side="right") - 1]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(max_trees=6, max_features=4, vote="hard"), st.data())
+def test_a_clique_race_climbs_from_its_third_turn_while_alone(forest: Any, data: Any) -> None:
+    """Where the clique search has joined, the race climbs from turn
+    :data:`prefilter.CLIQUE_RACE_CLIMB_AFTER` on, from the filter's latest counterexample first,
+    and not at all once a solver runs beside it (:meth:`prefilter._BoxRace._climb_turn`)."""
+    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
+    decisions = forest.predict_states(grid)
+    states = grid[data.draw(st.integers(0, len(grid) - 1))]
+    kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
+    holds = (decisions != cls) if kind == "not" else (decisions == cls)
+    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+    witnesses = np.flatnonzero(np.all(grid[:, fixed] == states[fixed], axis=1) & holds)
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
+    rows = screen._reachable(fixed)
+    free, lows, highs = screen._free_boxes(fixed, rows)
+    if not free or not len(witnesses):
+        return
+    screen._witness(list(range(forest.n_features)), grid[witnesses[data.draw(st.integers(0, len(witnesses) - 1))]])
+    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+    race.clique = object()  # only whether it joined matters here
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefilter, "CLIQUE_RACE_CLIMBS", 0)  # no random restart: the start itself
+        race.turn = prefilter.CLIQUE_RACE_CLIMB_AFTER - 1
+        assert race._climb_turn() is None and race.climb is None
+        race.alone = False
+        race.turn = prefilter.CLIQUE_RACE_CLIMB_AFTER
+        assert race._climb_turn() is None and race.climb is None
+        race.alone = True
+        settled = race._climb_turn()
+    assert settled is not None and settled.sat
+    witness = np.asarray(settled.witness)
+    assert np.array_equal(witness[fixed], states[fixed])
+    decided = int(forest.predict_states(witness[None, :])[0])
+    assert (decided != cls) if kind == "not" else (decided == cls)
+
+
+def test_the_solver_takes_the_clique_race_climbs_over() -> None:
+    """:meth:`InstanceFilter.decide_reduced` resumes an open race with its climbs off (the
+    query's own climb runs beside the solver)."""
+    stumps = [
+        {
+            "feature": [0, -1, -1],
+            "threshold": [t, 0.0, 0.0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, 0, 1],
+        }
+        for t in (0.5, 1.5, 2.5)
+    ]
+    forest = Forest.from_raw_trees(stumps, n_features=1, classes=["a", "b"])
+    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), (0,), reduced_solver="g3")
+    rows = screen._reachable([])
+    free, lows, highs = screen._free_boxes([], rows)
+    race = prefilter._BoxRace(screen, free, rows, (lows, highs), "not", 0)
+    screen._open = (((), "not", 0), race)
+    seen: list[bool] = []
+
+    def beside(self: InstanceFilter, encode: Any, cells: Any, resumed: Any, *rest: Any) -> prefilter.Settled:
+        seen.append(resumed.alone)
+        return prefilter.Settled(False)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefilter.InstanceFilter, "_solve_beside", beside)
+        screen.decide_reduced([], "not", 0)
+    assert seen == [False] and race.alone is False

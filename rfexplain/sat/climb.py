@@ -36,11 +36,11 @@ free features the next query's counterexample often shares.
 
 The SAT engine runs it under the hard vote beside the reduced formula's solver and the branch
 and bound (:meth:`~rfexplain.sat.prefilter.InstanceFilter.decide_reduced`), and in the branch
-and bound's race where the clique search does not join (soft vote, three classes or more), on
-one representative state per cell. The loop is compiled (:mod:`.climb_kernels`). It is a heuristic for
-the satisfiable side only: it proves nothing when it finds nothing, and
-the cell it finds is confirmed by the caller with the forest's exact vote before it is used as a
-witness. Its random numbers come from a generator seeded per query, so a query (after the same
+and bound's race (where the clique search joins, hard vote between two classes, from its third
+slice and until the solver joins), on one representative state per cell. The loop is compiled
+(:mod:`.climb_kernels`). It is a heuristic for the satisfiable side only: it proves nothing when
+it finds nothing, and the cell it finds is confirmed by the caller with the forest's exact vote
+before it is used as a witness. Its random numbers come from a generator seeded per query, so a query (after the same
 earlier queries of its call) gets the same witness on every run.
 
 [ZZH20] Zhang, Zhang and Hsieh, "An Efficient Adversarial Attack for Tree Ensembles", NeurIPS

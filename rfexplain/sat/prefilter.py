@@ -69,7 +69,9 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   the counterexamples of wide satisfiable steps late (ionosphere, soft vote: 2,000-9,500 boxes),
   the climb in a restart or two. Its first restarts start from the counterexamples the
   instance's filter found last (:data:`WARM_STARTS`), as do those of the climb beside the
-  reduced formula's solver.
+  reduced formula's solver. Where the clique search joins, the race climbs too from its turn
+  :data:`CLIQUE_RACE_CLIMB_AFTER` (:data:`CLIQUE_RACE_CLIMBS` restarts a slice) until a solver
+  runs beside it.
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
@@ -287,6 +289,22 @@ SLICE_CLIMBS = 1
 #: (:meth:`InstanceFilter._starts`).
 WARM_STARTS = 4
 
+#: Where the clique search joins the race (hard vote, two classes), the turn from which the race
+#: climbs too at the end of every slice, and the restarts per slice (the first climb also starts
+#: from the latest counterexamples, :meth:`InstanceFilter._starts`), while the race runs alone:
+#: beside the solver the query's own climb takes over (:meth:`InstanceFilter._solve_beside`).
+#: From the first slice on, the climbs took the SAT paper's ionosphere forest's AXps 0.0145 ->
+#: 0.0176 CPU s; from the third, queries settled in two slices pay nothing. On ring's default
+#: forest the satisfiable open steps waited 0.2 s for the solver to join and 0.1-0.2 s more for
+#: the climb beside it, which then found their counterexamples within 0.04 s. Mean / max CPU s per
+#: AXp, ``practical_forests`` rows, before -> from the third turn with 4 restarts: ring (100
+#: trees, 10 rows) 1.16 / 4.08 -> 0.96 / 3.98; twonorm (500 trees, 6 rows) 0.50 / 1.11 -> 0.40 /
+#: 0.87; ionosphere, twonorm, phoneme, magic (100 trees) and the SAT paper's forests of ionosphere,
+#: twonorm, ring and magic within 3%. Ring, from turn 1, 2 or 3: 0.98, 0.96, 0.97; 2, 4 or 8
+#: restarts: 0.98, 0.96, 0.96; climbing beside the solver too: 1.01.
+CLIQUE_RACE_CLIMB_AFTER = 2
+CLIQUE_RACE_CLIMBS = 4
+
 #: Boxes the branch and bound's stack holds at first (it doubles when full, as its row pool does).
 BNB_STACK = 64
 
@@ -470,6 +488,7 @@ class InstanceFilter:
         race = None
         if self._open is not None and self._open[0] == (tuple(fixed), kind, cls):
             race = self._open[1]
+            race.alone = False
         self._open = None
         rows = self._reachable(fixed)
         free, lows, highs = self._free_boxes(fixed, rows)
@@ -771,10 +790,13 @@ class _BoxRace:
         self.paired = False
         #: The clique search (:mod:`rfexplain.sat.cliques`; hard vote only), once it has joined.
         self.clique: CliqueSearch | None = None
-        #: The counterexample search (:mod:`rfexplain.sat.climb`) where the clique search does not
-        #: join, once the first slice is over (:data:`SLICE_CLIMBS`).
+        #: The counterexample search (:mod:`rfexplain.sat.climb`) once the first slice is over
+        #: (:data:`SLICE_CLIMBS`) or, where the clique search joins, from its turn
+        #: :data:`CLIQUE_RACE_CLIMB_AFTER` while the race runs :attr:`alone`.
         self.climb: MarginClimb | None = None
         self.climbing = SLICE_CLIMBS > 0
+        #: Whether no solver runs beside the race (set off by :meth:`InstanceFilter.decide_reduced`).
+        self.alone = True
         #: Slices of :data:`BNB_SLICE` boxes (or units of the clique search's work) so far, those the
         #: box searches took, and what is left of the current one: the turns do not depend on how
         #: many boxes each :meth:`advance` was given.
@@ -913,17 +935,21 @@ class _BoxRace:
         self.turn += 1
 
     def _climb_turn(self) -> Settled | None:
-        """At the end of a slice where the clique search has not joined: :data:`SLICE_CLIMBS`
-        restarts of the counterexample search (built at the first, on the free features' allowed
-        states and the leaf table of the first search; that first turn also climbs from each of
-        the latest counterexamples the instance's filter found, :meth:`InstanceFilter._starts`),
-        whose point is a witness once the forest's exact vote confirms it (a soft-vote near tie
-        may not: then the climb stops, as it may find that point again). (Where the clique
-        search joins, under the hard vote between two classes, only the solver's race climbs
-        from those counterexamples: in the race too, they took the SAT paper's ionosphere
-        forest's AXps 0.0145 -> 0.0176 CPU s.)"""
-        if self.clique is not None or not self.climbing or self.turn == 0:
+        """At the end of a slice: :data:`SLICE_CLIMBS` restarts of the counterexample search
+        (built at the first, on the free features' allowed states and the leaf table of the first
+        search; that first turn also climbs from each of the latest counterexamples the
+        instance's filter found, :meth:`InstanceFilter._starts`), whose point is a witness once
+        the forest's exact vote confirms it (a soft-vote near tie may not: then the climb stops,
+        as it may find that point again). Where the clique search has joined (hard vote, two
+        classes), :data:`CLIQUE_RACE_CLIMBS` restarts from turn :data:`CLIQUE_RACE_CLIMB_AFTER`
+        on, and none once a solver runs beside the race."""
+        if not self.climbing or self.turn == 0:
             return None
+        restarts = SLICE_CLIMBS
+        if self.clique is not None:
+            if not self.alone or self.turn < CLIQUE_RACE_CLIMB_AFTER:
+                return None
+            restarts = CLIQUE_RACE_CLIMBS
         if self.climb is None:
             from rfexplain.sat.climb_kernels import representatives
 
@@ -947,7 +973,7 @@ class _BoxRace:
                 allowed=(values, at),
                 starts=starts,
             )
-        point = self.climb.run(SLICE_CLIMBS)
+        point = self.climb.run(restarts)
         if point is None:
             return None
         holds, _ = self.screen._evaluate(point[None, :], self.free, self.rows, self.kind, self.cls)
