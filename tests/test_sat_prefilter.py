@@ -589,7 +589,9 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
     """At the end of its first slice a query's race climbs from the counterexamples the
     instance's filter found last (:meth:`prefilter._BoxRace._climb_turn`): a counterexample of a
     query with more fixed features is one of every query with fewer, and is found at once, with
-    a witness that agrees with the instance on the fixed features and meets the condition."""
+    a witness that agrees with the instance on the fixed features and meets the condition. Where
+    the clique search has joined, the same from turn :data:`prefilter.CLIQUE_RACE_CLIMB_AFTER`
+    on, and not once a solver runs beside the race."""
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     decisions = forest.predict_states(grid)
     states = grid[data.draw(st.integers(0, len(grid) - 1))]
@@ -609,6 +611,14 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
     screen._witness(list(range(forest.n_features)), found)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prefilter, "SLICE_CLIMBS", 0)  # no random restart: the start itself
+        patch.setattr(prefilter, "CLIQUE_RACE_CLIMBS", 0)
+        if forest.vote == "hard" and data.draw(st.booleans()):  # the clique search has joined:
+            race.clique = object()  # only whether it joined matters here
+            race.turn = prefilter.CLIQUE_RACE_CLIMB_AFTER - 1  # no climb before its turn,
+            assert race._climb_turn() is None and race.climb is None
+            race.turn, race.alone = prefilter.CLIQUE_RACE_CLIMB_AFTER, False  # nor beside a solver
+            assert race._climb_turn() is None and race.climb is None
+            race.alone = True
         settled = race._climb_turn()
     assert settled is not None and settled.sat
     witness = np.asarray(settled.witness)
@@ -618,43 +628,6 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
     for j, f in enumerate(free):  # the start itself: the found counterexample's cells
         reps = screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1)
         assert witness[f] == reps[np.searchsorted(reps, found[f], side="right") - 1]
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(forests(max_trees=6, max_features=4, vote="hard"), st.data())
-def test_a_clique_race_climbs_from_its_third_turn_while_alone(forest: Any, data: Any) -> None:
-    """Where the clique search has joined, the race climbs from turn
-    :data:`prefilter.CLIQUE_RACE_CLIMB_AFTER` on, from the filter's latest counterexample first,
-    and not at all once a solver runs beside it (:meth:`prefilter._BoxRace._climb_turn`)."""
-    grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
-    decisions = forest.predict_states(grid)
-    states = grid[data.draw(st.integers(0, len(grid) - 1))]
-    kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
-    holds = (decisions != cls) if kind == "not" else (decisions == cls)
-    fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
-    witnesses = np.flatnonzero(np.all(grid[:, fixed] == states[fixed], axis=1) & holds)
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
-    if not free or not len(witnesses):
-        return
-    screen._witness(list(range(forest.n_features)), grid[witnesses[data.draw(st.integers(0, len(witnesses) - 1))]])
-    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
-    race.clique = object()  # only whether it joined matters here
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefilter, "CLIQUE_RACE_CLIMBS", 0)  # no random restart: the start itself
-        race.turn = prefilter.CLIQUE_RACE_CLIMB_AFTER - 1
-        assert race._climb_turn() is None and race.climb is None
-        race.alone = False
-        race.turn = prefilter.CLIQUE_RACE_CLIMB_AFTER
-        assert race._climb_turn() is None and race.climb is None
-        race.alone = True
-        settled = race._climb_turn()
-    assert settled is not None and settled.sat
-    witness = np.asarray(settled.witness)
-    assert np.array_equal(witness[fixed], states[fixed])
-    decided = int(forest.predict_states(witness[None, :])[0])
-    assert (decided != cls) if kind == "not" else (decided == cls)
 
 
 def test_the_solver_takes_the_clique_race_climbs_over() -> None:
