@@ -230,11 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     cap = args.enum_cap or (5.0 if args.quick else 60.0)
     n_points = args.points or (10_000 if args.quick else 100_000)
     query_cap = args.query_cap or 60.0
-    from rfexplain.sat import box_kernels
+    from rfexplain.sat import prefilter
 
-    # numba's one-off load of the prefilter's compiled loop (leaf boxes are int32) is not part of
+    # numba's one-off load of the prefilter's compiled loops (leaf boxes are int32) is not part of
     # the times of the first dataset's first vote
-    box_kernels.warm_up(np.dtype(np.int32))
+    prefilter.warm_up(np.dtype(np.int32))
     rows = [
         dataset_row(name, directory, n_inst, n_enum, cap, n_points, not args.agreement_only, query_cap)
         for name in names

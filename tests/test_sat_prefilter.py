@@ -659,3 +659,27 @@ def test_the_solver_takes_the_clique_race_climbs_over() -> None:
         patch.setattr(prefilter.InstanceFilter, "_solve_beside", beside)
         screen.decide_reduced([], "not", 0)
     assert seen == [False] and race.alone is False
+
+
+@pytest.mark.parametrize("cliques", [True, False])
+def test_warm_up_loads_the_loops_of_the_queries(cliques: bool) -> None:
+    """:func:`prefilter.warm_up` loads the branch and bound's, the climb's and (with ``cliques``)
+    the clique search's compiled loops, which the benchmarks' workers count as loading, not as
+    the first instance's time. Checked in a fresh interpreter, where nothing else loaded them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import numpy as np
+        from rfexplain.sat import box_kernels, climb_kernels, clique_kernels, prefilter
+
+        kernels = (box_kernels.search, climb_kernels.climb, clique_kernels.search)
+        assert not any(k.signatures for k in kernels)
+        prefilter.warm_up(np.dtype(np.int32), cliques={cliques})
+        print([bool(k.signatures) for k in kernels])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str([True, True, cliques])

@@ -107,7 +107,7 @@ from rfexplain.sat.encodings.softvote import soft_winner
 from rfexplain.sat.reduced import ReducedQuery, cell_ranges
 from rfexplain.sat.solving import CONFLICT_CHUNK
 
-__all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Settled"]
+__all__ = ["BOX_POINTS", "NEAR_TIE", "LeafTable", "InstanceFilter", "Settled", "warm_up"]
 
 #: Most free-feature state combinations searched whole instead of calling the solver.
 BOX_POINTS = 256
@@ -326,6 +326,21 @@ PAIR_BOUND_AFTER = 64
 BNB_TIES = 64
 
 
+def warm_up(box_dtype: np.dtype, *, cliques: bool = True) -> None:
+    """Load (or compile, on a machine's first run) the compiled loops of the queries: the branch
+    and bound's for leaf boxes of ``box_dtype`` (:func:`.box_kernels.warm_up`), the climb's
+    (:func:`.climb_kernels.warm_up`) and, with ``cliques``, the clique search's
+    (:func:`.clique_kernels.warm_up`): a one-off cost of the process (about 0.05 s from numba's
+    cache for the last two) that would otherwise land inside the first query. Already-loaded
+    loops cost nothing more."""
+    from rfexplain.sat import box_kernels, climb_kernels, clique_kernels
+
+    box_kernels.warm_up(box_dtype)
+    climb_kernels.warm_up(box_dtype)
+    if cliques:
+        clique_kernels.warm_up()
+
+
 @dataclass(frozen=True)
 class Settled:
     """A query settled without the solver: ``sat`` and, when satisfiable, a witness state vector."""
@@ -382,13 +397,8 @@ class LeafTable:
             for f, k in enumerate(self.n_states)
         ]
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
-        # the branch and bound's compiled loop, loaded with the table rather than in a query
-        from rfexplain.sat import box_kernels, climb_kernels, clique_kernels
-
-        box_kernels.warm_up(self.low.dtype)
-        climb_kernels.warm_up(self.low.dtype)
-        if not self.soft and forest.n_classes == 2:  # the clique search's queries (CliqueSearch.applies)
-            clique_kernels.warm_up()
+        # the compiled loops, loaded with the table rather than in a query
+        warm_up(self.low.dtype, cliques=not self.soft and forest.n_classes == 2)  # CliqueSearch.applies
 
     def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
         """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``
