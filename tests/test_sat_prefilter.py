@@ -683,3 +683,20 @@ def test_warm_up_loads_the_loops_of_the_queries(cliques: bool) -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str([True, True, cliques])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 140), st.data())
+def test_packed_rows_keep_every_flag(rows: int, columns: int, data: Any) -> None:
+    """:func:`prefilter._pack_bits` (the instance filter's leaves outside the instance, one word per
+    64 features) keeps bit ``j % 64`` of word ``j // 64`` equal to column ``j``, and an ``and``
+    with a packed feature set finds the rows :meth:`InstanceFilter._reachable` must drop."""
+    flags = np.asarray(data.draw(st.lists(st.booleans(), min_size=rows * columns, max_size=rows * columns)), dtype=bool)
+    flags = flags.reshape(rows, columns)
+    packed = prefilter._pack_bits(flags)
+    assert packed.shape == (rows, (columns + 63) // 64) and packed.dtype == np.uint64
+    for j in range(columns):
+        assert np.array_equal((packed[:, j // 64] >> np.uint64(j % 64)) & np.uint64(1), flags[:, j])
+    chosen = np.asarray(data.draw(st.lists(st.booleans(), min_size=columns, max_size=columns)), dtype=bool)
+    hit = (packed & prefilter._pack_bits(chosen[None, :])[0]).any(axis=1)
+    assert np.array_equal(hit, flags[:, chosen].any(axis=1))

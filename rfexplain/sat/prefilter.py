@@ -427,6 +427,10 @@ class InstanceFilter:
         self.states = np.asarray(states, dtype=np.int64)
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
         self.outside = (self.states < table.low) | (self.states > table.high)
+        #: The same, packed: bit ``f % 64`` of word ``f // 64`` of a leaf's row (one vectorised
+        #: ``and`` per query in :meth:`_reachable`: 17 -> 5 us on the 2,201 leaves of
+        #: scikit-learn's default forest on ionosphere, against a column selection of ``outside``).
+        self._outside_bits = _pack_bits(self.outside)
         #: The hard-vote branch and bound the last :meth:`decide` stopped at its node budget, with
         #: its query ``(fixed, kind, cls)``: :meth:`decide_reduced` resumes it beside the solver.
         self._open: tuple[tuple[tuple[int, ...], str, int], _BoxRace] | None = None
@@ -468,9 +472,10 @@ class InstanceFilter:
 
     def _reachable(self, fixed: Sequence[int]) -> np.ndarray:
         """The table rows of the leaves a point agreeing with the instance on ``fixed`` can reach."""
-        fixed_mask = np.zeros(len(self.table.n_states), dtype=bool)
-        fixed_mask[list(fixed)] = True
-        return np.flatnonzero(~np.any(self.outside[:, fixed_mask], axis=1))
+        fixed_mask = np.zeros((1, len(self.table.n_states)), dtype=bool)
+        fixed_mask[0, list(fixed)] = True
+        misses = self._outside_bits & _pack_bits(fixed_mask)[0]
+        return np.flatnonzero(~misses.any(axis=1))
 
     def _free_boxes(self, fixed: Sequence[int], rows: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
         """The free features (those not in ``fixed`` with several states) and the boxes of the
@@ -479,7 +484,10 @@ class InstanceFilter:
         fixed_set = set(fixed)
         free = [f for f in range(len(n_states)) if f not in fixed_set and n_states[f] > 1]
         columns = np.asarray(free, dtype=np.int64)
-        return free, self.table.low[np.ix_(rows, columns)], self.table.high[np.ix_(rows, columns)]
+        # rows then columns (67 -> 18 us a query against one ``np.ix_`` selection on ionosphere's
+        # default forest)
+        low = self.table.low.take(rows, axis=0).take(columns, axis=1)
+        return free, low, self.table.high.take(rows, axis=0).take(columns, axis=1)
 
     def decide_reduced(self, fixed: Sequence[int], kind: str, cls: int, budget: Budget | None = None) -> Settled:
         """The hard-vote query decided by a SAT solver (:attr:`reduced_solver`, default Glucose)
@@ -1072,6 +1080,14 @@ class _BoxSearch:
             full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
             self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
+
+
+def _pack_bits(flags: np.ndarray) -> np.ndarray:
+    """A boolean matrix's rows as 64-bit words: bit ``j % 64`` of word ``j // 64`` is column ``j``."""
+    words = (flags.shape[1] + 63) // 64
+    padded = np.zeros((flags.shape[0], 64 * words), dtype=bool)
+    padded[:, : flags.shape[1]] = flags
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
 
 
 def _margin_order(arguments: tuple[Any, ...]) -> np.ndarray:
