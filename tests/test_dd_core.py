@@ -4,6 +4,7 @@ ones, also when the walk is cut into many slices and every array has to grow."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,19 +61,31 @@ def test_compact_core_builds_the_python_cores_nodes(forest: Forest, compact_firs
     same_vote_graphs(forest, compact_first=compact_first)
 
 
+@pytest.mark.parametrize("pool", [None, np.int32])
 @pytest.mark.parametrize("loader,trees,depth,grows", [("load_iris", 30, 4, False), ("load_wine", 7, 4, True)])
 def test_compact_core_on_sklearn_forests_in_small_slices(
-    loader: str, trees: int, depth: int, grows: bool, monkeypatch: pytest.MonkeyPatch
+    loader: str, trees: int, depth: int, grows: bool, pool: type | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Also with the residual tuples' pool forced to ``int32`` (the type of forests with more than
+    65,536 residuals): the pool's type changes no node."""
     from sklearn import datasets
     from sklearn.ensemble import RandomForestClassifier
 
     X, y = getattr(datasets, loader)(return_X_y=True)
     model = RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=0).fit(X, y)
     monkeypatch.setattr(dd_core, "SLICE", 7)  # resume the walk thousands of times
+    if pool is not None:
+        monkeypatch.setattr(dd_core, "pool_dtype", lambda n_residuals: pool)
     product, graph = same_vote_graphs(Forest.from_sklearn(model), compact_first=grows)
     if grows:  # past the initial 1024 rows of the node, tuple and memo arrays
         assert product > 2048 and graph > 2048
+
+
+@pytest.mark.parametrize("n_residuals", [1, 255, 256, 257, 65_535, 65_536, 65_537, 2**31 - 1])
+def test_the_pool_type_holds_every_residual_id(n_residuals: int) -> None:
+    dtype = dd_core.pool_dtype(n_residuals)
+    assert np.iinfo(dtype).max >= n_residuals - 1
+    assert np.dtype(dtype).itemsize == (2 if n_residuals <= 65_536 else 4)
 
 
 def test_compact_core_stops_at_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:

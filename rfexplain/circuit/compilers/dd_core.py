@@ -12,10 +12,11 @@ revisited", SAT 2011), inside one function compiled by numba [Lam15] over flat i
   previous edge's last state plus one. Adjacent intervals with the same child are merged, so a
   node's interval list is canonical and an open-addressing table on it gives one id per node;
 - **product nodes** are residual tuples interned in a flat pool (another open-addressing
-  table); each carries a linked list of memo entries ``(lowest need, highest need, node)``. A
-  tuple lists the open trees' residuals in tree order, which restricting keeps, so no tuple is
-  ever sorted (sorting them cost 9% of glass2's 50-tree product; the order only loses sharing
-  where two trees have the same residual, +1.7% product nodes there);
+  table) of the narrowest integer type that holds every residual id (:func:`pool_dtype`); each
+  carries a linked list of memo entries ``(lowest need, highest need, node)``. A tuple lists the
+  open trees' residuals in tree order, which restricting keeps, so no tuple is ever sorted
+  (sorting them cost 9% of glass2's 50-tree product; the order only loses sharing where two
+  trees have the same residual, +1.7% product nodes there);
 - the depth-first walk keeps its frames and their pending children in two integer arrays.
 
 Every array grows by doubling inside the compiled code. The walk stops after a number of product
@@ -60,7 +61,7 @@ from rfexplain.core.budget import Budget
 from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Forest
 
-__all__ = ["CompactCounter", "warm_up"]
+__all__ = ["CompactCounter", "pool_dtype", "warm_up"]
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +85,22 @@ def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     return distinct, index[values]
 
 
+def pool_dtype(n_residuals: int) -> type:
+    """The narrowest integer type of the tuple pool's entries (residual ids below
+    ``n_residuals``): ``uint16`` where every id fits, else ``int32``.
+
+    The pool holds most of a product's memory. A depth-4 forest of 100 trees has a few thousand
+    residuals, so two bytes per entry suffice; ann-thyroid's first vote graph interned 24.0M
+    tuples of 44 residuals on average (1.06G entries: 4.2 GB as ``int32``)."""
+    return np.uint16 if n_residuals <= 1 << 16 else np.int32
+
+
 def warm_up() -> None:
     """Load (or, on a fresh install, compile) the core's compiled loops now, by counting the votes
     of a two-stump forest and writing out the graph and its negation, so that no later compile
-    pays for it (about 0.2 s per process from numba's cache)."""
+    pays for it (about 0.2 s per process from numba's cache). It loads the loops of the ``uint16``
+    pool; a forest with more than 65,536 residuals loads (or compiles, once per install) the
+    ``int32`` ones on its first graph."""
     stumps: list[dict[str, list[Any]]] = [
         {
             "feature": [0, -1, -1],
@@ -203,7 +216,7 @@ class CompactCounter:
         echild = np.zeros(2048, np.int32)
         ntab = np.full(2048, -1, np.int32)
         tups = np.zeros((1024, 2), np.int64)
-        pool = np.zeros(max(4096, 2 * len(root)), np.int32)
+        pool = np.zeros(max(4096, 2 * len(root)), pool_dtype(len(tables[0])))
         ttab = np.full(2048, -1, np.int32)
         memo_head = np.full(1024, -1, np.int32)
         memo = np.zeros((1024, 4), np.int32)
