@@ -62,11 +62,23 @@ def _node_hash(var, ends, kids, k):
 
 
 @_compile
+def _item_hash(r):
+    return spread((r + 40503) * -7046029254386353131)
+
+
+@_compile
+def _tuple_hash_of_sum(total, k):
+    return spread(total + k * 7809847782465536322)
+
+
+@_compile
 def _tuple_hash(items, k):
-    h = k + 11
+    """A sum of the items' own hashes, so that a child tuple's hash is its parent's with the
+    restricted residuals' terms exchanged (the walk never hashes a whole tuple)."""
+    total = 0
     for i in range(k):
-        h = (h ^ items[i]) * 1099511628211
-    return spread(h)
+        total += _item_hash(items[i])
+    return _tuple_hash_of_sum(total, k)
 
 
 @_compile
@@ -221,7 +233,11 @@ def run(
 ):
     """One slice of the walk (see the module docstring); returns the arrays, grown as needed,
     and whether the walk finished."""
-    tmp_t = np.empty(tups[0, 1] + 1, np.int64)  # no tuple is wider than the root's
+    widest = tups[0, 1] + 1  # no tuple is wider than the root's
+    tmp_t = np.empty(widest, np.int64)
+    on_var = np.empty(widest, np.int64)
+    cursor = np.empty(widest, np.int64)
+    moved = np.empty(widest, np.int64)
     tmp_b = np.empty(16, np.int64)
     m_ends = np.empty(max_states, np.int64)
     m_kids = np.empty(max_states, np.int64)
@@ -347,21 +363,37 @@ def run(
         need = kids[first_child + fr[_F_DONE], _C_NEED]
         ts = tups[push, 0]
         tl = tups[push, 1]
+        # one pass over the tuple: its first variable (lowest rank), the positions of the
+        # residuals that read it, and the sums and hash of the others, which every child keeps
         best = 1 << 60
-        var = -1
+        nv = 0
+        base_lo = 0
+        base_hi = 0
+        base_h = 0
+        for q in range(tl):
+            r = pool[ts + q]
+            rk = r_rank[r]
+            if rk < best:
+                best = rk
+                nv = 0
+            if rk == best:
+                on_var[nv] = q
+                nv += 1
+            base_lo += r_min[r]
+            base_hi += r_max[r]
+            base_h += _item_hash(r)
+        var = r_first[pool[ts + on_var[0]]]
         nb = 0
-        for q in range(tl):
-            r = pool[ts + q]
-            if r_rank[r] < best:
-                best = r_rank[r]
-                var = r_first[r]
-        for q in range(tl):
-            r = pool[ts + q]
-            if r_first[r] == var:
-                tmp_b = _grow1(tmp_b, nb + r_seg[r + 1] - r_seg[r])
-                for g in range(r_seg[r], r_seg[r + 1]):
-                    tmp_b[nb] = seg_last[g]
-                    nb += 1
+        for p in range(nv):
+            r = pool[ts + on_var[p]]
+            base_lo -= r_min[r]
+            base_hi -= r_max[r]
+            base_h -= _item_hash(r)
+            cursor[p] = r_seg[r]
+            tmp_b = _grow1(tmp_b, nb + r_seg[r + 1] - r_seg[r])
+            for g in range(r_seg[r], r_seg[r + 1]):
+                tmp_b[nb] = seg_last[g]
+                nb += 1
         tmp_b[:nb].sort()
         n_new = 0
         for q in range(nb):
@@ -374,28 +406,48 @@ def run(
         frames = _grow2(frames, depth + 1)
         low = 0
         for x in range(n_new):
+            # the restricted residuals of the positions on the variable (-1: a leaf)
             leaf = 0
-            m = 0
-            lo = 0
-            hi = 0
-            for q in range(tl):
-                r = pool[ts + q]
-                if r_first[r] == var:
-                    g = r_seg[r]
-                    while seg_last[g] < low:
-                        g += 1
-                    r = seg_child[g]
-                    if r_first[r] < 0:
-                        leaf += r_weight[r]
-                        continue
-                tmp_t[m] = r
-                m += 1
-                lo += r_min[r]
-                hi += r_max[r]
+            m = tl
+            lo = base_lo
+            hi = base_hi
+            h = base_h
+            for p in range(nv):
+                g = cursor[p]
+                while seg_last[g] < low:
+                    g += 1
+                cursor[p] = g
+                r = seg_child[g]
+                if r_first[r] < 0:
+                    leaf += r_weight[r]
+                    moved[p] = -1
+                    m -= 1
+                else:
+                    moved[p] = r
+                    lo += r_min[r]
+                    hi += r_max[r]
+                    h += _item_hash(r)
             cneed = need - leaf
             tid = -1
             if lo < cneed <= hi:
-                h = _tuple_hash(tmp_t, m)
+                # the child tuple: the parent's, restricted residuals exchanged, leaves dropped
+                w = 0
+                u = 0
+                for p in range(nv):
+                    q = on_var[p]
+                    while u < q:
+                        tmp_t[w] = pool[ts + u]
+                        w += 1
+                        u += 1
+                    u += 1
+                    if moved[p] >= 0:
+                        tmp_t[w] = moved[p]
+                        w += 1
+                while u < tl:
+                    tmp_t[w] = pool[ts + u]
+                    w += 1
+                    u += 1
+                h = _tuple_hash_of_sum(h, m)
                 mask = ttab.shape[0] - 1
                 i = h & mask
                 while ttab[i] >= 0:
