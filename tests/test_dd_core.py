@@ -81,6 +81,34 @@ def test_compact_core_on_sklearn_forests_in_small_slices(
         assert product > 2048 and graph > 2048
 
 
+def test_every_interned_tuple_is_distinct(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child tuple's hash is derived from its parent's: were it ever not the hash of the tuple
+    itself, a tuple met again would miss its entry and be interned twice (the graphs would still
+    be right, only slower), so the finished pools are checked for repeats."""
+    from sklearn import datasets
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain.circuit.compilers import dd_kernels
+
+    finished: list[list[tuple[int, ...]]] = []
+    run = dd_kernels.run
+
+    def recording_run(*args: object) -> tuple:
+        out = run(*args)
+        if out[0]:
+            ctr, tups, pool = args[10], out[5], out[6]
+            finished.append([tuple(pool[s : s + n]) for s, n in tups[: ctr[dd_kernels.N_TUPLES]]])
+        return out
+
+    monkeypatch.setattr(dd_kernels, "run", recording_run)
+    X, y = datasets.load_wine(return_X_y=True)
+    forest = Forest.from_sklearn(RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y))
+    same_vote_graphs(forest, compact_first=True)
+    assert finished and max(len(t) for t in finished) > 1000
+    for tuples in finished:
+        assert len(set(tuples)) == len(tuples)
+
+
 @pytest.mark.parametrize("n_residuals", [1, 255, 256, 257, 65_535, 65_536, 65_537, 2**31 - 1])
 def test_the_pool_type_holds_every_residual_id(n_residuals: int) -> None:
     dtype = dd_core.pool_dtype(n_residuals)
