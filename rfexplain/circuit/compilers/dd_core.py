@@ -216,7 +216,7 @@ class CompactCounter:
         echild = np.zeros(2048, np.int32)
         ntab = np.full(2048, -1, np.int32)
         tups = np.zeros((1024, 2), np.int64)
-        pool = np.zeros(max(4096, 2 * len(root)), pool_dtype(len(tables[0])))
+        pool: np.ndarray = np.zeros(max(4096, 2 * len(root)), pool_dtype(len(tables[0])))
         ttab = np.full(2048, -1, np.int32)
         memo_head = np.full(1024, -1, np.int32)
         memo = np.zeros((1024, 4), np.int32)
