@@ -67,7 +67,8 @@ def test_compact_core_on_sklearn_forests_in_small_slices(
     loader: str, trees: int, depth: int, grows: bool, pool: type | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Also with the residual tuples' pool forced to ``int32`` (the type of forests with more than
-    65,536 residuals): the pool's type changes no node."""
+    65,536 residuals) and the export's intervals to ``int64`` (graphs of 2^31 intervals or more):
+    the types change no node."""
     from sklearn import datasets
     from sklearn.ensemble import RandomForestClassifier
 
@@ -76,6 +77,7 @@ def test_compact_core_on_sklearn_forests_in_small_slices(
     monkeypatch.setattr(dd_core, "SLICE", 7)  # resume the walk thousands of times
     if pool is not None:
         monkeypatch.setattr(dd_core, "pool_dtype", lambda n_residuals: pool)
+        monkeypatch.setattr(dd_core, "interval_dtype", lambda n_intervals, width: np.int64)
     product, graph = same_vote_graphs(Forest.from_sklearn(model), compact_first=grows)
     if grows:  # past the initial 1024 rows of the node, tuple and memo arrays
         assert product > 2048 and graph > 2048
@@ -95,7 +97,7 @@ def test_every_interned_tuple_is_distinct(monkeypatch: pytest.MonkeyPatch) -> No
 
     def recording_run(*args: object) -> tuple:
         out = run(*args)
-        if out[0]:
+        if out[0] == dd_kernels.FINISHED:
             ctr, tups, pool = args[10], out[5], out[6]
             finished.append([tuple(pool[s : s + n]) for s, n in tups[: ctr[dd_kernels.N_TUPLES]]])
         return out
@@ -107,6 +109,13 @@ def test_every_interned_tuple_is_distinct(monkeypatch: pytest.MonkeyPatch) -> No
     assert finished and max(len(t) for t in finished) > 1000
     for tuples in finished:
         assert len(set(tuples)) == len(tuples)
+
+
+def test_the_interval_type_holds_every_interval() -> None:
+    assert dd_core.interval_dtype(10**6, 46_340) is np.int32  # 46,340^2 < 2^31
+    assert dd_core.interval_dtype(10**6, 46_341) is np.int64
+    assert dd_core.interval_dtype(2**31 - 1, 100) is np.int32
+    assert dd_core.interval_dtype(2**31, 100) is np.int64
 
 
 @pytest.mark.parametrize("n_residuals", [1, 255, 256, 257, 65_535, 65_536, 65_537, 2**31 - 1])

@@ -56,18 +56,21 @@ import numpy as np
 
 from rfexplain.circuit.compilers import dgraph
 from rfexplain.circuit.compilers.dgraph import DGManager
+from rfexplain.circuit.compilers.growable import GrowableArray
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Forest
 
-__all__ = ["CompactCounter", "pool_dtype", "warm_up"]
+__all__ = ["CompactCounter", "interval_dtype", "pool_dtype", "warm_up"]
 
 log = logging.getLogger(__name__)
 
 
 #: product nodes expanded per compiled slice, between two budget polls
 SLICE = 1 << 16
+#: the arrays of :func:`~.dd_kernels.run`, in its order
+_RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo_head", "memo", "frames", "kids")
 
 
 def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +96,13 @@ def pool_dtype(n_residuals: int) -> type:
     residuals, so two bytes per entry suffice; ann-thyroid's first vote graph interned 24.0M
     tuples of 44 residuals on average (1.06G entries: 4.2 GB as ``int32``)."""
     return np.uint16 if n_residuals <= 1 << 16 else np.int32
+
+
+def interval_dtype(n_intervals: int, width: int) -> type:
+    """The type of the export's interval ids (``first * width + last``) and interval offsets:
+    ``int32`` where they fit, else ``int64``. They are the export's largest arrays: ann-thyroid's
+    38M-node vote graph has 133M intervals, 1 GB less as ``int32``."""
+    return np.int32 if n_intervals < 1 << 31 and width * width < 1 << 31 else np.int64
 
 
 def warm_up() -> None:
@@ -208,39 +218,56 @@ class CompactCounter:
     def _product(self, tables: tuple[np.ndarray, ...], root: list[int], need: int, budget: Budget | None) -> int:
         k = self._kernels
         n_states = np.asarray(self.dg.n_states, np.int64)
+        max_states, widest = int(n_states.max()), len(root) + 1
         ctr = np.zeros(9, np.int64)
-        nodes = np.zeros((1024, 3), np.int32)
+        # the arrays that grow with the graph, in memory maps grown in place (module growable);
+        # the kernel asks for room before a step may need it (dd_kernels.rows_needed)
+        grown = {
+            "nodes": GrowableArray(np.int32, 1024, 3),
+            "eend": GrowableArray(np.int32, 2048),
+            "echild": GrowableArray(np.int32, 2048),
+            "tups": GrowableArray(np.int64, 1024, 2),
+            "pool": GrowableArray(pool_dtype(len(tables[0])), max(4096, 2 * len(root))),
+            "memo_head": GrowableArray(np.int32, 1024),
+            "memo": GrowableArray(np.int32, 1024, 4),
+        }
+        nodes, tups, pool, memo_head = (grown[name].view() for name in ("nodes", "tups", "pool", "memo_head"))
         nodes[:2, 0] = -1
         ctr[k.N_NODES] = 2
-        eend = np.zeros(2048, np.int32)
-        echild = np.zeros(2048, np.int32)
-        ntab = np.full(2048, -1, np.int32)
-        tups = np.zeros((1024, 2), np.int64)
-        pool: np.ndarray = np.zeros(max(4096, 2 * len(root)), pool_dtype(len(tables[0])))
-        ttab = np.full(2048, -1, np.int32)
-        memo_head = np.full(1024, -1, np.int32)
-        memo = np.zeros((1024, 4), np.int32)
-        frames = np.zeros((64, 8), np.int64)
-        kids = np.zeros((256, 6), np.int64)
         # the root as the single pending child of a sentinel frame
         pool[: len(root)] = root
         tups[0] = (0, len(root))
+        memo_head[0] = -1
         ctr[k.N_TUPLES] = 1
         ctr[k.POOL] = len(root)
         ttab = k.rehash_tuples(tups, pool, 1)
+        del nodes, tups, pool, memo_head
+        frames = np.zeros((64, 8), np.int64)
+        kids = np.zeros((256, 6), np.int64)
         frames[0] = (-1, need, -1, -k.UNBOUNDED, k.UNBOUNDED, 0, 1, 0)
         kids[0] = (0, 0, need, -k.UNBOUNDED, k.UNBOUNDED, -1)
         ctr[k.DEPTH] = 1
         ctr[k.N_CHILD] = 1
-        arrays = (nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids)
+        others = {"ntab": np.full(2048, -1, np.int32), "ttab": ttab, "frames": frames, "kids": kids}
+        del ttab, frames, kids
+        arrays = [grown[name].view() if name in grown else others.pop(name) for name in _RUN_ARRAYS]
         peak = 0
         start = time.process_time()
         while True:
-            finished, *grown = k.run(*tables, n_states, int(n_states.max()), ctr, *arrays, SLICE)
-            arrays = tuple(grown)
+            status, *arrays = k.run(*tables, n_states, max_states, ctr, *arrays, SLICE)
             peak = max(peak, sum(a.nbytes for a in arrays))
-            if finished:
+            if status == k.FINISHED:
                 break
+            if status == k.NEEDS_ROOM:
+                for i, name in enumerate(_RUN_ARRAYS):
+                    if name in grown:
+                        if arrays[i].shape[0] != grown[name].rows:  # grown by the kernel itself
+                            grown[name].adopt(arrays[i])
+                        arrays[i] = None  # no view may outlive the map's growth
+                for which, name in enumerate(k.GROWN):
+                    grown[name].grow(int(k.rows_needed(ctr, max_states, widest, which)))
+                arrays = [grown[name].view() if name in grown else a for name, a in zip(_RUN_ARRAYS, arrays)]
+                continue
             limit = self.dg.max_nodes
             if limit is not None and len(self.dg) + int(ctr[k.N_NODES]) - 2 >= limit:
                 raise CompilationTooLargeError(
@@ -287,7 +314,10 @@ class CompactCounter:
         graph.clear()  # the product's edge arrays go once merged (their only other holder)
         dg = self.dg
         width = max(dg.n_states)
-        first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width)
+        index_type = interval_dtype(len(eend), width)
+        start: np.ndarray = np.empty(len(eend) + 1, index_type)
+        interval: np.ndarray = np.empty(len(eend), index_type)
+        first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width, start, interval)
         del eend, echild
         pairs, which = _distinct(interval, width * width)
         pair_mid = np.empty(len(pairs), np.int64)

@@ -20,6 +20,10 @@ _F_TUP, _F_NEED, _F_VAR, _F_LOW, _F_HIGH, _F_CH, _F_NCH, _F_DONE = range(8)
 # result node
 _C_END, _C_TUP, _C_NEED, _C_LO, _C_HI, _C_RES = range(6)
 UNBOUNDED = 1 << 60
+# what a slice of the walk returns
+SLICE_DONE, FINISHED, NEEDS_ROOM = range(3)
+# the arrays the caller grows (:func:`rows_needed`), by their place among run's arguments
+GROWN = ("nodes", "eend", "echild", "tups", "pool", "memo_head", "memo")
 #: the memo's need bounds are int32 (half the memory of int64 rows)
 MEMO_LIMIT = (1 << 31) - 1
 
@@ -50,6 +54,22 @@ def _grow2(a, need):
     b = np.empty((size, a.shape[1]), a.dtype)
     b[: a.shape[0]] = a
     return b
+
+
+@_compile
+def rows_needed(ctr, max_states, widest, which):
+    """Rows the array ``GROWN[which]`` must have before the walk's next step: one step creates
+    at most one graph node, its memo entry and ``max_states`` edges, or ``max_states`` child
+    tuples of fewer than ``widest`` residuals each."""
+    if which == 0:
+        return ctr[N_NODES] + 1
+    if which <= 2:
+        return ctr[N_EDGES] + max_states
+    if which == 3 or which == 5:
+        return ctr[N_TUPLES] + max_states
+    if which == 4:
+        return ctr[POOL] + max_states * widest
+    return ctr[N_MEMO] + 1
 
 
 @_compile
@@ -118,21 +138,20 @@ def first_of_equal_runs(start, ids, edges):
 
 
 @_compile
-def merged_edges(nodes, eend, echild, max_states):
+def merged_edges(nodes, eend, echild, max_states, start, interval):
     """The manager's canonical edges of every node of a compact graph: intervals leading to the
     same child merged into one edge, edges ordered by their highest state (the order of their
     masks as integers, the masks being disjoint).
 
     Returns, per node, its first merged edge and their number; per merged edge, its child and
     its first interval; per interval, the id of its ``(first state, last state)`` pair (``first *
-    max_states + last``)."""
+    max_states + last``). ``start`` and ``interval`` are the caller's (one row per edge of the
+    compact graph, one more in ``start``), of the narrowest type that holds their values."""
     n = nodes.shape[0]
     n_edges = eend.shape[0]
     first = np.zeros(n, np.int64)
     count = np.zeros(n, np.int32)
     child = np.empty(n_edges, np.int32)
-    start = np.empty(n_edges + 1, np.int64)
-    interval = np.empty(n_edges, np.int64)
     group = np.empty(max_states, np.int64)  # a node's edges: merged edge of each interval
     top = np.empty(max_states, np.int64)  # highest state of each merged edge of the node
     kid = np.empty(max_states, np.int64)
@@ -231,8 +250,10 @@ def run(
     kids,
     budget_steps,
 ):
-    """One slice of the walk (see the module docstring); returns the arrays, grown as needed,
-    and whether the walk finished."""
+    """One slice of the walk (see the module docstring): ``SLICE_DONE`` after ``budget_steps``
+    expansions, ``FINISHED``, or ``NEEDS_ROOM`` before a step that the arrays of ``GROWN`` may not
+    have the rows for (the caller grows them in place, see :func:`rows_needed`); then the arrays
+    (``frames`` and ``kids``, and the hash tables, replaced here when they grow)."""
     widest = tups[0, 1] + 1  # no tuple is wider than the root's
     tmp_t = np.empty(widest, np.int64)
     on_var = np.empty(widest, np.int64)
@@ -243,10 +264,20 @@ def run(
     m_kids = np.empty(max_states, np.int64)
     steps = 0
     while True:
+        if (
+            nodes.shape[0] < rows_needed(ctr, max_states, widest, 0)
+            or eend.shape[0] < rows_needed(ctr, max_states, widest, 1)
+            or echild.shape[0] < rows_needed(ctr, max_states, widest, 2)
+            or tups.shape[0] < rows_needed(ctr, max_states, widest, 3)
+            or pool.shape[0] < rows_needed(ctr, max_states, widest, 4)
+            or memo_head.shape[0] < rows_needed(ctr, max_states, widest, 5)
+            or memo.shape[0] < rows_needed(ctr, max_states, widest, 6)
+        ):
+            return NEEDS_ROOM, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
         depth = ctr[DEPTH]
         if depth == 1 and frames[0, _F_DONE] == 1:  # the sentinel frame has its root
             ctr[ROOT] = kids[0, _C_RES]
-            return True, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+            return FINISHED, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
         top = depth - 1
         fr = frames[top]
         first_child = fr[_F_CH]
@@ -357,7 +388,7 @@ def run(
             continue
         # expand the product node (push, need) into a new frame
         if steps == budget_steps:
-            return False, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+            return SLICE_DONE, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
         steps += 1
         ctr[EXPANDED] += 1
         need = kids[first_child + fr[_F_DONE], _C_NEED]
