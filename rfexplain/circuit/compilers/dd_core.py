@@ -19,10 +19,13 @@ revisited", SAT 2011), inside one function compiled by numba [Lam15] over flat i
   trees have the same residual, +1.7% product nodes there);
 - the depth-first walk keeps its frames and their pending children in two integer arrays.
 
-Every array grows by doubling inside the compiled code. The walk stops after a number of product
-nodes so that a :class:`~rfexplain.core.budget.Budget` and the manager's size budget
-(``max_nodes``) are polled between slices; all its state lives in the arrays, so the next slice
-resumes where the last one stopped.
+The arrays that grow with the graph (nodes, edges, tuples, pool, memo) live in anonymous memory
+maps that double in place (:class:`~.growable.GrowableArray`): before a step that may need more
+rows than they have, the compiled walk returns and they grow, so a growing multi-gigabyte array is
+never resident twice; the smaller ones grow by doubling inside the compiled code. The walk stops
+after a number of product nodes so that a :class:`~rfexplain.core.budget.Budget` and the
+manager's size budget (``max_nodes``) are polled between slices; all its state lives in the
+arrays, so the next slice resumes where the last one stopped.
 
 The finished graph is written into the :class:`~.dgraph.DGManager`'s array store by compiled
 code (:meth:`~.dgraph.DGManager.intern_graph`), children first, each node's canonical edges
