@@ -373,9 +373,11 @@ class DGManager:
             del self._reachable[next(iter(self._reachable))]
         return out
 
-    def _reach(self, roots: Sequence[int]) -> np.ndarray:
+    def _reach(self, roots: Iterable[int] | int) -> np.ndarray:
         _, first, _, kid = self._views()
-        return dg_kernels.reachable(first, kid, np.asarray(roots, np.int64))
+        return dg_kernels.reachable(
+            first, kid, np.asarray([roots] if isinstance(roots, int) else list(roots), np.int64)
+        )
 
     def reachable_moving(self, roots: Iterable[int], states: Sequence[int], moving: int) -> list[int]:
         """Nodes reachable from ``roots`` (children first) when only the features in the bit
@@ -405,11 +407,11 @@ class DGManager:
     def size(self, roots: Iterable[int] | int) -> int:
         """Number of nodes (leaves included) reachable from ``roots``, counted by compiled code
         without keeping their list (which :meth:`reachable` keeps: 40 bytes a node)."""
-        return len(self._reach([roots] if isinstance(roots, int) else list(roots)))
+        return len(self._reach(roots))
 
     def n_edges(self, roots: Iterable[int] | int) -> int:
         """Number of edges of the nodes reachable from ``roots``."""
-        nodes = self._reach([roots] if isinstance(roots, int) else list(roots))
+        nodes = self._reach(roots)
         first = np.frombuffer(self._first, np.int64)
         return int((first[nodes + 1] - first[nodes]).sum())
 
