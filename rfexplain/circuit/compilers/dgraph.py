@@ -93,8 +93,10 @@ class _Edges:
 
     def __getitem__(self, n: int) -> tuple[tuple[int, int], ...]:
         dg = self._dg
-        e = dg._py[n]
+        e = dg._py.get(n)
         if e is None:
+            if not 0 <= n < len(dg.var):
+                raise IndexError(f"no node {n} in a store of {len(dg.var)} nodes")
             a, b = dg._first[n], dg._first[n + 1]
             e = tuple(sorted(zip(map(dg._masks.__getitem__, dg._mid[a:b]), dg._kid[a:b])))
             dg._py[n] = e
@@ -131,8 +133,9 @@ class DGManager:
         self._kid = array("i")  # per edge: its child
         self._masks: list[int] = []
         self._mask_id: dict[int, int] = {}
-        #: per node its edge tuple once Python made or read it, else None (:class:`_Edges`)
-        self._py: list[tuple[tuple[int, int], ...] | None] = [(), ()]
+        #: the edge tuple of every node Python made or read (:class:`_Edges`); a dictionary, not a
+        #: list over all nodes, so the nodes compiled code writes cost nothing here
+        self._py: dict[int, tuple[tuple[int, int], ...]] = {0: (), 1: ()}
         self.edges = _Edges(self)
         self._table = np.full(1 << 10, -1, np.int32)
         self._neg = array("i", [1, 0])  # negation of each node, -1 while unknown
@@ -162,7 +165,7 @@ class DGManager:
     def store_bytes(self) -> int:
         """Bytes of the node store's arrays and unique table (not the edge tuples Python keeps)."""
         arrays = (self.var, self._first, self._mid, self._kid, self._neg)
-        return sum(a.itemsize * len(a) for a in arrays) + self._table.nbytes + 8 * len(self._py)
+        return sum(a.itemsize * len(a) for a in arrays) + self._table.nbytes
 
     # ------------------------------------------------------------------ nodes
     def node(self, var: int, edges: Iterable[tuple[int, int]]) -> int:
@@ -228,7 +231,7 @@ class DGManager:
         self._mid.extend(mids)
         self._kid.extend(kids)
         first.append(len(self._mid))
-        self._py.append(canon)
+        self._py[n] = canon
         table[slot] = n
         if 2 * (n + 1) > len(table):
             self._rehash(2 * len(table))
@@ -319,12 +322,10 @@ class DGManager:
     def _trim(self, counts: np.ndarray) -> None:
         """Cut the reserved arrays to the ``counts`` (nodes, edges) the kernel left."""
         n, e = int(counts[0]), int(counts[1])
-        added = n - len(self._py)
         _cut(self.var, n)
         _cut(self._first, n + 1)
         _cut(self._mid, e)
         _cut(self._kid, e)
-        self._py.extend([None] * added)
 
     def intern_graph(
         self,
