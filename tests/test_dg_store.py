@@ -173,3 +173,32 @@ def test_compiled_writes_cost_only_the_store_arrays() -> None:
     # the array module over-allocates by a sixteenth when it grows
     assert grown <= 1.07 * expected + 65536, (grown, expected)
     assert dg.edges[int(ids[-1])] == ((0b001, int(ids[-2])), (0b110, int(child[-1])))
+
+
+def test_narrow_store_arrays_widen_and_keep_every_node() -> None:
+    """The edge offsets and mask ids start narrow (int32, uint16) and widen in place when the
+    store passes them: a store made to widen early holds the same nodes, ids and edges as one
+    that never widens, through Python-made nodes, compiled writes, negations and rehashes."""
+    rng = np.random.default_rng(1)
+    narrow, early = DGManager((6, 5, 7)), DGManager((6, 5, 7))
+    early._mid_limit, early._first_limit = 3, 10
+    made: list[list[int]] = [[0, 1], [0, 1]]
+    for _ in range(200):
+        var = int(rng.integers(3))
+        cut = int(rng.integers(1, narrow.n_states[var]))
+        low, full = (1 << cut) - 1, narrow.full[var]
+        pick = int(rng.integers(len(made[0])))
+        for dg, ids in zip((narrow, early), made):
+            ids.append(dg.node(var, [(low, ids[-1]), (full ^ low, ids[pick])]))
+    assert made[0] == made[1]
+    top = made[0][-1]
+    assert narrow.negate(top) == early.negate(top)
+    assert (narrow._mid.typecode, narrow._first.typecode) == ("H", "i")
+    assert (early._mid.typecode, early._first.typecode) == ("i", "q")
+    assert len(narrow) == len(early) and all(narrow.edges[n] == early.edges[n] for n in range(len(narrow)))
+    for dg in (narrow, early):  # the compiled kernels read the wide arrays as well
+        assert dg.size(top) == len(dg.reachable([top]))
+        dg._rehash(4 * len(dg._table))
+        assert dg.node(0, [(0b000011, made[0][5]), (0b111100, made[0][9])]) == (
+            made[0][5] if made[0][5] == made[0][9] else dg.node(0, [(0b111100, made[0][9]), (0b000011, made[0][5])])
+        )

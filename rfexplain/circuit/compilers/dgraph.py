@@ -49,6 +49,8 @@ __all__ = ["DGManager", "warm_up"]
 
 log = logging.getLogger(__name__)
 
+_INT16_MAX, _UINT16_MAX, _INT32_MAX = (1 << 15) - 1, (1 << 16) - 1, (1 << 31) - 1
+
 
 def warm_up() -> None:
     """Load (or, on a fresh install, compile) the store's compiled loops now: a few nodes, their
@@ -69,6 +71,13 @@ def _extend(store: array, raw: bytes) -> None:
     except BufferError:
         gc.collect()
         store.frombytes(raw)
+
+
+def _widened(store: array, typecode: str) -> array:
+    """A copy of ``store`` with the wider item type ``typecode``."""
+    wide = array(typecode)
+    wide.frombytes(np.frombuffer(store, store.typecode).astype(typecode).data.cast("B"))
+    return wide
 
 
 def _cut(store: array, length: int) -> None:
@@ -109,9 +118,10 @@ class DGManager:
     The nodes live in flat arrays (issue 16's compact store): per node its variable and the offset
     of its first edge, per edge the id of its state mask in a table of distinct masks and its
     child; one open-addressing unique table over those rows (:mod:`.dg_kernels`). Compiled code
-    writes whole graphs into it (:meth:`intern_graph`, :meth:`negate`): 8 bytes per edge and
-    about 24 per node with the table (63-116 bytes per node on the vote graphs of 50-tree
-    to 200-tree forests, 5-7 edges each); ``var[n]`` reads a node's variable and ``edges[n]`` its edges
+    writes whole graphs into it (:meth:`intern_graph`, :meth:`negate`). The arrays take the
+    narrowest item types that hold them (int16 variables, int32 edge offsets and uint16 mask ids,
+    widened when the store outgrows them): 6 bytes per edge; per node 6 bytes, 4 for the
+    negation map and 8-16 for the unique table (kept a quarter to half full). ``var[n]`` reads a node's variable and ``edges[n]`` its edges
     (:class:`_Edges`).
 
     Parameters
@@ -122,14 +132,20 @@ class DGManager:
 
     false = 0
     true = 1
+    #: the largest edge count and mask id the narrow store types hold (tests lower them)
+    _first_limit = _INT32_MAX
+    _mid_limit = _UINT16_MAX
 
     def __init__(self, n_states: Sequence[int]) -> None:
         self.n_states = tuple(int(n) for n in n_states)
         self.full = tuple((1 << n) - 1 for n in self.n_states)
+        # the arrays start with the narrowest item types; _first and _mid widen in place when
+        # the edges or the distinct masks pass them (_room_for_edges, mask_id): on ann-thyroid's
+        # Table 2 row, 119M nodes and 4.3 edges per node, that is 14 bytes a node less
         #: the variable of every node (-1 for the leaves)
-        self.var = array("i", [-1, -1])
-        self._first = array("q", [0, 0, 0])  # node n's edges are first[n] .. first[n + 1] - 1
-        self._mid = array("i")  # per edge: its mask's id in _masks
+        self.var = array("h" if len(self.n_states) <= _INT16_MAX else "i", [-1, -1])
+        self._first = array("i", [0, 0, 0])  # node n's edges are first[n] .. first[n + 1] - 1
+        self._mid = array("H")  # per edge: its mask's id in _masks
         self._kid = array("i")  # per edge: its child
         self._masks: list[int] = []
         self._mask_id: dict[int, int] = {}
@@ -193,7 +209,15 @@ class DGManager:
         if i is None:
             i = self._mask_id[mask] = len(self._masks)
             self._masks.append(mask)
+            if i > self._mid_limit and self._mid.typecode == "H":
+                self._mid = _widened(self._mid, "i")
         return i
+
+    def _room_for_edges(self, edges: int) -> None:
+        """Widen the edge offsets before the store passes ``edges`` edges in all, if their
+        narrow item type cannot count that far."""
+        if edges > self._first_limit and self._first.typecode == "i":
+            self._first = _widened(self._first, "q")
 
     def canonical_node(self, var: int, canon: tuple[tuple[int, int], ...]) -> int:
         """The node testing ``var`` with edges ``canon`` that are already canonical: at least two,
@@ -227,6 +251,8 @@ class DGManager:
                 f"the decision graphs reached the size budget of {self.max_nodes:,} nodes "
                 "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
             )
+        self._room_for_edges(len(self._mid) + k)
+        first = self._first
         self.var.append(var)
         self._mid.extend(mids)
         self._kid.extend(kids)
@@ -294,12 +320,7 @@ class DGManager:
     # ------------------------------------------------------------------ bulk (compiled)
     def _views(self) -> tuple[np.ndarray, ...]:
         """numpy views of the store's arrays for the kernels (drop them before the arrays grow)."""
-        return (
-            np.frombuffer(self.var, np.int32),
-            np.frombuffer(self._first, np.int64),
-            np.frombuffer(self._mid, np.int32),
-            np.frombuffer(self._kid, np.int32),
-        )
+        return tuple(np.frombuffer(a, a.typecode) for a in (self.var, self._first, self._mid, self._kid))
 
     def _rehash(self, size: int) -> None:
         var, first, mid, kid = self._views()
@@ -314,10 +335,9 @@ class DGManager:
             size *= 2
         if size > len(self._table):
             self._rehash(size)
-        _extend(self.var, bytes(4 * nodes))
-        _extend(self._first, bytes(8 * nodes))
-        _extend(self._mid, bytes(4 * edges))
-        _extend(self._kid, bytes(4 * edges))
+        self._room_for_edges(len(self._mid) + edges)
+        for store, items in ((self.var, nodes), (self._first, nodes), (self._mid, edges), (self._kid, edges)):
+            _extend(store, bytes(store.itemsize * items))
 
     def _trim(self, counts: np.ndarray) -> None:
         """Cut the reserved arrays to the ``counts`` (nodes, edges) the kernel left."""
@@ -413,7 +433,7 @@ class DGManager:
     def n_edges(self, roots: Iterable[int] | int) -> int:
         """Number of edges of the nodes reachable from ``roots``."""
         nodes = self._reach(roots)
-        first = np.frombuffer(self._first, np.int64)
+        first = np.frombuffer(self._first, self._first.typecode)
         return int((first[nodes + 1] - first[nodes]).sum())
 
     def evaluate(self, root: int, states: Sequence[int]) -> bool:
@@ -445,7 +465,7 @@ class DGManager:
         nodes = self._reach((root,))
         negs = np.frombuffer(neg, np.int32)
         nodes = nodes[negs[nodes] < 0]  # the nodes not negated yet
-        first = np.frombuffer(self._first, np.int64)
+        first = np.frombuffer(self._first, self._first.typecode)
         n_edges = int((first[nodes + 1] - first[nodes]).sum())
         del first, negs
         if self.max_nodes is not None and len(self.var) + len(nodes) > self.max_nodes:
