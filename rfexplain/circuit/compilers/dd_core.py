@@ -227,7 +227,8 @@ class CompactCounter:
         # the kernel asks for room before a step may need it (dd_kernels.rows_needed)
         grown = {
             "nodes": GrowableArray(np.int32, 1024, 3),
-            "eend": GrowableArray(np.int32, 2048),
+            # an edge's last state is below max_states: two bytes where that fits
+            "eend": GrowableArray(np.int16 if max_states <= 1 << 15 else np.int32, 2048),
             "echild": GrowableArray(np.int32, 2048),
             "tups": GrowableArray(np.int64, 1024, 2),
             "pool": GrowableArray(pool_dtype(len(tables[0])), max(4096, 2 * len(root))),
