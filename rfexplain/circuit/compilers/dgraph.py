@@ -121,8 +121,8 @@ class DGManager:
     writes whole graphs into it (:meth:`intern_graph`, :meth:`negate`). The arrays take the
     narrowest item types that hold them (int16 variables, int32 edge offsets and uint16 mask ids,
     widened when the store outgrows them): 6 bytes per edge; per node 6 bytes, 4 for the
-    negation map and 8-16 for the unique table (kept a quarter to half full). ``var[n]`` reads a node's variable and ``edges[n]`` its edges
-    (:class:`_Edges`).
+    negation map and 8-16 for the unique table (kept a quarter to half full). ``var[n]`` reads a
+    node's variable and ``edges[n]`` its edges (:class:`_Edges`).
 
     Parameters
     ----------
