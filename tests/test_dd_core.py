@@ -175,3 +175,21 @@ def test_distinct_values_are_numpys_unique(values: list[int], small: bool) -> No
     got, inverse = dd_core._distinct(array, bound)
     want, want_inverse = np.unique(array, return_inverse=True)
     assert got.tolist() == want.tolist() and inverse.tolist() == want_inverse.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(low=st.integers(-(2**40), 2**40), width=st.integers(0, 2**41))
+def test_packed_memo_bounds_only_narrow(low: int, width: int) -> None:
+    """A memo entry's need bounds, packed as two int16 halves of an int32, answer for the needs
+    of the exact interval within the int16 range, and for none when the interval lies outside it."""
+    from rfexplain.circuit.compilers import dd_kernels as k
+
+    high = low + width
+    packed = int(k._packed_bounds(low, high))
+    assert -(2**31) <= packed < 2**31
+    lo, hi = int(k._low_bound(packed)), int(k._high_bound(packed))
+    inside = (max(low, -k.MEMO_LIMIT), min(high, k.MEMO_LIMIT))
+    if inside[0] <= inside[1]:
+        assert (lo, hi) == inside
+    else:
+        assert lo > hi

@@ -13,7 +13,10 @@ revisited", SAT 2011), inside one function compiled by numba [Lam15] over flat i
   node's interval list is canonical and an open-addressing table on it gives one id per node;
 - **product nodes** are residual tuples interned in a flat pool (another open-addressing
   table) of the narrowest integer type that holds every residual id (:func:`pool_dtype`); each
-  carries a linked list of memo entries ``(lowest need, highest need, node)``. A tuple lists the
+  has a memo bucket, one 32-byte row holding its three latest entries ``(need bounds, node)``
+  (the bounds as two int16 halves of an int32), older entries in more buckets linked from it:
+  one memory access answers most lookups, where a linked list of single entries took 3.9 on
+  ann-thyroid's 60-tree vote graph (its product 13% faster, the memo 12% smaller). A tuple lists the
   open trees' residuals in tree order, which restricting keeps, so no tuple is ever sorted
   (sorting them cost 9% of glass2's 50-tree product; the order only loses sharing where two
   trees have the same residual, +1.7% product nodes there);
@@ -73,7 +76,7 @@ log = logging.getLogger(__name__)
 #: product nodes expanded per compiled slice, between two budget polls
 SLICE = 1 << 16
 #: the arrays of :func:`~.dd_kernels.run`, in its order
-_RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo_head", "memo", "frames", "kids")
+_RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo", "memo_more", "frames", "kids")
 
 
 def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -232,20 +235,20 @@ class CompactCounter:
             "echild": GrowableArray(np.int32, 2048),
             "tups": GrowableArray(np.int64, 1024, 2),
             "pool": GrowableArray(pool_dtype(len(tables[0])), max(4096, 2 * len(root))),
-            "memo_head": GrowableArray(np.int32, 1024),
-            "memo": GrowableArray(np.int32, 1024, 4),
+            "memo": GrowableArray(np.int32, 1024, k.BUCKET_WIDTH),
+            "memo_more": GrowableArray(np.int32, 1024, k.BUCKET_WIDTH),
         }
-        nodes, tups, pool, memo_head = (grown[name].view() for name in ("nodes", "tups", "pool", "memo_head"))
+        nodes, tups, pool, memo = (grown[name].view() for name in ("nodes", "tups", "pool", "memo"))
         nodes[:2, 0] = -1
         ctr[k.N_NODES] = 2
         # the root as the single pending child of a sentinel frame
         pool[: len(root)] = root
         tups[0] = (0, len(root))
-        memo_head[0] = -1
+        memo[0, :2] = (-1, 0)  # the root tuple's memo bucket: no next bucket, no entry
         ctr[k.N_TUPLES] = 1
         ctr[k.POOL] = len(root)
         ttab = k.rehash_tuples(tups, pool, 1)
-        del nodes, tups, pool, memo_head
+        del nodes, tups, pool, memo
         frames = np.zeros((64, 8), np.int64)
         kids = np.zeros((256, 6), np.int64)
         frames[0] = (-1, need, -1, -k.UNBOUNDED, k.UNBOUNDED, 0, 1, 0)
@@ -288,6 +291,7 @@ class CompactCounter:
             "product_nodes": int(ctr[k.EXPANDED]),
             "graph_nodes": n_nodes - 2,
             "tuples": int(ctr[k.N_TUPLES]),
+            "memo_buckets": int(ctr[k.N_TUPLES] + ctr[k.N_MEMO]),
             "pool": int(ctr[k.POOL]),
             "peak_bytes": peak,
             "product_ms": int(1000 * (time.process_time() - start)),

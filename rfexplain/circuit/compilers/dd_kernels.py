@@ -23,9 +23,17 @@ UNBOUNDED = 1 << 60
 # what a slice of the walk returns
 SLICE_DONE, FINISHED, NEEDS_ROOM = range(3)
 # the arrays the caller grows (:func:`rows_needed`), by their place among run's arguments
-GROWN = ("nodes", "eend", "echild", "tups", "pool", "memo_head", "memo")
-#: the memo's need bounds are int32 (half the memory of int64 rows)
-MEMO_LIMIT = (1 << 31) - 1
+GROWN = ("nodes", "eend", "echild", "tups", "pool", "memo", "memo_more")
+# the memo: per tuple a bucket of BUCKET entries (row of ``memo``, by tuple id), older entries in
+# more buckets (rows of ``memo_more``) linked from it; a bucket is 8 int32: the next bucket (-1:
+# none), its number of entries, then per entry its need bounds packed in one int32 (lowest in the
+# high half, highest in the low half) and its node
+_B_NEXT, _B_COUNT = 0, 1
+BUCKET = 3
+BUCKET_WIDTH = 2 + 2 * BUCKET
+#: the memo's need bounds are int16 halves of one int32 (a bound past them is clamped); the
+#: needs of a vote graph stay within the number of trees, so up to 32,767 trees nothing is clamped
+MEMO_LIMIT = (1 << 15) - 1
 
 
 def _compile(fn: Any) -> Any:
@@ -70,6 +78,29 @@ def rows_needed(ctr, max_states, widest, which):
     if which == 4:
         return ctr[POOL] + max_states * widest
     return ctr[N_MEMO] + 1
+
+
+@_compile
+def _packed_bounds(low, high):
+    """A memo entry's need bounds in one int32, each clamped to the int16 range: clamping only
+    narrows the needs the entry answers for (sound: a narrower memo entry is still exact), and an
+    interval wholly outside the range becomes an empty one."""
+    lo = max(low, -MEMO_LIMIT)
+    hi = min(high, MEMO_LIMIT)
+    if lo > hi:
+        lo = MEMO_LIMIT
+        hi = -MEMO_LIMIT
+    return (lo << 16) | (hi & 0xFFFF)
+
+
+@_compile
+def _low_bound(packed):
+    return packed >> 16
+
+
+@_compile
+def _high_bound(packed):
+    return ((packed & 0xFFFF) ^ 0x8000) - 0x8000
 
 
 @_compile
@@ -244,8 +275,8 @@ def run(
     tups,
     pool,
     ttab,
-    memo_head,
     memo,
+    memo_more,
     frames,
     kids,
     budget_steps,
@@ -270,14 +301,14 @@ def run(
             or echild.shape[0] < rows_needed(ctr, max_states, widest, 2)
             or tups.shape[0] < rows_needed(ctr, max_states, widest, 3)
             or pool.shape[0] < rows_needed(ctr, max_states, widest, 4)
-            or memo_head.shape[0] < rows_needed(ctr, max_states, widest, 5)
-            or memo.shape[0] < rows_needed(ctr, max_states, widest, 6)
+            or memo.shape[0] < rows_needed(ctr, max_states, widest, 5)
+            or memo_more.shape[0] < rows_needed(ctr, max_states, widest, 6)
         ):
-            return NEEDS_ROOM, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+            return NEEDS_ROOM, nodes, eend, echild, ntab, tups, pool, ttab, memo, memo_more, frames, kids
         depth = ctr[DEPTH]
         if depth == 1 and frames[0, _F_DONE] == 1:  # the sentinel frame has its root
             ctr[ROOT] = kids[0, _C_RES]
-            return FINISHED, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+            return FINISHED, nodes, eend, echild, ntab, tups, pool, ttab, memo, memo_more, frames, kids
         top = depth - 1
         fr = frames[top]
         first_child = fr[_F_CH]
@@ -300,20 +331,27 @@ def run(
                     fr[_F_LOW] = shifted
                 fr[_F_DONE] += 1
                 continue
-            e = memo_head[c[_C_TUP]]
-            while e >= 0:
-                if memo[e, 0] <= cneed <= memo[e, 1]:
+            bucket = memo[c[_C_TUP]]
+            found = -1
+            while True:
+                for q in range(bucket[_B_COUNT] - 1, -1, -1):  # newest first
+                    packed = bucket[2 + 2 * q]
+                    if _low_bound(packed) <= cneed <= _high_bound(packed):
+                        found = q
+                        break
+                if found >= 0 or bucket[_B_NEXT] < 0:
                     break
-                e = memo[e, 3]
-            if e < 0:
+                bucket = memo_more[bucket[_B_NEXT]]
+            if found < 0:
                 push = c[_C_TUP]
                 break
-            c[_C_RES] = memo[e, 2]
+            c[_C_RES] = bucket[3 + 2 * found]
+            packed = bucket[2 + 2 * found]
             shift = fr[_F_NEED] - cneed
-            if memo[e, 0] + shift > fr[_F_LOW]:
-                fr[_F_LOW] = memo[e, 0] + shift
-            if memo[e, 1] + shift < fr[_F_HIGH]:
-                fr[_F_HIGH] = memo[e, 1] + shift
+            if _low_bound(packed) + shift > fr[_F_LOW]:
+                fr[_F_LOW] = _low_bound(packed) + shift
+            if _high_bound(packed) + shift < fr[_F_HIGH]:
+                fr[_F_HIGH] = _high_bound(packed) + shift
             fr[_F_DONE] += 1
         if push < 0:
             # every child known: make the node (adjacent equal children merged)
@@ -364,16 +402,19 @@ def run(
                     ntab[i] = result
                     if 2 * ctr[N_NODES] > ntab.shape[0]:
                         ntab = _rehash_nodes(nodes, eend, echild, ctr[N_NODES])
-            e = ctr[N_MEMO]
-            memo = _grow2(memo, e + 1)
-            # int32 entries: a bound past the int32 range is clamped, which only narrows the
-            # needs the entry answers for (sound: a narrower memo entry is still exact)
-            memo[e, 0] = max(fr[_F_LOW], -MEMO_LIMIT)
-            memo[e, 1] = min(fr[_F_HIGH], MEMO_LIMIT)
-            memo[e, 2] = result
-            memo[e, 3] = memo_head[fr[_F_TUP]]
-            memo_head[fr[_F_TUP]] = e
-            ctr[N_MEMO] = e + 1
+            # the entry goes into the tuple's own bucket; a full one moves to a new bucket first
+            bucket = memo[fr[_F_TUP]]
+            if bucket[_B_COUNT] == BUCKET:
+                e = ctr[N_MEMO]
+                memo_more = _grow2(memo_more, e + 1)
+                memo_more[e, :] = bucket
+                bucket[_B_NEXT] = e
+                bucket[_B_COUNT] = 0
+                ctr[N_MEMO] = e + 1
+            q = bucket[_B_COUNT]
+            bucket[2 + 2 * q] = _packed_bounds(fr[_F_LOW], fr[_F_HIGH])
+            bucket[3 + 2 * q] = result
+            bucket[_B_COUNT] = q + 1
             ctr[N_CHILD] = first_child
             ctr[DEPTH] = top
             parent = frames[top - 1]
@@ -388,7 +429,7 @@ def run(
             continue
         # expand the product node (push, need) into a new frame
         if steps == budget_steps:
-            return SLICE_DONE, nodes, eend, echild, ntab, tups, pool, ttab, memo_head, memo, frames, kids
+            return SLICE_DONE, nodes, eend, echild, ntab, tups, pool, ttab, memo, memo_more, frames, kids
         steps += 1
         ctr[EXPANDED] += 1
         need = kids[first_child + fr[_F_DONE], _C_NEED]
@@ -497,13 +538,14 @@ def run(
                 if tid < 0:
                     tid = ctr[N_TUPLES]
                     tups = _grow2(tups, tid + 1)
-                    memo_head = _grow1(memo_head, tid + 1)
+                    memo = _grow2(memo, tid + 1)
                     s = ctr[POOL]
                     pool = _grow1(pool, s + m)
                     pool[s : s + m] = tmp_t[:m]
                     tups[tid, 0] = s
                     tups[tid, 1] = m
-                    memo_head[tid] = -1
+                    memo[tid, _B_NEXT] = -1
+                    memo[tid, _B_COUNT] = 0
                     ctr[POOL] = s + m
                     ctr[N_TUPLES] = tid + 1
                     ttab[i] = tid
