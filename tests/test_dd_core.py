@@ -99,7 +99,9 @@ def test_every_interned_tuple_is_distinct(monkeypatch: pytest.MonkeyPatch) -> No
         out = run(*args)
         if out[0] == dd_kernels.FINISHED:
             ctr, tups, pool = args[10], out[5], out[6]
-            finished.append([tuple(pool[s : s + n]) for s, n in tups[: ctr[dd_kernels.N_TUPLES]]])
+            rows = tups[: ctr[dd_kernels.N_TUPLES]].astype(np.int64)
+            starts, lengths = rows[:, 0] & 0xFFFFFFFF, rows[:, 1]  # a row keeps 32 bits of its start
+            finished.append([tuple(pool[s : s + n]) for s, n in zip(starts, lengths)])
         return out
 
     monkeypatch.setattr(dd_kernels, "run", recording_run)

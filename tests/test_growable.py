@@ -75,7 +75,7 @@ def test_the_products_arrays_grow_by_remapping(monkeypatch: pytest.MonkeyPatch) 
     from sklearn.ensemble import RandomForestClassifier
 
     from rfexplain import Forest
-    from rfexplain.circuit.compilers import dd_core
+    from rfexplain.circuit.compilers import dd_core, dd_kernels
     from rfexplain.circuit.compilers.classformula import ClassFormulas
     from rfexplain.circuit.compilers.votecount import VoteCounter
 
@@ -91,5 +91,5 @@ def test_the_products_arrays_grow_by_remapping(monkeypatch: pytest.MonkeyPatch) 
     forest = Forest.from_sklearn(RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y))
     cf = ClassFormulas(forest, core="compact")
     assert cf.vote_graph(0, 1) == VoteCounter(forest, cf.dg).at_least({0: 1, 1: -1}, 0)
-    assert isinstance(cf._counter, dd_core.CompactCounter) and len(made) == 7
+    assert isinstance(cf._counter, dd_core.CompactCounter) and len(made) == len(dd_kernels.GROWN) == 6
     assert all(g.remapped > 0 for g in made), [(g.rows, g.remapped) for g in made]

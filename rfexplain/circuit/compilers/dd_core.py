@@ -12,11 +12,12 @@ revisited", SAT 2011), inside one function compiled by numba [Lam15] over flat i
   previous edge's last state plus one. Adjacent intervals with the same child are merged, so a
   node's interval list is canonical and an open-addressing table on it gives one id per node;
 - **product nodes** are residual tuples interned in a flat pool (another open-addressing
-  table) of the narrowest integer type that holds every residual id (:func:`pool_dtype`); each
-  has a memo bucket, one 32-byte row holding its three latest entries ``(need bounds, node)``
-  (the bounds as two int16 halves of an int32), older entries in more buckets linked from it:
-  one memory access answers most lookups, where a linked list of single entries took 3.9 on
-  ann-thyroid's 60-tree vote graph (its product 13% faster, the memo 12% smaller). A tuple lists the
+  table) of the narrowest integer type that holds every residual id (:func:`pool_dtype`). A
+  tuple's row (32 bytes) holds where it starts in the pool, its length and its memo bucket: its
+  two latest entries ``(need bounds, node)`` (the bounds as two int16 halves of an int32), older
+  entries in more buckets linked from it. The row a lookup reads to compare a tuple thus also
+  answers most memo lookups, where a linked list of single entries took 3.9 memory accesses per
+  lookup on ann-thyroid's 60-tree vote graph. A tuple lists the
   open trees' residuals in tree order, which restricting keeps, so no tuple is ever sorted
   (sorting them cost 9% of glass2's 50-tree product; the order only loses sharing where two
   trees have the same residual, +1.7% product nodes there);
@@ -76,7 +77,7 @@ log = logging.getLogger(__name__)
 #: product nodes expanded per compiled slice, between two budget polls
 SLICE = 1 << 16
 #: the arrays of :func:`~.dd_kernels.run`, in its order
-_RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo", "memo_more", "frames", "kids")
+_RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo", "frames", "kids")
 
 
 def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -233,22 +234,20 @@ class CompactCounter:
             # an edge's last state is below max_states: two bytes where that fits
             "eend": GrowableArray(np.int16 if max_states <= 1 << 15 else np.int32, 2048),
             "echild": GrowableArray(np.int32, 2048),
-            "tups": GrowableArray(np.int64, 1024, 2),
+            "tups": GrowableArray(np.int32, 1024, k.ROW_WIDTH),
             "pool": GrowableArray(pool_dtype(len(tables[0])), max(4096, 2 * len(root))),
-            "memo": GrowableArray(np.int32, 1024, k.BUCKET_WIDTH),
-            "memo_more": GrowableArray(np.int32, 1024, k.BUCKET_WIDTH),
+            "memo": GrowableArray(np.int32, 1024, k.ROW_WIDTH),
         }
-        nodes, tups, pool, memo = (grown[name].view() for name in ("nodes", "tups", "pool", "memo"))
+        nodes, tups, pool = (grown[name].view() for name in ("nodes", "tups", "pool"))
         nodes[:2, 0] = -1
         ctr[k.N_NODES] = 2
         # the root as the single pending child of a sentinel frame
         pool[: len(root)] = root
-        tups[0] = (0, len(root))
-        memo[0, :2] = (-1, 0)  # the root tuple's memo bucket: no next bucket, no entry
+        tups[0, :4] = (0, len(root), -1, 0)  # pool start, length, no more memo bucket, no entry
         ctr[k.N_TUPLES] = 1
         ctr[k.POOL] = len(root)
         ttab = k.rehash_tuples(tups, pool, 1)
-        del nodes, tups, pool, memo
+        del nodes, tups, pool
         frames = np.zeros((64, 8), np.int64)
         kids = np.zeros((256, 6), np.int64)
         frames[0] = (-1, need, -1, -k.UNBOUNDED, k.UNBOUNDED, 0, 1, 0)
@@ -272,7 +271,13 @@ class CompactCounter:
                             grown[name].adopt(arrays[i])
                         arrays[i] = None  # no view may outlive the map's growth
                 for which, name in enumerate(k.GROWN):
-                    grown[name].grow(int(k.rows_needed(ctr, max_states, widest, which)))
+                    rows = int(k.rows_needed(ctr, max_states, widest, which))
+                    if name == "pool" and rows > k.POOL_LIMIT:
+                        raise CompilationTooLargeError(
+                            f"counting votes interned {int(ctr[k.N_TUPLES]):,} residual tuples, past the "
+                            f"{k.POOL_LIMIT:,} residuals their pool can index; use a smaller forest or the sat engine"
+                        )
+                    grown[name].grow(rows)
                 arrays = [grown[name].view() if name in grown else a for name, a in zip(_RUN_ARRAYS, arrays)]
                 continue
             limit = self.dg.max_nodes

@@ -23,14 +23,18 @@ UNBOUNDED = 1 << 60
 # what a slice of the walk returns
 SLICE_DONE, FINISHED, NEEDS_ROOM = range(3)
 # the arrays the caller grows (:func:`rows_needed`), by their place among run's arguments
-GROWN = ("nodes", "eend", "echild", "tups", "pool", "memo", "memo_more")
-# the memo: per tuple a bucket of BUCKET entries (row of ``memo``, by tuple id), older entries in
-# more buckets (rows of ``memo_more``) linked from it; a bucket is 8 int32: the next bucket (-1:
-# none), its number of entries, then per entry its need bounds packed in one int32 (lowest in the
-# high half, highest in the low half) and its node
-_B_NEXT, _B_COUNT = 0, 1
-BUCKET = 3
-BUCKET_WIDTH = 2 + 2 * BUCKET
+GROWN = ("nodes", "eend", "echild", "tups", "pool", "memo")
+# a tuple's row (``tups``, 8 int32, one 32-byte block): where its residuals start in the pool
+# (the low 32 bits), how many they are, then its memo bucket: the next bucket (-1: none), the
+# number of entries here, and BUCKET entries, each its need bounds packed in one int32 (lowest
+# in the high half, highest in the low half) and its node. Older entries move to more buckets
+# (rows of ``memo``, the same columns) linked from the tuple's row, so that the row a lookup
+# reads to compare a tuple also answers most memo lookups.
+_T_START, _T_LEN, _B_NEXT, _B_COUNT, _B_FIRST = range(5)
+BUCKET = 2
+ROW_WIDTH = _B_FIRST + 2 * BUCKET
+#: tuples start below this pool offset (their rows keep 32 bits of it)
+POOL_LIMIT = 1 << 32
 #: the memo's need bounds are int16 halves of one int32 (a bound past them is clamped); the
 #: needs of a vote graph stay within the number of trees, so up to 32,767 trees nothing is clamped
 MEMO_LIMIT = (1 << 15) - 1
@@ -73,7 +77,7 @@ def rows_needed(ctr, max_states, widest, which):
         return ctr[N_NODES] + 1
     if which <= 2:
         return ctr[N_EDGES] + max_states
-    if which == 3 or which == 5:
+    if which == 3:
         return ctr[N_TUPLES] + max_states
     if which == 4:
         return ctr[POOL] + max_states * widest
@@ -251,8 +255,14 @@ def rehash_tuples(tups, pool, n):
         size *= 2
     table = np.full(size, -1, np.int32)
     for k in range(n):
-        place(table, _tuple_hash(pool[tups[k, 0] :], tups[k, 1]), k)
+        place(table, _tuple_hash(pool[_start(tups[k]) :], tups[k, _T_LEN]), k)
     return table
+
+
+@_compile
+def _start(row):
+    """The pool offset of a tuple's residuals (kept as the low 32 bits of an int32)."""
+    return np.int64(row[_T_START]) & 0xFFFFFFFF
 
 
 @_compile
@@ -276,7 +286,6 @@ def run(
     pool,
     ttab,
     memo,
-    memo_more,
     frames,
     kids,
     budget_steps,
@@ -285,7 +294,7 @@ def run(
     expansions, ``FINISHED``, or ``NEEDS_ROOM`` before a step that the arrays of ``GROWN`` may not
     have the rows for (the caller grows them in place, see :func:`rows_needed`); then the arrays
     (``frames`` and ``kids``, and the hash tables, replaced here when they grow)."""
-    widest = tups[0, 1] + 1  # no tuple is wider than the root's
+    widest = tups[0, _T_LEN] + 1  # no tuple is wider than the root's
     tmp_t = np.empty(widest, np.int64)
     on_var = np.empty(widest, np.int64)
     cursor = np.empty(widest, np.int64)
@@ -302,13 +311,12 @@ def run(
             or tups.shape[0] < rows_needed(ctr, max_states, widest, 3)
             or pool.shape[0] < rows_needed(ctr, max_states, widest, 4)
             or memo.shape[0] < rows_needed(ctr, max_states, widest, 5)
-            or memo_more.shape[0] < rows_needed(ctr, max_states, widest, 6)
         ):
-            return NEEDS_ROOM, nodes, eend, echild, ntab, tups, pool, ttab, memo, memo_more, frames, kids
+            return NEEDS_ROOM, nodes, eend, echild, ntab, tups, pool, ttab, memo, frames, kids
         depth = ctr[DEPTH]
         if depth == 1 and frames[0, _F_DONE] == 1:  # the sentinel frame has its root
             ctr[ROOT] = kids[0, _C_RES]
-            return FINISHED, nodes, eend, echild, ntab, tups, pool, ttab, memo, memo_more, frames, kids
+            return FINISHED, nodes, eend, echild, ntab, tups, pool, ttab, memo, frames, kids
         top = depth - 1
         fr = frames[top]
         first_child = fr[_F_CH]
@@ -331,22 +339,22 @@ def run(
                     fr[_F_LOW] = shifted
                 fr[_F_DONE] += 1
                 continue
-            bucket = memo[c[_C_TUP]]
+            bucket = tups[c[_C_TUP]]
             found = -1
             while True:
                 for q in range(bucket[_B_COUNT] - 1, -1, -1):  # newest first
-                    packed = bucket[2 + 2 * q]
+                    packed = bucket[_B_FIRST + 2 * q]
                     if _low_bound(packed) <= cneed <= _high_bound(packed):
                         found = q
                         break
                 if found >= 0 or bucket[_B_NEXT] < 0:
                     break
-                bucket = memo_more[bucket[_B_NEXT]]
+                bucket = memo[bucket[_B_NEXT]]
             if found < 0:
                 push = c[_C_TUP]
                 break
-            c[_C_RES] = bucket[3 + 2 * found]
-            packed = bucket[2 + 2 * found]
+            c[_C_RES] = bucket[_B_FIRST + 1 + 2 * found]
+            packed = bucket[_B_FIRST + 2 * found]
             shift = fr[_F_NEED] - cneed
             if _low_bound(packed) + shift > fr[_F_LOW]:
                 fr[_F_LOW] = _low_bound(packed) + shift
@@ -403,17 +411,17 @@ def run(
                     if 2 * ctr[N_NODES] > ntab.shape[0]:
                         ntab = _rehash_nodes(nodes, eend, echild, ctr[N_NODES])
             # the entry goes into the tuple's own bucket; a full one moves to a new bucket first
-            bucket = memo[fr[_F_TUP]]
+            bucket = tups[fr[_F_TUP]]
             if bucket[_B_COUNT] == BUCKET:
                 e = ctr[N_MEMO]
-                memo_more = _grow2(memo_more, e + 1)
-                memo_more[e, :] = bucket
+                memo = _grow2(memo, e + 1)
+                memo[e, _B_NEXT:] = bucket[_B_NEXT:]
                 bucket[_B_NEXT] = e
                 bucket[_B_COUNT] = 0
                 ctr[N_MEMO] = e + 1
             q = bucket[_B_COUNT]
-            bucket[2 + 2 * q] = _packed_bounds(fr[_F_LOW], fr[_F_HIGH])
-            bucket[3 + 2 * q] = result
+            bucket[_B_FIRST + 2 * q] = _packed_bounds(fr[_F_LOW], fr[_F_HIGH])
+            bucket[_B_FIRST + 1 + 2 * q] = result
             bucket[_B_COUNT] = q + 1
             ctr[N_CHILD] = first_child
             ctr[DEPTH] = top
@@ -429,12 +437,12 @@ def run(
             continue
         # expand the product node (push, need) into a new frame
         if steps == budget_steps:
-            return SLICE_DONE, nodes, eend, echild, ntab, tups, pool, ttab, memo, memo_more, frames, kids
+            return SLICE_DONE, nodes, eend, echild, ntab, tups, pool, ttab, memo, frames, kids
         steps += 1
         ctr[EXPANDED] += 1
         need = kids[first_child + fr[_F_DONE], _C_NEED]
-        ts = tups[push, 0]
-        tl = tups[push, 1]
+        ts = _start(tups[push])
+        tl = tups[push, _T_LEN]
         # one pass over the tuple: its first variable (lowest rank), the positions of the
         # residuals that read it, and the sums and hash of the others, which every child keeps
         best = 1 << 60
@@ -524,8 +532,8 @@ def run(
                 i = h & mask
                 while ttab[i] >= 0:
                     cand = ttab[i]
-                    if tups[cand, 1] == m:
-                        s = tups[cand, 0]
+                    if tups[cand, _T_LEN] == m:
+                        s = _start(tups[cand])
                         same = True
                         for q in range(m):
                             if pool[s + q] != tmp_t[q]:
@@ -538,14 +546,13 @@ def run(
                 if tid < 0:
                     tid = ctr[N_TUPLES]
                     tups = _grow2(tups, tid + 1)
-                    memo = _grow2(memo, tid + 1)
                     s = ctr[POOL]
                     pool = _grow1(pool, s + m)
                     pool[s : s + m] = tmp_t[:m]
-                    tups[tid, 0] = s
-                    tups[tid, 1] = m
-                    memo[tid, _B_NEXT] = -1
-                    memo[tid, _B_COUNT] = 0
+                    tups[tid, _T_START] = s  # its low 32 bits
+                    tups[tid, _T_LEN] = m
+                    tups[tid, _B_NEXT] = -1
+                    tups[tid, _B_COUNT] = 0
                     ctr[POOL] = s + m
                     ctr[N_TUPLES] = tid + 1
                     ttab[i] = tid
