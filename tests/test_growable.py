@@ -57,17 +57,6 @@ def test_a_mapped_array_grows_without_a_copy() -> None:
     assert g.remapped == 1 and view[(1 << 20) - 1] == 7 and view[-1] == 0
 
 
-def test_an_adopted_copy_is_the_rows_and_grows_by_copying() -> None:
-    """The product adopts an array its kernel had to grow itself."""
-    g = GrowableArray(np.int64, 8, 2)
-    grown = np.arange(64, dtype=np.int64).reshape(32, 2)
-    g.adopt(grown)
-    assert g.rows == 32 and g.view() is grown
-    g.grow(40)
-    assert g.rows == 64 and g.remapped == 0
-    assert np.array_equal(g.view()[:32], grown) and not g.view()[32:].any()
-
-
 @remaps
 def test_the_products_arrays_grow_by_remapping(monkeypatch: pytest.MonkeyPatch) -> None:
     """A product past every array's first size (wine, 12 trees) grows its arrays in place."""

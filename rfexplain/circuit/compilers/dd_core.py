@@ -267,8 +267,6 @@ class CompactCounter:
             if status == k.NEEDS_ROOM:
                 for i, name in enumerate(_RUN_ARRAYS):
                     if name in grown:
-                        if arrays[i].shape[0] != grown[name].rows:  # grown by the kernel itself
-                            grown[name].adopt(arrays[i])
                         arrays[i] = None  # no view may outlive the map's growth
                 for which, name in enumerate(k.GROWN):
                     rows = int(k.rows_needed(ctr, max_states, widest, which))

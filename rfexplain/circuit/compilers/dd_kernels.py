@@ -395,10 +395,7 @@ def run(
                     i = (i + 1) & mask
                 if result < 0:
                     result = ctr[N_NODES]
-                    nodes = _grow2(nodes, result + 1)
                     s = ctr[N_EDGES]
-                    eend = _grow1(eend, s + k)
-                    echild = _grow1(echild, s + k)
                     for q in range(k):
                         eend[s + q] = m_ends[q]
                         echild[s + q] = m_kids[q]
@@ -414,7 +411,6 @@ def run(
             bucket = tups[fr[_F_TUP]]
             if bucket[_B_COUNT] == BUCKET:
                 e = ctr[N_MEMO]
-                memo = _grow2(memo, e + 1)
                 memo[e, _B_NEXT:] = bucket[_B_NEXT:]
                 bucket[_B_NEXT] = e
                 bucket[_B_COUNT] = 0
@@ -545,9 +541,7 @@ def run(
                     i = (i + 1) & mask
                 if tid < 0:
                     tid = ctr[N_TUPLES]
-                    tups = _grow2(tups, tid + 1)
                     s = ctr[POOL]
-                    pool = _grow1(pool, s + m)
                     pool[s : s + m] = tmp_t[:m]
                     tups[tid, _T_START] = s  # its low 32 bits
                     tups[tid, _T_LEN] = m

@@ -95,9 +95,3 @@ class GrowableArray:
         bigger[: self.rows] = self._array
         self._array = bigger
         self.rows = new
-
-    def adopt(self, array: np.ndarray) -> None:
-        """Take ``array`` (a grown copy of the rows made elsewhere) as the rows."""
-        self._map = None
-        self._array = array
-        self.rows = array.shape[0]
