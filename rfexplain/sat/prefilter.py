@@ -72,6 +72,22 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   reduced formula's solver. Where the clique search joins, the race climbs too from its turn
   :data:`CLIQUE_RACE_CLIMB_AFTER` (:data:`CLIQUE_RACE_CLIMBS` restarts a slice) until a solver
   runs beside it.
+- **Tried and not kept (soft vote, two classes).** On the 8 slowest steps of the 10 ``soft_vote``
+  AXps on ring (SAT paper's forest; unsatisfiable, 15-18 free features; the box search with the
+  pair bound 0.005-0.10 CPU s each, 7,713 boxes on the slowest):
+
+  - *trimming a box's ends* before splitting it (per free feature, its lowest or highest segment
+    dropped while the leaves reaching it rule the condition out): to a fixpoint 2-8 times fewer
+    boxes (7,713 -> 1,924) but 20-40 times the work per box (a pass over every leaf and free
+    feature per round), 0.099 -> 0.88 s; one round per box (a tree's leaves walked in decreasing
+    margin, stopping at the first that meets each segment) 4,687 boxes, 0.48 s, and over all 184
+    steps of 8 or more free features of those AXps and CXps 0.44 -> 1.48 s; only in boxes holding
+    half the query's leaves or more, no fewer boxes;
+  - *the clique search* (:mod:`rfexplain.sat.cliques`) on the exact soft margins settled 3 of the
+    8 in 0.24-3.7 s and left 5 open after 5 s; on margins raised to a floor (an upper bound, fewer
+    vertices) no better; counting, as the hard vote does, the leaves above a threshold (from -0.9
+    to 0) found a clique that beats the goal in every step, which proves nothing.
+
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
