@@ -74,6 +74,25 @@ def test_sat_equals_oracle_where_hard_and_soft_differ(
             assert refined > 0, "one bit per weight should have needed exact comparisons"
 
 
+def test_soft_vote_cxp_enumeration_settles_without_the_solver() -> None:
+    """Under the soft vote the dual loop enumerating CXps takes the prefilter's unsatisfiable
+    answers without cores (the fixed set, shrunk to an AXp) instead of asking the solver for a
+    core: the soft-vote solver is far slower than the prefilter (ann-thyroid, SAT paper's forest:
+    two of its calls ran 13.6 s without an answer). On this forest the prefilter settles every
+    query, so the solver is never called, and the CXps are still exactly the oracle's."""
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=4, max_depth=3, min_samples_leaf=5, random_state=5).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    assert forest.vote == "soft" and not forest.votes_agree
+    oracle = Oracle(forest)
+    with SatEngine(forest) as engine:
+        for x in X[:20]:  # the solver answered 17 of their queries when the loop asked it for cores
+            instance = Instance.of(forest, x)
+            assert _keys(engine.necessary_reasons(instance, Budget())) == _keys(oracle.necessary_reasons(instance))
+        assert engine.stats.sat_calls + engine.stats.unsat_calls == 0
+        assert engine.stats.screened_unsat > 0
+
+
 def test_explanations_of_differing_rows_verify_against_the_model() -> None:
     """Where the hard and soft votes differ, the explained prediction is ``model.predict`` and
     every reason's witnesses are confirmed by the model's own trees (no SoftVoteWarning)."""
