@@ -705,6 +705,13 @@ class Forest:
         label = np.concatenate([arrays[4] for arrays in self._node_arrays])
         return feature, split, left, right, label, self.first_nodes
 
+    def flat_proba(self) -> np.ndarray:
+        """The leaves' class-probability vectors by node of :meth:`flat_trees` (rows of zeros at
+        internal nodes; a forest with vectors only)."""
+        if not self.has_proba:
+            raise ValueError("this forest has no class-probability vectors")
+        return np.concatenate(self._proba_arrays)
+
     def leaf_boxes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every feasible leaf with its box of states: ``(nodes, low, high)``.
 

@@ -194,6 +194,50 @@ def reduce_hard_point(
 
 
 @njit(cache=True, nogil=True)
+def soft_winner(point, feature, split, left, right, proba, roots, near_tie, sums):  # pragma: no cover - compiled
+    """The soft vote on ``point`` in float64 (the argmax of the leaves' summed probability
+    vectors ``proba``, by node over the trees laid end to end, ties to the lowest class index),
+    or -1 when another class's sum is within ``near_tie`` of the best (exact arithmetic decides)."""
+    sums[:] = 0.0
+    for k in range(roots.shape[0]):
+        node = roots[k]
+        while feature[node] >= 0:
+            node = left[node] if point[feature[node]] <= split[node] else right[node]
+        for c in range(sums.shape[0]):
+            sums[c] += proba[node, c]
+    best = 0
+    for c in range(1, sums.shape[0]):
+        if sums[c] > sums[best]:
+            best = c
+    for c in range(sums.shape[0]):
+        if c != best and sums[best] - sums[c] <= near_tie:
+            return -1
+    return best
+
+
+@njit(cache=True, nogil=True)
+def reduce_soft_point(
+    point, target, order, start, feature, split, left, right, proba, roots, cls, not_kind, near_tie, sums
+):  # pragma: no cover - compiled
+    """:func:`reduce_hard_point` under the soft vote, from position ``start`` of ``order`` (the
+    caller has checked that ``point`` meets the condition): in place, and the position of
+    ``order`` at which a float64 near tie left a decision to exact arithmetic (``point`` then
+    holds that feature at ``target``'s state, to be undone by the caller if the condition fails),
+    or ``order``'s length when done."""
+    for i in range(start, order.shape[0]):
+        f = order[i]
+        if point[f] != target[f]:
+            changed = point[f]
+            point[f] = target[f]
+            winner = soft_winner(point, feature, split, left, right, proba, roots, near_tie, sums)
+            if winner < 0:
+                return i
+            if (winner == cls) if not_kind else (winner != cls):
+                point[f] = changed
+    return order.shape[0]
+
+
+@njit(cache=True, nogil=True)
 def _sort_head(values, k):  # pragma: no cover - compiled
     """Sort ``values[:k]`` in place: by insertion when ``k`` is small (the guided split's few cuts
     per feature: numba's sort call cost more than the sweep itself), else by numpy's sort."""
@@ -1051,7 +1095,8 @@ def merge_pairs(low, high, margins, scores, partner, starts, total):  # pragma: 
 def warm_up(box_dtype: np.dtype) -> None:
     """Load (or compile, on a machine's first run) :func:`search` for the argument types the
     prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
-    (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, :func:`hard_winner`, the pairing kernels) on one-node
+    (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, :func:`reduce_soft_point`, :func:`hard_winner`,
+    the pairing kernels) on one-node
     inputs: numba does it on a function's first call (about 10 ms each from its cache), which would
     otherwise land inside the first query that needs it (the SAT paper's ionosphere forest: the
     first AXp 0.026 s with the load of :func:`bound`, the next ones 0.011 s)."""
@@ -1081,6 +1126,22 @@ def warm_up(box_dtype: np.dtype) -> None:
         0,
         True,
         np.zeros(2, dtype=np.int64),
+    )
+    reduce_soft_point(
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        0,
+        stump,
+        np.zeros(3, dtype=np.int64),
+        np.asarray([1, 0, 0], dtype=np.int64),
+        np.asarray([2, 0, 0], dtype=np.int64),
+        np.asarray([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),
+        np.zeros(1, dtype=np.int64),
+        0,
+        True,
+        1e-9,
+        np.zeros(2),
     )
     hard_winner(
         np.zeros(1, dtype=np.int64),
