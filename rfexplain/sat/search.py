@@ -638,7 +638,8 @@ class Search:
         solver is far slower than the screen. Enumerating every AXp then every CXp of the first
         ``soft_vote`` instance (SAT paper's forests, 10 CPU s cap): ann-thyroid's 17 AXps took
         0.12 s and its CXps were left unfinished at the cap, two solver calls having run 13.6 s
-        without an answer."""
+        without an answer; taking the fixed sets, its 22 CXps took 0.24 s, and the soft-vote
+        enumerations of ``soft_vote`` finished on 18 of its 19 forests (11 before)."""
         hitman = Hitman(htype="sat", solver="mgh")
         cores = not self.encoding.soft  # the solver's, where they are cheap
         largest = 0  # the size of the largest AXp shrunk from a core so far
