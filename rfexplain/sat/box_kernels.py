@@ -1112,47 +1112,19 @@ def warm_up(box_dtype: np.dtype) -> None:
         1e-9,
         np.zeros(1, dtype=np.bool_),
     )
-    stump = np.asarray([0, -1, -1], dtype=np.int64)
-    reduce_hard_point(
-        np.zeros(1, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-        stump,
+    # one stump (a root splitting feature 0 at 0, two leaves) and one-feature points
+    stump = (
+        np.asarray([0, -1, -1], dtype=np.int64),
         np.zeros(3, dtype=np.int64),
         np.asarray([1, 0, 0], dtype=np.int64),
         np.asarray([2, 0, 0], dtype=np.int64),
-        np.asarray([0, 0, 1], dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-        0,
-        True,
-        np.zeros(2, dtype=np.int64),
     )
-    reduce_soft_point(
-        np.zeros(1, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-        0,
-        stump,
-        np.zeros(3, dtype=np.int64),
-        np.asarray([1, 0, 0], dtype=np.int64),
-        np.asarray([2, 0, 0], dtype=np.int64),
-        np.asarray([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),
-        np.zeros(1, dtype=np.int64),
-        0,
-        True,
-        1e-9,
-        np.zeros(2),
-    )
-    hard_winner(
-        np.zeros(1, dtype=np.int64),
-        stump,
-        np.zeros(3, dtype=np.int64),
-        np.asarray([1, 0, 0], dtype=np.int64),
-        np.asarray([2, 0, 0], dtype=np.int64),
-        np.asarray([0, 0, 1], dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-        np.zeros(2, dtype=np.int64),
-    )
+    point, roots = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    label = np.asarray([0, 0, 1], dtype=np.int64)
+    reduce_hard_point(point, point.copy(), point.copy(), *stump, label, roots, 0, True, np.zeros(2, dtype=np.int64))
+    proba = np.asarray([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    reduce_soft_point(point, point.copy(), point.copy(), 0, *stump, proba, roots, 0, True, 1e-9, np.zeros(2))
+    hard_winner(point, *stump, label, roots, np.zeros(2, dtype=np.int64))
     two = np.zeros((2, 1), dtype=box_dtype)
     partner, starts = pair_partners(two, two, np.asarray([0, 1], dtype=np.int64), np.zeros((2, 1)), np.zeros(1), True)
     total = merged_rows(two, two, partner, starts)
