@@ -194,10 +194,9 @@ def reduce_hard_point(
 
 
 @njit(cache=True, nogil=True)
-def soft_winner(point, feature, split, left, right, proba, roots, near_tie, sums):  # pragma: no cover - compiled
-    """The soft vote on ``point`` in float64 (the argmax of the leaves' summed probability
-    vectors ``proba``, by node over the trees laid end to end, ties to the lowest class index),
-    or -1 when another class's sum is within ``near_tie`` of the best (exact arithmetic decides)."""
+def _soft_sums(point, feature, split, left, right, proba, roots, sums):  # pragma: no cover - compiled
+    """The leaves' probability vectors (``proba``, by node over the trees laid end to end) that
+    ``point`` reaches, summed into ``sums`` in float64."""
     sums[:] = 0.0
     for k in range(roots.shape[0]):
         node = roots[k]
@@ -205,14 +204,6 @@ def soft_winner(point, feature, split, left, right, proba, roots, near_tie, sums
             node = left[node] if point[feature[node]] <= split[node] else right[node]
         for c in range(sums.shape[0]):
             sums[c] += proba[node, c]
-    best = 0
-    for c in range(1, sums.shape[0]):
-        if sums[c] > sums[best]:
-            best = c
-    for c in range(sums.shape[0]):
-        if c != best and sums[best] - sums[c] <= near_tie:
-            return -1
-    return best
 
 
 @njit(cache=True, nogil=True)
@@ -229,10 +220,11 @@ def reduce_soft_point(
         if point[f] != target[f]:
             changed = point[f]
             point[f] = target[f]
-            winner = soft_winner(point, feature, split, left, right, proba, roots, near_tie, sums)
-            if winner < 0:
+            _soft_sums(point, feature, split, left, right, proba, roots, sums)
+            outcome = _outcome(sums, cls, not_kind, True, near_tie)
+            if outcome < 0:
                 return i
-            if (winner == cls) if not_kind else (winner != cls):
+            if outcome == 0:
                 point[f] = changed
     return order.shape[0]
 
