@@ -58,7 +58,12 @@ MAX_LEAVES = 200_000
 #: 0.46 / 2.51; 6 splits 0.43 / 2.24; 7 splits 0.44 / 2.08. Whole AXps (the first 10 test rows
 #: of ring at 100 trees, the first 8 of twonorm at 500; mean CPU s after the first): 6 splits
 #: 1.67 / 0.41, 7 splits 1.70 / 0.44, 8 splits 1.75 / 0.45 (the cubes' orders and graphs cost
-#: more as they multiply, and a satisfiable step may find its cube later).
+#: more as they multiply, and a satisfiable step may find its cube later). Deeper for larger
+#: graphs did not pay either (2026-12-07, scikit-learn's default forest of 500 trees on ring): the
+#: hardest step of its first test row alone (11 free features, 8,109 vertices; 7.06M units) took
+#: 65.8 s at 6 splits, 29.4 s at 8, 26.8 s at 10, 64.7 s at 12; but with ``6 + round(1.5
+#: log2(vertices / 2000))`` splits the other rows' slow steps (2,685-7,235 vertices) took 1.5-2.4
+#: times longer (two rows 10.4 -> 16.2 s and 16.2 -> 31.9 s).
 CUBE_DEPTH = 6
 #: A cube with fewer vertices than this is searched whole (the smallest-last order and the
 #: induced graph of a cube cost about as many word operations as the square of its vertices).
