@@ -17,7 +17,8 @@ slices between which the caller polls its budget; when they are full the loop re
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rfexplain.core.jit import kernel
 
 #: the stack is empty: no box holds an input of the classes sought
 EXHAUSTED = 0
@@ -36,7 +37,7 @@ STACK_SIZE, ROWS_START, ROWS_END = range(3)
 START, END, ONE_LEAF_EACH = range(3)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def chances(rows, n, tree, scores, soft, wanted):  # pragma: no cover - compiled
     """``(chance, one_leaf_each)`` of the leaves ``rows[:n]``: ``-inf`` when every class of
     ``wanted`` loses to a challenger on every input (the sum over trees of the least
@@ -107,7 +108,7 @@ def chances(rows, n, tree, scores, soft, wanted):  # pragma: no cover - compiled
     return best, runs == n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _meeting(rows, n, lo, hi, f, first, last, out):  # pragma: no cover - compiled
     """The leaves of ``rows[:n]`` whose boxes meet cells ``first..last`` of feature ``f``,
     written into ``out``; their number."""
@@ -120,7 +121,7 @@ def _meeting(rows, n, lo, hi, f, first, last, out):  # pragma: no cover - compil
     return k
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def search(
     lo, hi, tree, scores, soft, wanted, cells, offset, stack_a, stack_b, stack_rows, pool, state, point, node_limit
 ):  # pragma: no cover - compiled

@@ -25,9 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from rfexplain.core.hash_kernels import place, spread
+from rfexplain.core.jit import kernel
 
 #: level of the terminals: after every predicate
 TERM = np.int32(2**31 - 1)
@@ -46,7 +46,7 @@ _NEW, _WAIT_HI, _HAS_HI, _WAIT_LO, _HAS_BOTH = range(5)
 
 
 def _compile(fn: Any) -> Any:
-    return njit(cache=True, nogil=True)(fn)
+    return kernel(fn)
 
 
 @_compile

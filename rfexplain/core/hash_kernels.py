@@ -5,12 +5,12 @@ power of two, ``-1`` in empty slots, probed linearly."""
 
 from __future__ import annotations
 
-from numba import njit
+from rfexplain.core.jit import kernel
 
 __all__ = ["spread", "place"]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def spread(h):
     """Spread the high bits of a 64-bit hash into the low bits the tables index by."""
     h ^= (h >> 31) & 0x1FFFFFFFF
@@ -19,7 +19,7 @@ def spread(h):
     return h
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def place(table, h, key_id):
     """Write ``key_id`` into the first empty slot at or after ``h`` (a key known to be absent)."""
     mask = table.shape[0] - 1

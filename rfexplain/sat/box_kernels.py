@@ -56,7 +56,8 @@ NeurIPS 2019. [DMD21] Devos, Meert and Davis, "Versatile Verification of Tree En
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rfexplain.core.jit import kernel
 
 #: the stack is empty: no box holds a strict witness (near ties may wait in the tie buffer)
 EXHAUSTED = 0
@@ -79,7 +80,7 @@ PAIR_GATE = 1.0
 STACK_SIZE, TIES, TIE_OVERFLOW = range(3)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _class_totals(positions, count, trees, margins):  # pragma: no cover - compiled
     """Per other class (column of ``margins``), the sum over trees of the best margin a leaf of
     ``positions[:count]`` (rows grouped by tree) gives."""
@@ -102,7 +103,7 @@ def _class_totals(positions, count, trees, margins):  # pragma: no cover - compi
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
     """An upper bound on the margin by which the condition can hold with the leaves
     ``positions[:count]`` (rows of ``margins``/``trees``, grouped by tree): per other class, the
@@ -114,7 +115,7 @@ def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no co
     return total.max() if not_kind else total.min()
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _binding_class(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
     """The column of :func:`bound`'s binding class among the leaves ``positions[:count]``: the
     one whose bound is largest ("not", ``not_kind``) or smallest ("predicts")."""
@@ -126,7 +127,7 @@ def _binding_class(positions, count, trees, margins, penalty, not_kind):  # prag
     return d
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept):  # pragma: no cover - compiled
     """Deletion against the bounds (:meth:`~rfexplain.sat.prefilter.InstanceFilter._bound_core`):
     for each feature ``fixed[i]`` in turn, ``kept[i]`` is cleared when the leaves the instance
@@ -154,7 +155,7 @@ def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept
                     misses[r] -= 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def hard_winner(point, feature, split, left, right, label, roots, counts):  # pragma: no cover - compiled
     """The hard majority vote on ``point`` (ties to the lowest class index), over the trees laid
     end to end (:attr:`~rfexplain.core.forest.Forest.first_nodes`)."""
@@ -171,7 +172,7 @@ def hard_winner(point, feature, split, left, right, label, roots, counts):  # pr
     return best
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def reduce_hard_point(
     point, target, order, feature, split, left, right, label, roots, cls, not_kind, counts
 ):  # pragma: no cover - compiled
@@ -193,7 +194,7 @@ def reduce_hard_point(
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _soft_sums(point, feature, split, left, right, proba, roots, sums):  # pragma: no cover - compiled
     """The leaves' probability vectors (``proba``, by node over the trees laid end to end) that
     ``point`` reaches, summed into ``sums`` in float64."""
@@ -206,7 +207,7 @@ def _soft_sums(point, feature, split, left, right, proba, roots, sums):  # pragm
             sums[c] += proba[node, c]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def reduce_soft_point(
     point, target, order, start, feature, split, left, right, proba, roots, cls, not_kind, near_tie, sums
 ):  # pragma: no cover - compiled
@@ -229,7 +230,7 @@ def reduce_soft_point(
     return order.shape[0]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _sort_head(values, k):  # pragma: no cover - compiled
     """Sort ``values[:k]`` in place: by insertion when ``k`` is small (the guided split's few cuts
     per feature: numba's sort call cost more than the sweep itself), else by numpy's sort."""
@@ -245,7 +246,7 @@ def _sort_head(values, k):  # pragma: no cover - compiled
         values[b + 1] = key
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _select(values, k, kth):  # pragma: no cover - compiled
     """The ``kth`` smallest of ``values[:k]`` (as ``np.sort(values[:k])[kth]``), by quickselect
     in place: ``values[:k]`` is left permuted, nothing is allocated."""
@@ -275,7 +276,7 @@ def _select(values, k, kth):  # pragma: no cover - compiled
     return values[kth]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _guided_split(  # pragma: no cover - compiled
     rows, n, low, high, trees, margins, penalty, not_kind, lo, hi, best_row, cuts
 ):
@@ -340,7 +341,7 @@ def _guided_split(  # pragma: no cover - compiled
     return best_j, best_split
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _halves(rows, n, low, high, j, split, left, right):  # pragma: no cover - compiled
     """The leaves of ``rows[:n]`` in the halves ``<= split`` and ``> split`` of feature ``j``,
     written into ``left`` and ``right``; their numbers."""
@@ -357,7 +358,7 @@ def _halves(rows, n, low, high, j, split, left, right):  # pragma: no cover - co
     return n_left, n_right
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _split_bounds(  # pragma: no cover - compiled
     rows, n, low, high, trees, margins, penalty, not_kind, j, split, left, right, work
 ):
@@ -429,7 +430,7 @@ def _split_bounds(  # pragma: no cover - compiled
     return n_left, n_right, left_bound, right_bound
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _split_bounds_one(  # pragma: no cover - compiled
     rows, n, low, high, trees, margins, penalty, j, split, left, right
 ):
@@ -470,7 +471,7 @@ def _split_bounds_one(  # pragma: no cover - compiled
     return n_left, n_right, left_total - penalty, right_total - penalty
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _child_counts(
     counts, low, high, j, split, is_right, lo, hi, sibling, n_sibling, child, n_child, out
 ):  # pragma: no cover - compiled
@@ -499,7 +500,7 @@ def _child_counts(
     out[n_free] = 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _cell_starts(rows, n, low, high, j, lo, hi, buffer):  # pragma: no cover - compiled
     """The first states of the cells that the leaves ``rows[:n]`` cut ``lo..hi`` of column ``j``
     into, sorted and distinct, written into ``buffer``; their number."""
@@ -525,7 +526,7 @@ def _cell_starts(rows, n, low, high, j, lo, hi, buffer):  # pragma: no cover - c
     return distinct
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _cell_options(starts, k, hi, allowed, begin, stop, out, taken):  # pragma: no cover - compiled
     """One state per cell of a feature (cells starting at ``starts[:k]``, sorted, the last ending
     at ``hi``): the cell's first state among ``allowed[begin:stop]`` (sorted), none for a cell
@@ -539,7 +540,7 @@ def _cell_options(starts, k, hi, allowed, begin, stop, out, taken):  # pragma: n
     return taken
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _search_whole(
     rows,
     n,
@@ -630,7 +631,7 @@ def _search_whole(
         choice[d] = 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _outcome(sums, cls, not_kind, soft, near_tie):  # pragma: no cover - compiled
     """1 when the condition holds for the class sums ``sums``, 0 when it does not, -1 when a
     soft-vote near tie leaves it to exact arithmetic."""
@@ -646,7 +647,7 @@ def _outcome(sums, cls, not_kind, soft, near_tie):  # pragma: no cover - compile
     return 1 if holds else 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def pair_bound(  # pragma: no cover - compiled
     rows, n, low, high, trees, margins, partner, stamp, tree_run, run_start, serial
 ):
@@ -702,7 +703,7 @@ def pair_bound(  # pragma: no cover - compiled
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def search(
     low,
     high,
@@ -933,7 +934,7 @@ def search(
     return SLICED, examined
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _overlap(low, high, a, b):  # pragma: no cover - compiled
     """Whether the boxes of rows ``a`` and ``b`` share a point."""
     for j in range(low.shape[1]):
@@ -942,7 +943,7 @@ def _overlap(low, high, a, b):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _segments(trees):  # pragma: no cover - compiled
     """The first row of every tree's run in ``trees`` (rows grouped by tree), then the row count."""
     n = trees.shape[0]
@@ -952,7 +953,7 @@ def _segments(trees):  # pragma: no cover - compiled
     return np.concatenate((np.zeros(1, np.int64), changes.astype(np.int64), np.full(1, n, np.int64)))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def pair_partners(low, high, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
     """Which trees to merge in pairs (:func:`merge_pairs`): ``(partner, starts)``, ``partner[k]``
     the tree paired with the ``k``-th tree run of ``trees`` (-1: none) and ``starts`` the runs'
@@ -1026,7 +1027,7 @@ def pair_partners(low, high, trees, margins, penalty, not_kind):  # pragma: no c
     return partner, starts
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def merged_rows(low, high, partner, starts):  # pragma: no cover - compiled
     """How many rows :func:`merge_pairs` makes."""
     total = 0
@@ -1042,7 +1043,7 @@ def merged_rows(low, high, partner, starts):  # pragma: no cover - compiled
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def merge_pairs(low, high, margins, scores, partner, starts, total):  # pragma: no cover - compiled
     """The leaf table with the paired trees merged: one row per pair of their leaves whose boxes
     share a point (the intersection box, the sums of margins and of scores), a tree on its own

@@ -22,14 +22,14 @@ Transactions on Mathematical Software 42(4), 2016.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from rfexplain.core.jit import kernel
 from rfexplain.sat.box_kernels import _cell_options, _cell_starts
 
 _MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _next(rng):  # pragma: no cover - compiled
     """The next 64 random bits of the xorshift64* state ``rng[0]`` (never zero)."""
     x = rng[0]
@@ -40,13 +40,13 @@ def _next(rng):  # pragma: no cover - compiled
     return x * _MULTIPLIER
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _below(rng, n):  # pragma: no cover - compiled
     """A random integer in ``0..n-1`` (``n`` >= 1)."""
     return np.int64((_next(rng) >> np.uint64(11)) % np.uint64(n))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _score(sums, penalty, any_challenger):  # pragma: no cover - compiled
     """The condition's margin for one vector of per-challenger sums."""
     best = sums[0] - penalty[0]
@@ -57,7 +57,7 @@ def _score(sums, penalty, any_challenger):  # pragma: no cover - compiled
     return best
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _pick(rng, scores, options, threshold, strict):  # pragma: no cover - compiled
     """A random position among ``options`` whose score is above ``threshold`` (``strict``) or
     equal to it (the caller knows one is)."""
@@ -74,7 +74,7 @@ def _pick(rng, scores, options, threshold, strict):  # pragma: no cover - compil
     return -1  # not reached
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def climb(
     first,
     last,
@@ -200,7 +200,7 @@ def climb(
     return False
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def representatives(low, high, top, allowed, allowed_at, buffer, values, at):  # pragma: no cover - compiled
     """Per free feature ``j``, one state per cell of ``0..top[j]`` that the leaf boxes
     ``low..high`` cut it into (states no leaf tells apart): the cell's first state among

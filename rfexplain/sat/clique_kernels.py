@@ -44,7 +44,8 @@ Based on MaxSAT for the Maximum Clique Problem" (MaxCLQ), AAAI 2010.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rfexplain.core.jit import kernel
 
 #: no clique beats the goal
 EXHAUSTED = 0
@@ -66,7 +67,7 @@ WORK_UNIT = 16384
 _ONE = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _popcount(x):  # pragma: no cover - compiled
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -74,7 +75,7 @@ def _popcount(x):  # pragma: no cover - compiled
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _lowest_bit(x):  # pragma: no cover - compiled
     """The index of the lowest set bit of ``x`` (``x`` != 0)."""
     n = 0
@@ -93,7 +94,7 @@ def _lowest_bit(x):  # pragma: no cover - compiled
     return n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def intersection_graph(first, last):  # pragma: no cover - compiled
     """The adjacency bitsets (one row of 64-bit words per vertex) of the boxes ``first..last``
     (one row per vertex, one column per feature, inclusive bounds): two vertices are adjacent when
@@ -114,7 +115,7 @@ def intersection_graph(first, last):  # pragma: no cover - compiled
     return adj
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _member_bits(n, members):  # pragma: no cover - compiled
     """The bitset of the vertices ``members`` of a graph of ``n`` vertices."""
     bits = np.zeros((n + 63) // 64, np.uint64)
@@ -123,7 +124,7 @@ def _member_bits(n, members):  # pragma: no cover - compiled
     return bits
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def smallest_last(adj):  # pragma: no cover - compiled
     """The smallest-last (degeneracy) order of the vertices of ``adj``, reversed: vertices removed
     last, the core of the graph, come first (Matula and Beck, 1983), the initial order of
@@ -150,7 +151,7 @@ def smallest_last(adj):  # pragma: no cover - compiled
     return order
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def permute(adj, order):  # pragma: no cover - compiled
     """The subgraph of ``adj`` induced by the vertices ``order`` (all of them: the graph
     renumbered), vertex ``i`` of the result being ``order[i]``: each word of a row gathers the
@@ -173,7 +174,7 @@ def permute(adj, order):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _renumber(v, adj, classes, settled, spent):  # pragma: no cover - compiled
     """Re-NUMBER (Tomita et al.'s MCS, 2010 [TK10], on bitsets as in BBMCR [SRJ13]): put ``v``
     into one of the first ``settled`` colour classes (bitsets ``classes``) instead of a new one,
@@ -217,7 +218,7 @@ def _renumber(v, adj, classes, settled, spent):  # pragma: no cover - compiled
 FAILED_LITERALS = 8
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def propagation_scratch(depth, words):  # pragma: no cover - compiled
     """The arrays MaxCLQ's bound works in, for up to ``depth`` colour classes of ``words`` words:
     the classes in inconsistent sets (``used``), the classes narrowed by propagation, their
@@ -235,7 +236,7 @@ def propagation_scratch(depth, words):  # pragma: no cover - compiled
     )
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _propagate(adj, classes, n_classes, used, forced, vertex, scratch, spent):  # pragma: no cover - compiled
     """Unit propagation over colour classes read as clauses, the bound of Li and Quan's MaxCLQ
     (2010) [LQ10]: each of the first ``n_classes`` classes not ``used`` says "the clique takes one
@@ -300,7 +301,7 @@ def _propagate(adj, classes, n_classes, used, forced, vertex, scratch, spent):  
                 return c
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _inconsistent(adj, classes, j, used, scratch, spent):  # pragma: no cover - compiled
     """Whether the classes ``0..j`` not ``used`` hold a set no clique takes a vertex of each of,
     found by :func:`_propagate`, or else by trying each vertex of class ``j`` (when it has at most
@@ -334,7 +335,7 @@ def _inconsistent(adj, classes, j, used, scratch, spent):  # pragma: no cover - 
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _drop_inconsistent(  # pragma: no cover - compiled
     adj, classes, settled, verts, bounds, m, starts, n_listed, unit, need, scratch, spent
 ):
@@ -383,7 +384,7 @@ def _drop_inconsistent(  # pragma: no cover - compiled
     return m - gone
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _colour(  # pragma: no cover - compiled
     candidates, adj, weights, uniform, need, verts, bounds, left, queue, classes, starts, scratch, spent
 ):
@@ -457,7 +458,7 @@ def _colour(  # pragma: no cover - compiled
     return m
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def search(  # pragma: no cover - compiled
     adj, weights, goal, candidates, verts, bounds, position, gained, chosen, state, node_limit
 ):

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from rfexplain.core.hash_kernels import place, spread
+from rfexplain.core.jit import kernel
 
 # counters (one int64 array, so that a slice can resume)
 N_NODES, N_EDGES, N_TUPLES, POOL, N_MEMO, DEPTH, N_CHILD, ROOT, EXPANDED = range(9)
@@ -41,7 +41,7 @@ MEMO_LIMIT = (1 << 15) - 1
 
 
 def _compile(fn: Any) -> Any:
-    return njit(cache=True, nogil=True)(fn)
+    return kernel(fn)
 
 
 @_compile

@@ -19,15 +19,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from rfexplain.core.hash_kernels import spread
+from rfexplain.core.jit import kernel
 
 __all__ = ["node_hash", "intern_graph", "negate_graph", "reachable", "rehash"]
 
 
 def _compile(fn: Any) -> Any:
-    return njit(cache=True, nogil=True)(fn)
+    return kernel(fn)
 
 
 _M64 = (1 << 64) - 1
