@@ -184,7 +184,7 @@ def _heap_set_aside() -> None:
 
 def _paying_gc_debt() -> None:
     """One full garbage collection, inside a compilation's timing: the library pauses the
-    collector while it compiles (:mod:`rfexplain.circuit.gcpause`), and the collection it then owes
+    collector while it compiles (:mod:`rfexplain.circuit.compilers.gcpause`), and the collection it then owes
     would otherwise land in whatever is timed next (an enumeration of a few microseconds)."""
     gc.collect()
 

@@ -18,10 +18,7 @@ inside is split at the median of their ends, the more promising half searched fi
 every tree has one leaf left is decided by the vote rule, the one function :func:`decide`, and
 every witness is then classified by the model itself (a scikit-learn model's ``predict`` for a
 soft vote, its trees' hard majority otherwise). The loop over boxes is compiled
-(:mod:`rfexplain.verify_kernels`). (Until 2026-12-03 every tree was walked from its root in every
-box, each class bounded apart and boxes halved by cell count: a sufficient reason of
-scikit-learn's default forest on breast_cancer (30 features) was not checked in 300 s; with
-these bounds and splits in numpy, 0.8-7 s; compiled, 0.13-0.17 s, the same boxes.)
+(:mod:`rfexplain.verify_kernels`).
 
 Checks, one :class:`Check` each (the semantics are those of docs/design.md, section 2):
 
@@ -40,9 +37,8 @@ Checks, one :class:`Check` each (the semantics are those of docs/design.md, sect
   breaks what it claims to break.
 
 The inputs the minimal, prime and flips checks ask for are the reason's own witnesses when one
-lies in the box asked about and the model itself classifies it as asked (on scikit-learn's
-default forest on digits, two of a 34-feature sufficient reason's minimality searches took 30 s
-each), else found by the search.
+lies in the box asked about and the model itself classifies it as asked (a search can take
+long), else found by the search.
 
 General necessary reasons get the describes, witness and flips checks only; their minimality is
 a statement about every hybrid of an input and the instance, which this verifier does not prove.

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from rfexplain.circuit.gcpause import without_gc
+from rfexplain.circuit.compilers.gcpause import without_gc
 
 
 @without_gc

@@ -14,10 +14,9 @@ The store (see :class:`~.add_core.CompactADD` for its invariants):
   (node ids, ``-1`` empty), kept at most half full.
 - ``cnt``: the counters (:data:`N_NODES`, :data:`N_VALS`, :data:`CAP`).
 
-No kernel returns an array: every array is allocated by the caller and filled in place. (A
-kernel loaded from numba's cache that returned a new array failed after long runs here with
-``RuntimeError: In 'NRT_adapt_ndarray_to_python', 'descr' is NULL``: shuttle's 50-tree
-aggregation, 27 s in; the array conversion's environment was gone.)
+No kernel returns an array: every array is allocated by the caller and filled in place (a
+kernel loaded from numba's cache that returns a new array can fail in numba's array conversion,
+``RuntimeError: In 'NRT_adapt_ndarray_to_python', 'descr' is NULL``).
 """
 
 from __future__ import annotations

@@ -15,11 +15,9 @@ state, ``e[f, s]`` iff ``state[f] = s``, with exactly-one constraints. In both, 
 assignments (those satisfying the domain constraint ``D``) are in bijection with the state
 vectors, so the model count of ``formula & D`` over all variables of the manager is the number of
 state vectors satisfying the formula. Every intermediate formula is kept inside ``D``: outside it
-the variables are independent and the formulas of nested tests on one feature blow up (iris, 10
-trees: over 60 s instead of 0.2 s). Measured here, the two encodings give SDDs of similar size
-and compile times (iris, 100 trees, balanced vtree: order 8.3 s, indicator about the same; wine,
-10 trees: 9,180 vs 7,946 decision nodes); the order encoding is the default because a tree test
-and an interval are one or two literals, which keeps the converted circuits small.
+the variables are independent and the formulas of nested tests on one feature blow up. The two
+encodings give SDDs of similar size and compile times; the order encoding is the default because
+a tree test and an interval are one or two literals, which keeps the converted circuits small.
 
 Vtree
 -----
@@ -27,10 +25,8 @@ Vtree
 feature (the most tested features first, each feature's variables in threshold order).
 ``"features"``: one balanced sub-vtree per feature and a balanced vtree over the features, which
 keeps each feature's domain constraint inside one sub-vtree; ``"right"`` and ``"left"``: PySDD's
-linear vtrees. Measured here (class formulas of scikit-learn forests, depth 3-4): ``balanced`` is
-the fastest and among the smallest everywhere (iris, 100 trees: 8 s, 2,741 decision nodes;
-wine, 10 trees: 5 s, 9,180 nodes), ``features`` is close on iris but did not finish wine in 20 s,
-and ``right`` gives 3-5 times more nodes.
+linear vtrees. ``balanced`` is the default: the fastest and among the smallest of the four on
+the class formulas of scikit-learn forests (the figures are in ``docs/decisions.md``).
 
 The class formula
 -----------------

@@ -4,10 +4,18 @@ An enumeration never returns a sentinel: it is an iterator of :class:`~rfexplain
 that, once exhausted, says whether it is ``complete`` or was cut short (``stopped_by`` is
 ``"limit"`` or ``"timeout"``). Engines receive the :class:`Budget` and poll it inside long
 searches with :meth:`Budget.check`, which raises :class:`BudgetExpired` once the deadline has
-passed; the enumeration catches it and ends as stopped by ``"timeout"``. This is the package's
-only time-limit mechanism: the comparators (SDD and ADD compilation) take the same
-:class:`Budget` and raise the same exception. No computation signals expiry by returning a
-sentinel such as ``None``.
+passed; the enumeration catches it and ends as stopped by ``"timeout"``. Every time limit a
+caller sets is a :class:`Budget`: the comparators (SDD and ADD compilation) take the same object
+and raise the same exception, and :func:`rfexplain.batch.explain_many`'s per-instance ``timeout``
+is one in each worker (the batch runner also kills a worker still busy well past it). No
+computation signals expiry by returning a sentinel such as ``None``.
+
+Inside the engines other limits count work rather than time, and decide how it is shared, not
+when a query gives up: the SAT engine runs solver calls in chunks of conflicts
+(:mod:`rfexplain.sat.solving`) so that the deadline is polled between them; its prefilter caps
+its branch and bound in boxes (node budgets, after which a query goes to the solver) and splits
+CPU time between the searches it races (CPU shares); the circuit engine and the ADD comparator
+cap their diagrams in nodes (``max_nodes``).
 
 A query that answers once (``sufficient_reason``, ``robustness``, building an engine) runs with its
 budget made *active* (``with budget.active():``); long computations that are not handed a budget

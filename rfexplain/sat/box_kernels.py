@@ -14,9 +14,7 @@ overwrite its own range. Two split rules:
   bound) leave both halves, so that both children's bounds drop (it proves bounds below zero
   sooner).
 
-Neither wins everywhere: on the SAT paper's ionosphere forest (soft vote) the guided rule took
-one AXp from 4.9M boxes and 31.8 s to 164k boxes and 3.7 s, but it made ann-thyroid's soft AXps
-10x slower on average and some of ring's up to 100x. The prefilter therefore races them
+Neither wins everywhere, so the prefilter races them
 (:meth:`~rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`).
 
 The bounds can be tightened by merging trees in pairs (:func:`pair_partners`,
@@ -29,15 +27,11 @@ merged table (:func:`pair_bound`): each pair's best two leaves among the box's o
 Per box the work is a few passes over its leaves: a split writes both halves and computes both
 bounds in one pass (:func:`_split_bounds`), and a child's count of leaf intervals ending inside it
 per feature comes from its parent's, less the leaves only its sibling holds
-(:func:`_child_counts`), instead of a pass over every leaf and feature. On the slowest soft-vote
-steps of ten ``soft_vote`` AXps (CPU s, the same boxes): ring 1.60 -> 0.65 (halves and bounds
-in one pass 1.60 -> 0.92, derived counts -> 0.74, selection in place of a sort for the median
--> 0.65), ionosphere 0.89 -> 0.45 (guided split: cuts packed and sorted by insertion, not by
-numba's ``argsort``). A box searched whole is walked depth first over its features
-(:func:`_search_whole`), each point summing only its own leaves, and a prefix whose leaves' bound
-rules the condition out is skipped: soft-vote AXps (10 ``soft_vote`` instances, best of three,
-CPU s) ionosphere 0.0373 -> 0.0340, ring 0.0240 -> 0.0233, where every point summed every leaf
-of the box.
+(:func:`_child_counts`), instead of a pass over every leaf and feature; the median is found by
+selection, not a sort, and the guided split's cuts are packed and sorted by insertion. A box
+searched whole is walked depth first over its features (:func:`_search_whole`), each point
+summing only its own leaves, and a prefix whose leaves' bound rules the condition out is
+skipped.
 
 All the state (the box stack, the row pool, the tie buffer, the counters) lives in arrays the
 caller owns, so that the search runs in slices and a :class:`~rfexplain.core.budget.Budget` is
@@ -1090,9 +1084,8 @@ def warm_up(box_dtype: np.dtype) -> None:
     prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
     (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, :func:`reduce_soft_point`, :func:`hard_winner`,
     the pairing kernels) on one-node
-    inputs: numba does it on a function's first call (about 10 ms each from its cache), which would
-    otherwise land inside the first query that needs it (the SAT paper's ionosphere forest: the
-    first AXp 0.026 s with the load of :func:`bound`, the next ones 0.011 s)."""
+    inputs: numba does it on a function's first call, which would otherwise land inside the first
+    query that needs it."""
     one = np.zeros((1, 1), dtype=box_dtype)
     bound(np.zeros(1, dtype=np.int64), 1, np.zeros(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1), True)
     bound_core(

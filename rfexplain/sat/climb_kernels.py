@@ -9,11 +9,6 @@ equally good cell are taken half the time; a sweep that improves nothing ends th
 random numbers come from a xorshift64* generator [Vig16] whose state the caller owns (one
 ``uint64``), so that a query climbs alike on every run, whatever ran before it.
 
-Against the numpy loop it replaces (a few numpy passes per move): about 1.7 ms per restart on
-the SAT paper's ionosphere forest (soft vote, 550 reachable leaves, 24 free features) in numpy;
-compiled, a climb turn of the branch and bound's race (one restart, about 0.7 ms on ring's 2,000
-leaves and 18 free features) costs what 100 of its boxes do.
-
 [Lam15] Lam, Pitrou and Seibert, "Numba: a LLVM-based Python JIT compiler", LLVM-HPC 2015.
 [Vig16] Vigna, "An experimental exploration of Marsaglia's xorshift generators, scrambled", ACM
 Transactions on Mathematical Software 42(4), 2016.

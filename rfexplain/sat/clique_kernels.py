@@ -19,12 +19,7 @@ as BBMCR does on bitsets [SRJ13]): fewer candidates to branch on. Then the class
 branching are added to the kept ones one at a time while Li and Quan's MaxSAT reading of the
 colouring (MaxCLQ, 2010 [LQ10]: unit propagation, then failed literals on the added class) finds
 a new set of classes no clique meets all of, each such disjoint set lowering the bound by one
-(:func:`_drop_inconsistent`). On the two slowest unsatisfiable steps of ring's default forest
-(95 trees, a clique of 51 leaves needed, 49 the largest) the branchings and swept words went
-360,660 -> 204,558 and 1,868,432 -> 1,201,854 units, 2.39 -> 1.78 and 12.1 -> 10.3 CPU s (a
-class's row copied for propagation only once narrowed); its ten AXps 3.99 -> 3.61 s mean,
-21.3 -> 19.0 s max (the infra-chromatic bound of BBMCX alone, one
-triple of classes at a time, gave 8-10% fewer units and no time).
+(:func:`_drop_inconsistent`; a class's row is copied for propagation only once narrowed).
 
 All the state lives in arrays the caller owns, so that the search runs in slices (``node_limit``
 units of work per call) and a budget is polled between them.
@@ -57,11 +52,9 @@ SLICED = 2
 #: slots of the ``state`` array: the current level (-1: not started), the clique's size
 LEVEL, DEPTH = range(2)
 
-#: Words of bitsets a colouring sweeps per unit of work on top of its branching (:func:`search`).
-#: A unit then takes 4-8 µs, as a box of the box search does: twonorm's default forest of 500
-#: trees (2,685 vertices, 42 words a row) 4.1 µs, ring's of 100 trees (1,269-1,519 vertices)
-#: 7.2-7.9 µs; counting branchings alone, twonorm's took 200 µs each and the race gave the
-#: clique search most of an AXp that the box search settles in 0.55 s (it took 4.7 s).
+#: Words of bitsets a colouring sweeps per unit of work on top of its branching (:func:`search`),
+#: so that a unit costs about what a box of the box search does and the race's slices share
+#: time fairly.
 WORK_UNIT = 16384
 
 _ONE = np.uint64(1)

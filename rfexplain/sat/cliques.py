@@ -13,13 +13,7 @@ maximum-clique view of tree-ensemble verification (Kantchelian, Tygar and Joseph
 state it as a MILP; Chen et al. (2019) [Che19] bound it with cliques of trees); here it is
 searched exactly by a colouring branch and bound (:mod:`.clique_kernels`), whose colour classes
 may gather leaves of many trees that miss each other, where the per-tree bound of the box search
-lets every tree take its best leaf.
-
-On the slowest unsatisfiable steps of scikit-learn's default forests, hard vote (CPU s, the box
-search then the clique search alone on the same query): ring, 100 trees, 13 free features 14.3
--> 0.12 and 12.8 -> 0.08; two steps the box search left open after 7.7 and 19.6 s, 1.25 and
-0.54; ionosphere, 500 trees, 22 free features, 29.6 -> 0.58 (with the smallest-last order; in
-degree order 54 s).
+lets every tree take its best leaf. The vertices are taken in smallest-last order.
 
 The search is exact for any such weights and conditions that are one comparison per challenger
 ("not ``c``": one search per challenger, in order; "predicts ``c``" with two classes), but it is
@@ -53,17 +47,8 @@ MAX_LEAVES = 200_000
 
 
 #: Splits of a query's box into cubes, each searched as the clique search of its own leaves: a
-#: cube of a split more than this many times is searched whole. Ring's default forest, its two
-#: slowest unsatisfiable steps alone (CPU s): whole 1.79 / 10.1; 4 splits 0.59 / 3.21; 5 splits
-#: 0.46 / 2.51; 6 splits 0.43 / 2.24; 7 splits 0.44 / 2.08. Whole AXps (the first 10 test rows
-#: of ring at 100 trees, the first 8 of twonorm at 500; mean CPU s after the first): 6 splits
-#: 1.67 / 0.41, 7 splits 1.70 / 0.44, 8 splits 1.75 / 0.45 (the cubes' orders and graphs cost
-#: more as they multiply, and a satisfiable step may find its cube later). Deeper for larger
-#: graphs did not pay either (2026-12-07, scikit-learn's default forest of 500 trees on ring): the
-#: hardest step of its first test row alone (11 free features, 8,109 vertices; 7.06M units) took
-#: 65.8 s at 6 splits, 29.4 s at 8, 26.8 s at 10, 64.7 s at 12; but with ``6 + round(1.5
-#: log2(vertices / 2000))`` splits the other rows' slow steps (2,685-7,235 vertices) took 1.5-2.4
-#: times longer (two rows 10.4 -> 16.2 s and 16.2 -> 31.9 s).
+#: cube of a split more than this many times is searched whole (the cubes' orders and graphs
+#: cost more as they multiply, and a satisfiable step may find its cube later).
 CUBE_DEPTH = 6
 #: A cube with fewer vertices than this is searched whole (the smallest-last order and the
 #: induced graph of a cube cost about as many word operations as the square of its vertices).
@@ -97,13 +82,8 @@ class CliqueSearch:
     two leaves that meet each other and a cube meet inside it (Helly, for intervals), so a
     cube's graph is the induced subgraph. This is the cube-and-conquer scheme of SAT solving
     (Heule, Kullmann, Wieringa and Biere, 2011 [HKWB11]) over the input space. The gain is the
-    order: the colourings of the whole graph's order restricted to a cube bound no better (ring's
-    default forest, the slower of its two slowest unsatisfiable steps: 1.20M units whole, 1.08M in
-    64 cubes in the whole graph's order), those of each cube's own order far better (0.38M units
-    in 32 cubes, 3.8 s against 10.5 s with the cubes' costs). The halves are cut where the larger
-    holds the fewest leaves: on those two steps (5 splits) 58,547 / 378,837 units with the cut at
-    the median leaf end of the feature most leaf intervals end in, 46,633 / 278,556 units with
-    this cut.
+    order: each cube's own smallest-last order bounds far better than the whole graph's order
+    restricted to the cube. The halves are cut where the larger holds the fewest leaves.
 
     [HKWB11] Heule, Kullmann, Wieringa and Biere, "Cube and Conquer: Guiding CDCL SAT Solvers by
     Lookaheads", HVC 2011."""
@@ -152,15 +132,12 @@ class CliqueSearch:
     def applies(arguments: tuple[Any, ...]) -> bool:
         """Whether the box search's ``arguments`` are a hard-vote query between two classes (one
         challenger, whose leaves all weigh the same: the maximum clique problem, where the
-        colouring bounds are strong) over at most :data:`MAX_LEAVES` reachable leaves. Until
-        2026-12-06 the limit was :data:`MAX_VERTICES` leaves and a larger query was left to the box
-        search and the solver: on scikit-learn's default forest of 500 trees on ring, an AXp's
-        step of 22,389 leaves (10 free features) was not settled in 140 s; in cubes, in 7.3 s.
+        colouring bounds are strong) over at most :data:`MAX_LEAVES` reachable leaves (a query
+        with more than :data:`MAX_VERTICES` is searched in cubes).
 
         With more classes a leaf of a third class weighs half a challenger's leaf, and the
-        weighted colourings bound poorly: on scikit-learn's default forest of 500 trees on
-        waveform-21 (3 classes) a step the box search settles in 3.4 s was not settled in 60 s;
-        under the soft vote almost every leaf weighs something (see :mod:`.prefilter`)."""
+        weighted colourings bound poorly; under the soft vote almost every leaf weighs something
+        (see :mod:`.prefilter`)."""
         margins, soft = arguments[3], arguments[10]
         return not soft and margins.shape[1] == 1 and 0 < len(margins) <= MAX_LEAVES
 

@@ -90,13 +90,12 @@ class SatEngine(EngineBase):
         A python-sat solver alias with assumptions and cores (default ``"g3"``; e.g. ``"cd195"``,
         ``"g4"``, ``"mgh"``). Kissat is refused (no assumptions).
     card : str
-        Cardinality encoding of the vote: ``"mtotalizer"`` (default, the fastest measured), ``"cardnetwrk"``
+        Cardinality encoding of the vote: ``"mtotalizer"`` (default), ``"cardnetwrk"``
         (the papers'), ``"seqcounter"``, ``"sortnetwrk"``, ``"totalizer"`` or ``"kmtotalizer"``.
     multiclass : str
         With three classes or more, how "some class beats c" is built: ``"selectors"`` (default,
         the paper's two-constraint construction) or ``"challengers"`` (one guarded constraint per
-        challenger class). Measured on the benchmark's multi-class forests (``sat_cards``), the
-        selector construction halves the formula and is 2-6x faster per AXp.
+        challenger class).
     soft_bits : int or None
         Soft vote only: each comparison starts relaxed to this many bits per tree weight and is
         made exact when a candidate counterexample needs it (default
@@ -104,19 +103,14 @@ class SatEngine(EngineBase):
     prefilter : bool
         Settle the queries whose answer the instance's reachable leaves make plain before
         calling the solver (:mod:`rfexplain.sat.prefilter`; default on). The answers are the same
-        either way; only witnesses may differ. Measured per AXp (CPU, this machine): the SAT
-        paper's forests ran 2-4 times faster with it (iris 0.0046 -> 0.0012 s, new-thyroid
-        0.0185 -> 0.0070 s); scikit-learn's default forest on magic (137,000 leaves) 2.2 -> 0.06 s
-        once the table is built (0.2 s, once per forest), since the solver's formula is then
-        rarely needed at all.
+        either way; only witnesses may differ.
     reduced : bool
         Hard vote, with the prefilter: decide the queries it leaves open on a CNF of the leaves the
         instance can still reach (:mod:`rfexplain.sat.reduced`, with ``solver``) instead of the
         whole forest's formula (default on; forests of at most :data:`WHOLE_FORMULA_LEAVES`
-        leaves give the whole formula :data:`FIRST_CONFLICTS` conflicts first). Measured (mean
-        CPU per AXp, the first 10 test rows, scikit-learn's default forests of 100 trees): magic
-        0.88 -> 0.17 s, segmentation 1.64 -> 0.17 s, waveform-21 1.23 -> 0.74 s, twonorm 1.41 ->
-        0.45 s; the SAT paper's forests within 15% either way.
+        leaves give the whole formula :data:`FIRST_CONFLICTS` conflicts first).
+
+    The measurements behind these defaults are in ``docs/decisions.md`` ("SAT engine: options").
     """
 
     name = "sat"
@@ -203,8 +197,7 @@ class SatEngine(EngineBase):
 
     def _classify_all(self, instance: Instance, zs: Sequence[tuple[int, ...]]) -> None:
         """Cache the values and decisions of the state vectors ``zs`` for :meth:`_witness`: one
-        vectorised :meth:`Forest.predict_states` call for those not cached yet (an AXp of 25
-        features on the SAT paper's ionosphere forest: 0.26 ms against 0.87 ms walked one by one)."""
+        vectorised :meth:`Forest.predict_states` call for those not cached yet."""
         cache = self._cache_of(instance)
         new = list(dict.fromkeys(z for z in zs if z not in cache))
         if new:

@@ -18,8 +18,7 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   bound's kernel walks the combinations depth first, keeping per feature the leaves that hold
   the states chosen so far and skipping a prefix whose leaves' bound rules the condition out
   (:func:`.box_kernels._search_whole`). The branch and
-  bound below does this in its first box (so it is not tested apart before it: on the SAT
-  paper's ionosphere forest that test took a tenth of an AXp and never held); only the
+  bound below does this in its first box (so it is not tested apart before it); only the
   hitting-set loops' queries that get no branch and bound test it here.
 - **Branch and bound.** Then the free features' intervals are split until every box is ruled out
   by its bounds or small enough to search whole (at most :data:`BNB_NODES` boxes; under the
@@ -27,11 +26,6 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   compiled, :mod:`.box_kernels`): the answer is exact either way. The more promising half of a
   box is searched first. Two split rules (at the median leaf end, or where the trees' best
   leaves leave both halves) are raced on the queries that run long (:data:`RACE_AFTER`).
-  On wine-recog and ann-thyroid (100 trees of depths 3 and 4) soft-vote queries with most
-  features free ran in the solver for 15 minutes without an answer; the branch and bound
-  settled each within 4,000 boxes (0.5 s). (A few rounds of hill climbing for a witness before
-  the branch and bound, used until searching the more promising half first, then only cost time:
-  soft-vote AXp on phoneme 0.056 -> 0.014 s, magic 0.098 -> 0.047 s without it.)
 - **Paired trees.** The per-tree bound lets every tree take its best leaf, though two trees'
   best leaves may need opposite sides of one threshold. A query the first split rule has not
   settled in its first slice (:data:`FIRST_SLICE` boxes; with three classes or more, one
@@ -39,62 +33,31 @@ Section 4 [IM21], where every path inconsistent with the fixed features is dead)
   (:func:`_paired`: a pair's rows are its compatible leaf pairs, so its bound is the best
   *consistent* pair), pairs matched greedily by how much merging lowers their bound, as the
   tree-merging bounds of Chen et al. (2019) [Che19] and Devos et al. (2021) [DMD21] do with
-  cliques of trees. On the SAT paper's ionosphere forest (soft vote) it takes the bound of an
-  UNSAT step with 23 free features from 43.1 to 10.8 and its boxes from 60,954 to 7,246; ring's
-  trees have about 20 reachable leaves each, their pairs would make the table 3.8-6 times
-  larger and the search slower, so there it is not taken (:data:`PAIR_GROWTH`).
+  cliques of trees. A round of pairing that would grow the table too much is not taken
+  (:data:`PAIR_GROWTH`).
 - **Pair bound (two classes).** Without building that table, a query the first search has not
   settled in :data:`PAIR_BOUND_AFTER` boxes restarts with every child box the per-tree bound
   keeps judged again by a *pair bound* (:func:`.box_kernels.pair_bound`): trees paired as for
   the paired table, each pair adding the best margin of two of its leaves in the box that share
-  a point, found by walking both trees' leaves in decreasing margin. On the SAT paper's ring
-  forest (30 ``soft_vote`` instances, mean CPU s per AXp) soft vote 0.089 -> 0.047 and hard
-  vote 0.010 -> 0.0068; its slowest soft-vote steps took 3-10 times fewer boxes (6,994 -> 1,633,
-  21,822 -> 7,472). With three classes, paired on the class whose bound binds, it paid nothing
-  (waveform-21, soft vote, 0.0080 -> 0.0090; segmentation even), so it is used with two only.
-  The search on the paired table uses it too (pairs of paired trees): ionosphere's soft-vote
-  AXps (10 ``soft_vote`` instances) 0.051 -> 0.047.
+  a point, found by walking both trees' leaves in decreasing margin. It is used with two
+  classes only. The search on the paired table uses it too (pairs of paired trees).
 - **Cliques (hard vote, two classes).** A query the first slice (:data:`FIRST_SLICE`) has not settled is also
   searched as a largest clique of the challenger's reachable leaves in their intersection graph
   (:mod:`rfexplain.sat.cliques`; boxes that meet pairwise share a point), which then takes all
   but one slice in :data:`CLIQUE_TURNS`: its colour classes gather leaves of many trees that miss
   each other, a far tighter bound than each tree's best leaf where trees are deep. Its slices
   count its colourings' work (:data:`.clique_kernels.WORK_UNIT`). Under the soft vote almost
-  every leaf weighs something and the weighted colourings bound poorly (ring, SAT paper's forest:
-  a step the box search settles in 0.13 s was not settled in 60 s); with three classes or more
+  every leaf weighs something and the weighted colourings bound poorly; with three classes or more
   the same (:meth:`.CliqueSearch.applies`), so there it is not used.
 - **Climbs.** Where the clique search does not join (soft vote, three classes or more), the
   counterexample search by coordinate ascent (:mod:`rfexplain.sat.climb`) takes
   :data:`SLICE_CLIMBS` restarts at the end of every slice after the first: the box searches find
-  the counterexamples of wide satisfiable steps late (ionosphere, soft vote: 2,000-9,500 boxes),
-  the climb in a restart or two. Its first restarts start from the counterexamples the
+  the counterexamples of wide satisfiable steps late, the climb often in a restart or two. Its
+  first restarts start from the counterexamples the
   instance's filter found last (:data:`WARM_STARTS`), as do those of the climb beside the
   reduced formula's solver. Where the clique search joins, the race climbs too from its turn
   :data:`CLIQUE_RACE_CLIMB_AFTER` (:data:`CLIQUE_RACE_CLIMBS` restarts a slice) until a solver
   runs beside it.
-- **Tried and not kept (soft vote, two classes).** On the 8 slowest steps of the 10 ``soft_vote``
-  AXps on ring (SAT paper's forest; unsatisfiable, 15-18 free features; the box search with the
-  pair bound 0.005-0.10 CPU s each, 7,713 boxes on the slowest):
-
-  - *trimming a box's ends* before splitting it (per free feature, its lowest or highest segment
-    dropped while the leaves reaching it rule the condition out): to a fixpoint 2-8 times fewer
-    boxes (7,713 -> 1,924) but 20-40 times the work per box (a pass over every leaf and free
-    feature per round), 0.099 -> 0.88 s; one round per box (a tree's leaves walked in decreasing
-    margin, stopping at the first that meets each segment) 4,687 boxes, 0.48 s, and over all 184
-    steps of 8 or more free features of those AXps and CXps 0.44 -> 1.48 s; only in boxes holding
-    half the query's leaves or more, no fewer boxes;
-  - *the clique search* (:mod:`rfexplain.sat.cliques`) on the exact soft margins settled 3 of the
-    8 in 0.24-3.7 s and left 5 open after 5 s; on margins raised to a floor (an upper bound, fewer
-    vertices) no better; counting, as the hard vote does, the leaves above a threshold (from -0.9
-    to 0) found a clique that beats the goal in every step, which proves nothing;
-  - *a layer-cake bound*: the margin sum is the lowest margin times the trees plus, integrated
-    over the margin levels, the number of trees whose leaf is at or above the level, and that
-    number is at most the clique number of the leaves at or above it. On the slowest AXp of 30
-    (one feature fixed, 19 free, 2,066 leaves; the box search 62,177 boxes, 0.63 s) the root
-    box's bound is 63.2 per tree, 27.7 with one greedy colouring in decreasing margin (which is
-    the weighted colouring bound above) and 11.8 with the exact clique number of each of 40
-    levels (1.9 s of clique searches): still far above zero, so each box would need it again.
-
 - **Cores.** An UNSAT answer by the bounds alone comes with a core: the fixed features left after
   deleting, one at a time, those the bounds can do without (as a solver's core, it lets the
   deletion loops skip calls).
@@ -109,6 +72,9 @@ Scores are float64: hard votes are counts (exact); soft-vote sums are decided ag
 integer arithmetic whenever two classes are within :data:`NEAR_TIE` (sums of at most a few
 thousand float64 probabilities err by far less), and a bound counts as "no win" only when it is
 below zero by more than :data:`NEAR_TIE`.
+
+The constants below are the search's tuning; the measurements that chose them, and the variants
+measured and dropped, are in ``docs/decisions.md`` ("SAT engine: the prefilter").
 """
 
 from __future__ import annotations
@@ -140,60 +106,31 @@ NEAR_TIE = 1e-9
 
 #: Boxes the soft vote's branch and bound may examine before it leaves a query to the solver
 #: (the budget is polled all along). The search is exact and complete; the cap only hands a query
-#: over, and on the soft vote the solver has not answered one the branch and bound gave up on:
-#: with 50,000 boxes (the numpy loop's cap) a deletion step of an AXp on the SAT paper's
-#: ionosphere forest went unanswered for 10 minutes, the compiled loop settles it within 200,000;
-#: with 500,000 another ionosphere AXp (soft_vote's 8th row) left two steps to the solver,
-#: unanswered in 60 s, and with this cap it takes 35 CPU s (its largest step 1.5M boxes). Over 10
-#: AXps each on ring, magic, wine-recog, ann-thyroid, segmentation, waveform-21 and shuttle the
-#: solver was not called at all.
+#: over.
 BNB_NODES = 20_000_000
 
 #: Boxes the hard vote's branch and bound examines alone (0: none); a query it has not settled
 #: by then goes to the solver, and on the reduced formula the search goes on beside it
 #: (:meth:`InstanceFilter.decide_reduced`). Its solver calls are cheap, so the branch and bound
-#: gets a shorter leash alone than the soft vote's. Mean AXp on the SAT paper's
-#: forests (15 instances after the first, CPU s) with the compiled loop, against the numpy loop's
-#: 64 boxes and 6 free features at most: segmentation 0.102 -> 0.006, waveform-21 0.093 ->
-#: 0.0085, magic 0.039 -> 0.0087, ring 0.053 -> 0.033, glass2 0.0068 -> 0.0045, ionosphere
-#: 0.012 -> 0.013; 512 boxes left ring at 0.047 and magic at 0.025, 4,096 and 16,384 gained
-#: nothing more and cost ionosphere 0.016-0.018. Since the loop's boxes and queries got 1.5-2x
-#: cheaper (2026-12-03), 16,384 pays: mean AXp over 10 ``soft_vote`` instances, 1,024 against
-#: 16,384 boxes, ring 0.0319 -> 0.0121, waveform-21 0.0378 -> 0.0120, the other 17 forests
-#: within 10%; the 15 ``peers_rfxpl`` instances ring 0.034 -> 0.015, ionosphere 0.0103 -> 0.0093
-#: (65,536: 0.0155 and 0.0091); scikit-learn's default forest on ionosphere 0.057 -> 0.039 (10
-#: rows; the solver no longer called), waveform-21 at 500 trees, four rows, 8.4 -> 6.4 s.
+#: gets a shorter leash alone than the soft vote's.
 HARD_BNB_NODES = 16384
 
 #: Boxes the hard vote's branch and bound may examine in the queries of the hitting-set loops
 #: (enumerations): their solver calls are cheaper still (the solver is warm, the witnesses any).
-#: Enumerating all AXps and CXps of the first sample instance (SAT paper's forests, CPU s, 10 s
-#: cap), short leash against the long one: twonorm 5.08 against 6.21, ring 1.43 against 2.29,
-#: ionosphere 694 against 451 AXps in the cap. The short leash was at first given only to
-#: queries with at most 6 free features; with any number (2026-12-05, every AXp then every CXp
-#: of an instance, CPU s): twonorm's third sample instance 47.9 -> 37.9, waveform-21's second
-#: and third 38.1 -> 26.3 and 36.4 -> 26.4, segmentation's first two 8.2 -> 6.9 and 7.2 -> 5.6,
-#: ionosphere's first 8,456 -> 12,711 AXps in 30 s; ring's second 2.1 -> 2.5. 256 boxes instead
-#: of 64: waveform-21's third 37.3.
 SHORT_BNB_NODES = 64
 
 #: Boxes the compiled branch and bound examines between two polls of the budget.
 BNB_SLICE = 2048
 
 #: The first slice of a query's branch and bound, after which the clique search joins (and,
-#: with two classes, the paired table: :data:`PAIR_AFTER`). The hard vote's satisfiable steps
-#: that the box search does not settle in a few hundred boxes, the clique search settles in a few
-#: more: after 256 boxes rather than 2,048, scikit-learn's default forest on ionosphere 0.049 ->
-#: 0.032 CPU s per AXp (its slow steps were satisfiable), the SAT paper's (30 ``soft_vote``
-#: instances, hard vote) 0.0187 -> 0.0129; ring even. After 128 boxes: no better.
+#: with two classes, the paired table: :data:`PAIR_AFTER`): the hard vote's satisfiable steps
+#: that the box search does not settle in a few hundred boxes, the clique search often settles in
+#: a few more.
 FIRST_SLICE = 256
 
 #: ... but at least one box per this many reachable leaves (at most :data:`BNB_SLICE`): the
 #: clique search's graph costs about as many checks as pairs of leaves, which on large tables
-#: outweighs the boxes it saves. scikit-learn's default forests of 500 trees (mean CPU s per AXp
-#: after the first, 10 rows), a first slice of 256 boxes / of one box per 4 leaves: phoneme 0.080
-#: / 0.033, magic 0.206 / 0.128, twonorm 0.417 / 0.347; ionosphere at 100 trees and the SAT
-#: paper's forests even.
+#: outweighs the boxes it saves.
 FIRST_SLICE_ROWS = 4
 
 #: The split rules of the branch and bound (``guided`` flags of :func:`.box_kernels.search`):
@@ -201,69 +138,44 @@ FIRST_SLICE_ROWS = 4
 SPLIT_RULES = (False, True)
 
 #: Slices of :data:`BNB_SLICE` boxes the first split rule searches alone before the race starts.
-#: The leaf-end rule settles most queries within a few thousand boxes and the long queries of
-#: ring within 30,000; ionosphere's long ones need 200,000 to 1.6M. Mean soft-vote AXp over the
-#: 10 soft_vote instances (CPU s; leaf-end rule alone: ionosphere 3.62, ring 0.144): racing from
-#: the first slice on 0.97 and 0.174, from the 5th 1.03 and 0.152, from the 17th 1.25 and 0.145.
 RACE_AFTER = 16
 
-#: In the race, the second rule's search takes one slice in this many: its boxes cost 1.7-3 times
-#: as much (it sweeps every free feature for its split; ring 28 against 17 µs, ionosphere 22
-#: against 7). Alternating slices 1:1 instead:
-#: ionosphere 0.64, ring 0.28 (racing from the first slice).
+#: In the race, the second rule's search takes one slice in this many: its boxes cost more (it
+#: sweeps every free feature for its split).
 RACE_TURNS = 4
 
 #: The slice after which a query the first split rule has not settled is also searched on the
 #: leaf table with trees merged in pairs (:func:`_paired`), with the guided split rule: 0, after
-#: the first. Mean soft-vote AXp on ionosphere (the 10 ``soft_vote`` instances, CPU s): 0.19
-#: after the first slice, 0.23 after the second. Since the first slice is shorter
-#: (:data:`FIRST_SLICE`), 0 with two classes (30 ``soft_vote`` instances: ionosphere 0.038 ->
-#: 0.028, ring, magic, twonorm and phoneme even) and :data:`PAIR_AFTER_MORE` with more.
+#: the first, with two classes; :data:`PAIR_AFTER_MORE` with more.
 PAIR_AFTER = 0
 
-#: :data:`PAIR_AFTER` with three classes or more: 1, after the first full slice as before
-#: :data:`FIRST_SLICE` (after its 256 boxes, scikit-learn's default forest on ann-thyroid, three
-#: classes: 0.0147 -> 0.049 CPU s per AXp, soft-vote AXps on the SAT paper's 0.0046 -> 0.0072).
+#: :data:`PAIR_AFTER` with three classes or more: 1, after the first full slice.
 PAIR_AFTER_MORE = 1
 
-#: In that race, the search on the paired table takes all but one slice in this many. On
-#: ionosphere (as above): 2 -> 0.21, 4 -> 0.19, 8 -> 0.19 s; the leaf-end search keeps a share
-#: for the satisfiable queries it settles first (by up to 16x on some ionosphere steps).
+#: In that race, the search on the paired table takes all but one slice in this many; the
+#: leaf-end search keeps a share for the satisfiable queries it settles first.
 PAIR_TURNS = 4
 
-#: Rounds of pairing (pairs, then pairs of pairs, ...). Over the 18 slowest ionosphere steps (the
-#: branch and bound alone, guided rule, no growth cap, CPU s): no pairing 4.6, one round 1.2, two
-#: 0.9; three rounds gain nothing more on whole AXps.
+#: Rounds of pairing (pairs, then pairs of pairs, ...).
 PAIR_ROUNDS = 2
 
-#: Most growth of the leaf table one round of pairing may cause (merged rows over rows): ionosphere's
-#: rounds grow it 1.4-1.8 and 2-2.8 times and pay; ring's first round 3.8-6 times, which made
-#: its slow steps 1.4-2 times slower (also with only the pairs of best gain per added row).
+#: Most growth of the leaf table one round of pairing may cause (merged rows over rows): a round
+#: that would grow it more is not taken.
 PAIR_GROWTH = 3.0
 
 #: The slice after which the hard vote's queries are also searched as a heaviest clique of the
 #: reachable leaves (:mod:`rfexplain.sat.cliques`): 0, after the first.
 CLIQUE_AFTER = 0
 
-#: Once it has joined, the clique search takes all but one slice in this many. With the clique
-#: search, the solver's and the counterexample search's shares below were measured again (mean /
-#: max CPU s per AXp, ``practical_forests``, 10 rows, scikit-learn's default forests; ring at 100
-#: trees): 4 turns, solver 0.25, climb 0.05: 7.78 / 35.2; 8 turns, 0.1, 0.2: 6.38 / 31.8 (and 5.14
-#: / 27.8 once the clique search's slices counted its colourings' work, not its branchings); at
-#: 500 trees, without the clique search / with it: ionosphere 4.97 (one row past 60 s) / 3.07,
-#: twonorm 0.70 / 0.52, waveform-21 (three classes: no clique search) 1.97 / 2.09.
+#: Once it has joined, the clique search takes all but one slice in this many.
 CLIQUE_TURNS = 8
 
 #: Conflicts the reduced formula's solver takes per turn when it takes turns with a stopped
 #: branch and bound (:meth:`InstanceFilter.decide_reduced`).
 RACE_CONFLICTS = 500
 
-#: The solver's CPU time over the branch and bound's in those turns. On scikit-learn's default
-#: forests the branch and bound answered most of the queries they shared (waveform-21, 500 trees:
-#: 8 of the 9 of its slowest AXp), so it gets the larger share. One AXp on waveform-21 at 500
-#: trees (CPU s): shares 1 -> 33.5, 0.5 -> 26.2, 0.25 -> 22.5; ring at 100 trees 5.2, 3.9, 3.5;
-#: ten on ionosphere at 100 trees 0.68 and 0.62 (1 and 0.25); the SAT paper's forests
-#: (15 AXps each) unchanged within 5%. Since the clique search (:data:`CLIQUE_TURNS`), 0.1.
+#: The solver's CPU time over the branch and bound's in those turns: the branch and bound
+#: settles most of the queries they share, so it gets the larger share.
 SOLVER_SHARE = 0.1
 
 #: CPU seconds the branch and bound searches beside the solver before the solver's first turn,
@@ -273,21 +185,13 @@ SOLVER_JOINS = 0.1
 
 #: The counterexample search's CPU time (:mod:`rfexplain.sat.climb`) over the solver's and the
 #: branch and bound's in :meth:`InstanceFilter.decide_reduced`: it takes the first turn, then one
-#: whenever its share falls below this. scikit-learn's default forests of 500 trees (mean CPU s per
-#: AXp, 10 rows; before the search / share 0.1 / 0.05): waveform-21 3.05 / 2.26 / 2.32,
-#: twonorm 0.97 / 0.79 / 0.76, ionosphere 5.04 / 5.83 / 5.55 (its slow steps are unsatisfiable).
-#: Since the clique search proves those quickly (:data:`CLIQUE_TURNS`), 0.2: on ring's default
-#: forest it finds the counterexamples of the satisfiable steps that the box and clique searches
-#: do not, after 0.4 s of its own (8 s of the whole query at 0.05).
+#: whenever its share falls below this.
 CLIMB_SHARE = 0.2
 
 #: CPU seconds of climbing in one query after which the climb's share falls to
 #: :data:`CLIMB_LATE`: with its restarts kicked from the best end point and started from the
-#: instance's last counterexamples (:mod:`rfexplain.sat.climb`), the satisfiable steps of ring's
-#: default forest were found within 0.04 s of climbing, while an unsatisfiable step gave it 0.55 of
-#: 3.3 s. Ring's default forest, 10 rows, mean / max CPU s per AXp, two runs each: 0.2 throughout
-#: 1.18 / 4.56 and 1.23 / 4.95, 0.05 after 0.1 s 1.11 / 4.09 and 1.14 / 4.23; waveform-21 and
-#: twonorm at 500 trees (6 rows) 1.60 -> 1.56 and 0.50 -> 0.48.
+#: instance's last counterexamples (:mod:`rfexplain.sat.climb`), a counterexample the climb finds
+#: it mostly finds early.
 CLIMB_LONG = 0.1
 CLIMB_LATE = 0.05
 
@@ -297,15 +201,8 @@ CLIMB_RESTARTS = 8
 #: Restarts of the counterexample search (:mod:`rfexplain.sat.climb`) at the end of every slice
 #: of a branch and bound that the clique search does not join (soft vote, or three classes or
 #: more), from the end of the first slice (:data:`FIRST_SLICE`) on: turns counted in boxes, so
-#: that a query is searched alike on every run. The box searches took 2,000-9,500 boxes (13-45
-#: ms) to find the counterexamples of the slowest satisfiable steps on the SAT paper's ionosphere
-#: forest (soft vote); the climb, compiled, finds each in 1-15 restarts of about 0.1-0.7 ms. Mean
-#: CPU s per AXp (10 ``soft_vote`` instances, best of three runs; before / with the climb):
-#: ionosphere soft vote 0.0340 / 0.0265, ring soft vote 0.0233 / 0.0246 (its slow steps are
-#: unsatisfiable: one restart and the cells' representatives at the end of each slice);
-#: scikit-learn's default forests of 500 trees (``practical_forests``, 10 rows) waveform-21
-#: (three classes, hard vote) 1.90 -> 1.03, segmentation 0.078 -> 0.046. Two restarts per slice:
-#: even.
+#: that a query is searched alike on every run. The box searches find the counterexamples of wide
+#: satisfiable steps late; the climb often finds them in a few restarts.
 SLICE_CLIMBS = 1
 
 #: Counterexamples an instance's filter keeps (the latest first) for its climbs to start from
@@ -316,15 +213,7 @@ WARM_STARTS = 4
 #: climbs too at the end of every slice, and the restarts per slice (the first climb also starts
 #: from the latest counterexamples, :meth:`InstanceFilter._starts`), while the race runs alone:
 #: beside the solver the query's own climb takes over (:meth:`InstanceFilter._solve_beside`).
-#: From the first slice on, the climbs took the SAT paper's ionosphere forest's AXps 0.0145 ->
-#: 0.0176 CPU s; from the third, queries settled in two slices pay nothing. On ring's default
-#: forest the satisfiable open steps waited 0.2 s for the solver to join and 0.1-0.2 s more for
-#: the climb beside it, which then found their counterexamples within 0.04 s. Mean / max CPU s per
-#: AXp, ``practical_forests`` rows, before -> from the third turn with 4 restarts: ring (100
-#: trees, 10 rows) 1.16 / 4.08 -> 0.96 / 3.98; twonorm (500 trees, 6 rows) 0.50 / 1.11 -> 0.40 /
-#: 0.87; ionosphere, twonorm, phoneme, magic (100 trees) and the SAT paper's forests of ionosphere,
-#: twonorm, ring and magic within 3%. Ring, from turn 1, 2 or 3: 0.98, 0.96, 0.97; 2, 4 or 8
-#: restarts: 0.98, 0.96, 0.96; climbing beside the solver too: 1.01.
+#: Starting from the third turn, queries settled in two slices pay nothing for it.
 CLIQUE_RACE_CLIMB_AFTER = 2
 CLIQUE_RACE_CLIMBS = 4
 
@@ -332,9 +221,7 @@ CLIQUE_RACE_CLIMBS = 4
 BNB_STACK = 64
 
 #: The branch and bound's row pool at first, in rows of its leaf table (each box on the stack
-#: holds its leaves' rows there). With two, most searches on the SAT paper's ionosphere forest grew
-#: it twice, each time leaving and re-entering the compiled loop: its AXps (15 peers_rfxpl
-#: instances, mean CPU s) 0.0125 with two, 0.0119 with four, 0.0117 with eight and sixteen.
+#: holds its leaves' rows there); growing it leaves and re-enters the compiled loop.
 BNB_POOL = 8
 
 #: The pair bound's partners when it is not used (more than two classes, the paired table).
@@ -353,8 +240,8 @@ def warm_up(box_dtype: np.dtype, *, cliques: bool = True) -> None:
     """Load (or compile, on a machine's first run) the compiled loops of the queries: the branch
     and bound's for leaf boxes of ``box_dtype`` (:func:`.box_kernels.warm_up`), the climb's
     (:func:`.climb_kernels.warm_up`) and, with ``cliques``, the clique search's
-    (:func:`.clique_kernels.warm_up`): a one-off cost of the process (about 0.05 s from numba's
-    cache for the last two) that would otherwise land inside the first query. Already-loaded
+    (:func:`.clique_kernels.warm_up`): a one-off cost of the process that would otherwise land
+    inside the first query. Already-loaded
     loops cost nothing more."""
     from rfexplain.sat import box_kernels, climb_kernels, clique_kernels
 
@@ -451,8 +338,7 @@ class InstanceFilter:
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
         self.outside = (self.states < table.low) | (self.states > table.high)
         #: The same, packed: bit ``f % 64`` of word ``f // 64`` of a leaf's row (one vectorised
-        #: ``and`` per query in :meth:`_reachable`: 17 -> 5 us on the 2,201 leaves of
-        #: scikit-learn's default forest on ionosphere, against a column selection of ``outside``).
+        #: ``and`` per query in :meth:`_reachable`, cheaper than a column selection of ``outside``).
         self._outside_bits = _pack_bits(self.outside)
         #: The hard-vote branch and bound the last :meth:`decide` stopped at its node budget, with
         #: its query ``(fixed, kind, cls)``: :meth:`decide_reduced` resumes it beside the solver.
@@ -507,8 +393,7 @@ class InstanceFilter:
         fixed_set = set(fixed)
         free = [f for f in range(len(n_states)) if f not in fixed_set and n_states[f] > 1]
         columns = np.asarray(free, dtype=np.int64)
-        # rows then columns (67 -> 18 us a query against one ``np.ix_`` selection on ionosphere's
-        # default forest)
+        # rows then columns (cheaper than one ``np.ix_`` selection)
         low = self.table.low.take(rows, axis=0).take(columns, axis=1)
         return free, low, self.table.high.take(rows, axis=0).take(columns, axis=1)
 
@@ -520,9 +405,7 @@ class InstanceFilter:
         When the last :meth:`decide` stopped the branch and bound of this very query at its node
         budget, that search goes on beside the solver, the two taking turns by CPU time (the
         solver :data:`RACE_CONFLICTS` conflicts at a time, the search a slice of boxes; the
-        solver's share :data:`SOLVER_SHARE`), and the first to settle answers. On scikit-learn's
-        default forest of 100 trees on ring (34,105 leaves) the 12 open queries of one AXp took
-        the solver 22.4 CPU s (one 8.0 s), the branch and bound 2.4 s (at most 1.3 s)."""
+        solver's share :data:`SOLVER_SHARE`), and the first to settle answers."""
         table = self.table
         if table.soft:
             raise ValueError("the reduced formula encodes the hard vote only")
@@ -597,8 +480,7 @@ class InstanceFilter:
         the forest's exact vote (:meth:`_evaluate`) confirms it.
 
         The query is encoded at the solver's first turn, and the encoding counts as the solver's
-        time, so that a race settled soon pays for no formula: with the formula built first, the
-        encodings took ring's default forest's AXps 0.65 of 9.7 CPU s (two instances)."""
+        time, so that a race settled soon pays for no formula."""
         limited = budget is not None and budget.deadline is not None
         solver_time = search_time = climb_time = 0.0
         climbing = True
@@ -646,9 +528,7 @@ class InstanceFilter:
         """A subset of ``fixed`` whose reachable leaves still rule the condition out: deletion in
         ``fixed``'s order, each feature dropped when the bounds without it stay below zero
         (compiled: :func:`.box_kernels.bound_core`, counting for each leaf the fixed features it
-        misses). The dual loop enumerating the 24,601 CXps of twonorm's third sample instance (SAT
-        paper forest) took 27.0 CPU s with a numpy pass and a bound call per feature, 24.3 with
-        the kernel."""
+        misses)."""
         from rfexplain.sat.box_kernels import bound_core
 
         margins, penalty = self.table.margins(kind, cls)
@@ -779,10 +659,7 @@ class InstanceFilter:
         table (:func:`_paired`), which takes all but one slice in :data:`PAIR_TURNS`; when no
         pairing is taken, against the guided rule on the same table from slice
         :data:`RACE_AFTER` on, one slice in :data:`RACE_TURNS`. The first of the two to settle
-        answers (both are exact; the node budget counts the boxes of both). Soft-vote AXps on
-        the SAT paper's ionosphere forest (the 10 instances of ``soft_vote``, CPU s): leaf-end
-        rule alone 3.62, raced with the guided rule 1.25 (slowest 8.6), raced with the guided
-        rule on paired trees 0.17-0.19 (slowest 0.9-1.0)."""
+        answers (both are exact; the node budget counts the boxes of both)."""
         race = _BoxRace(self, free, rows, boxes, kind, cls)
         return race.advance(BNB_NODES if nodes is None else nodes, budget)
 

@@ -37,10 +37,7 @@ __all__ = ["ReducedQuery", "cell_ranges"]
 
 Clause = list[int]
 
-#: The cardinality encoding of the reduced formulas. Measured (mean CPU per AXp, 5 instances,
-#: scikit-learn's default forests of 100 trees): segmentation totalizer 0.94 s, modulo totalizer
-#: 0.39 s, k-modulo totalizer 0.35 s (sequential counter 0.70, cardinality networks 0.62);
-#: waveform-21 1.28 / 1.09 / 0.93 s; twonorm 0.29 / 0.28 / 0.28 s.
+#: The cardinality encoding of the reduced formulas: the k-modulo totalizer of Ogawa et al. (2013).
 REDUCED_CARD = "kmtotalizer"
 
 

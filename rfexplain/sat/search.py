@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class SolverStats:
     """Counters over the SAT calls of an engine (read by the benchmark); times are CPU seconds
-    of this process (``time.process_time``), which stay meaningful on a loaded machine."""
+    of this process (``time.process_time``), not wall-clock time."""
 
     sat_calls: int = 0
     unsat_calls: int = 0
@@ -81,10 +81,6 @@ class SolverStats:
 #: in blocks (two, then doubling while it succeeds; 0: never). Each block call that succeeds skips
 #: the calls of the features it drops, which are the AXp's most expensive ones when the reason is
 #: small (every feature freed makes the next proof larger); each that fails costs one call more.
-#: Mean AXp over 10 ``soft_vote`` instances per SAT-paper forest (CPU s, hard / soft vote), never
-#: against 3: ring 0.0384 / 0.0617 against 0.0291 / 0.0435; ionosphere 0.037 / 0.057 against
-#: 0.033 / 0.059; the other 17 forests within 10% (sums over the 19: 0.162 / 0.174 against
-#: 0.145 / 0.162). After 1, 2, 4 and 6 successes: ring's soft AXp 0.055, 0.050, 0.056, 0.057.
 AXP_BLOCK_AFTER = 3
 
 
@@ -473,10 +469,7 @@ class Search:
         or its compiled twins :func:`.box_kernels.reduce_hard_point` and, under the soft vote,
         :func:`.box_kernels.reduce_soft_point`, which decides in float64 and leaves each near tie
         to the exact vote); the features still changed form the set, with the reduced point as
-        its counterexample. Not always a CXp (subset-minimal), but every sufficient set meets it.
-        The soft vote's reduction in Python took 62% of enumerating AXps on the first
-        ``soft_vote`` instance of ionosphere (SAT paper's forest); compiled, 49 -> 170 AXps in
-        10 CPU s."""
+        its counterexample. Not always a CXp (subset-minimal), but every sufficient set meets it."""
         forest = self.encoding.forest
         kind, cls = self.oracle.kind, self.oracle.cls
 
@@ -577,15 +570,7 @@ class Search:
         scheme of Ignatiev, Previti, Liffiton and Marques-Silva (2015), "Smallest MUS extraction
         with minimal hitting set dualization" [IPLM15]. The counterexample is therefore only
         reduced toward the instance by evaluating the forest (:meth:`correction_set`), with no
-        solver call, instead of being shrunk to a CXp by a linear search of solver calls (as
-        until 2026-12-03). Measured (the SAT paper's forests, CPU s): one shortest AXp for each of
-        the first 3 sample instances, shrinking -> reducing: twonorm 7.21 -> 2.87, magic 0.30 ->
-        0.25, glass2 0.09 -> 0.05, wine-recog 0.65 -> 0.34 (5 instances; shrinking the reduced
-        point as well: 0.43); every AXp of an instance: twonorm instance 2 incomplete after 60 s
-        (19,892 AXps) -> complete in 54.7 s (23,220), instances 0-1 2.07 -> 1.13 and 1.06 -> 0.62,
-        waveform-21 instances 0-2 4.5 -> 3.3, 18.5 -> 11.6, 24.1 -> 12.4, ionosphere instance 0
-        1,899 -> 5,139 AXps in 30 s. Under the hard vote the reduction runs compiled: twonorm
-        instance 2's 23,220 AXps 34.6 -> 25.5 s (9.6 -> 1.9 s of it reducing).
+        solver call, instead of being shrunk to a CXp by a linear search of solver calls.
         """
         if not self.features:
             outcome = self.has_counterexample([], budget)
@@ -626,20 +611,15 @@ class Search:
         """Every CXp by the dual loop: a minimal hitting set of the AXps found so far is freed
         (every other feature fixed); a counterexample makes it a CXp (yielded with that witness
         and blocked), otherwise the core is hit: shrunk to an AXp first when it is larger than
-        every AXp shrunk so far (sufficient either way, so every CXp meets it). Raw cores made the
-        loop run > 10 s on an ann-thyroid instance with one AXp and one CXp (cores of 13-15 of
-        its 21 features), shrinking all of them made segmentation's enumerations 1.7-2.3x
-        slower (its cores are near-minimal already). With the "predicts t" formula this
-        enumerates the contrastive reasons toward ``t``.
+        every AXp shrunk so far (sufficient either way, so every CXp meets it): raw cores can be
+        far from minimal, while shrinking every core costs solver calls where cores are
+        near-minimal already. With the "predicts t" formula this enumerates the contrastive
+        reasons toward ``t``.
 
         Under the hard vote an unsatisfiable query the screen settles without a core (a box
         searched whole) goes to the solver for one. Under the soft vote it does not: the fixed set
         itself is the core (it is sufficient), shrunk to an AXp as above, since the soft-vote
-        solver is far slower than the screen. Enumerating every AXp then every CXp of the first
-        ``soft_vote`` instance (SAT paper's forests, 10 CPU s cap): ann-thyroid's 17 AXps took
-        0.12 s and its CXps were left unfinished at the cap, two solver calls having run 13.6 s
-        without an answer; taking the fixed sets, its 22 CXps took 0.24 s, and the soft-vote
-        enumerations of ``soft_vote`` finished on 18 of its 19 forests (11 before)."""
+        solver is far slower than the screen."""
         hitman = Hitman(htype="sat", solver="mgh")
         cores = not self.encoding.soft  # the solver's, where they are cheap
         largest = 0  # the size of the largest AXp shrunk from a core so far
@@ -683,9 +663,7 @@ class Search:
         Without ``limit``: a feature whose change alone flips the decision is a CXp of size one,
         hence minimum, and when there is one the minimum CXps are exactly these. They are looked
         for first, one query each with every other feature fixed (boxes of one free feature,
-        searched whole by the screen), and the MaxSAT solver runs only when there is none (iris,
-        20 trees of depth 4: robustness, ``first_only``, 0.15 -> 0.03 s per instance, most of
-        them 1)."""
+        searched whole by the screen), and the MaxSAT solver runs only when there is none."""
         if limit is None:
             singles = False
             for f in self.features:
@@ -749,9 +727,8 @@ class _Masks:
     """The feature bit sets of the correction sets an enumeration has hit, in order, and for a
     set ``hs`` the latest of them meeting ``hs`` in a single feature, per feature.
 
-    With fewer than 63 features they are kept in an int64 array and searched in one numpy pass;
-    scanning Python ints one by one took 23.5 of the 59.9 CPU s of enumerating the 23,220 AXps of
-    twonorm's third sample instance (the scan grows with the number of sets, for every AXp)."""
+    With fewer than 63 features they are kept in an int64 array and searched in one numpy pass
+    (a scan of Python ints one by one grows with the number of sets, for every AXp)."""
 
     def __init__(self, n_features: int) -> None:
         self.compact = n_features < 63

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from rfexplain.core.records import BatchRecord
 from rfexplain.viz.extras import require
 
 __all__ = ["FRAME_COLUMNS", "frame_to_records", "records_to_frame", "write_parquet"]
@@ -68,7 +69,7 @@ def _row(record: Any) -> dict[str, Any]:
 
 
 def records_to_frame(records: Iterable[Any]) -> Any:
-    """One DataFrame row per :class:`~rfexplain.batch.BatchRecord` (needs ``rfexplain[frames]``).
+    """One DataFrame row per :class:`~rfexplain.core.records.BatchRecord` (needs ``rfexplain[frames]``).
 
     ``reasons`` joins the reasons' text with `` | ``; ``features`` lists each reason's feature
     names; ``sizes`` their sizes; ``value`` is a robustness (``inf`` when nothing flips the
@@ -87,10 +88,8 @@ def _cell(value: Any) -> Any:
     return _plain(value)
 
 
-def frame_to_records(frame: Any) -> list[Any]:
+def frame_to_records(frame: Any) -> list[BatchRecord]:
     """The records a frame of :func:`records_to_frame` (or its Parquet file) was made of."""
-    from rfexplain.batch import BatchRecord
-
     out = []
     for row in frame.to_dict("records"):
         complete = _cell(row["complete"])

@@ -139,9 +139,9 @@ def _paint_numeric(ax: Any, row: _Row, layers: Sequence[Reason]) -> None:
     """A numeric feature: its axis, thresholds as marks below it, the layers' intervals, the instance."""
     left, right = _limits(row)
     _frame_row(ax, row, left, right)
-    # the forest's thresholds as tick marks below the axis, one artist for them all (as minor
-    # ticks, a default forest's hundreds per feature took 2 s per figure and 270 kB of SVG per
-    # report row on breast_cancer); round numbers as labelled ticks
+    # the forest's thresholds as tick marks below the axis, one artist for them all (not minor
+    # ticks, which cost far more time and SVG with hundreds per feature); round numbers as
+    # labelled ticks
     ax.vlines(
         list(row.thresholds),
         -THRESHOLD_MARK,
@@ -338,7 +338,7 @@ def relevance_counts(records: Iterable[Any]) -> tuple[Counter[str], Counter[str]
 
 
 def plot_feature_relevance(records: Iterable[Any], *, figsize: tuple[float, float] | None = None) -> Any:
-    """Over many explained instances (:class:`~rfexplain.batch.BatchRecord` list, any mix of
+    """Over many explained instances (:class:`~rfexplain.core.records.BatchRecord` list, any mix of
     queries): a bar chart of how often each feature appears in the sufficient and in the necessary
     reasons, and the distribution of reason sizes and robustness. Returns the ``Figure``."""
     sufficient, necessary, sizes, robustness = relevance_counts(list(records))

@@ -35,10 +35,10 @@ from collections.abc import Sequence
 
 from rfexplain.circuit.compilers.dd_core import CompactCounter
 from rfexplain.circuit.compilers.dgraph import DGManager
+from rfexplain.circuit.compilers.gcpause import without_gc
 from rfexplain.circuit.compilers.nnf import NNFManager
 from rfexplain.circuit.compilers.sortnet import threshold
 from rfexplain.circuit.compilers.votecount import VoteCounter
-from rfexplain.circuit.gcpause import without_gc
 from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 
@@ -61,12 +61,9 @@ METHODS = ("count", "sortnet")
 ORDERS = ("depth", "trees", "frequency", "index")
 #: which core runs ``method="count"``: ``"compact"`` (:class:`~.dd_core.CompactCounter`, flat
 #: arrays and compiled loops; the default) or ``"python"`` (:class:`~.votecount.VoteCounter`, one
-#: Python object per node). Both give the same graph node for node. Measured (CPU s, depth-4
-#: forests, every class formula, ``circuit_scale --quick`` of 2026-12-01, before the compact
-#: core wrote negations from its arrays): glass2 at 25 trees 13.8 s python / 5.1 compact, ecoli at
-#: 25 trees 5.7 / 1.4; circuit Table 2 T_3B (2026-12-02) 1.7-5.9x lower on every row that takes more
-#: than 0.1 s. On forests that compile in hundredths of a second the compact core's one-time load
-#: (about 0.2 s per process) dominates.
+#: Python object per node). Both give the same graph node for node. The compact core loads its
+#: compiled loops once per process, which dominates on forests that compile in hundredths of a
+#: second.
 CORES = ("python", "compact")
 
 log = logging.getLogger(__name__)
@@ -114,12 +111,6 @@ def variable_order(forest: Forest, order: str = "depth") -> list[int]:
     test them, so features tested near the roots of many trees come first. ``"trees"``: order of
     first appearance, tree by tree (breadth-first in each tree). ``"frequency"``: most tested
     features first. ``"index"``: feature index order. Ties go to the lower index.
-
-    Measured (one vote graph, process CPU seconds, graph nodes): twonorm at 10 trees 8.3 s and
-    638k nodes with ``"depth"``, 51 s and 3.06M with ``"trees"``, 16.8 s and 1.28M with
-    ``"frequency"``; shuttle at 50 trees (classes 0 against 2) 5.3 s with ``"depth"``, 5.4 s
-    with ``"frequency"`` and about 20 s with ``"trees"``; ``"index"`` did not finish either in
-    120 s.
     """
     n = forest.n_features
     if order == "index":

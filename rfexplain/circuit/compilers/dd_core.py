@@ -82,8 +82,7 @@ _RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo"
 
 def _distinct(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` for values in ``range(bound)``: by a table of
-    ``bound`` entries when that is small (linear time; sorting glass2's 5M intervals took 3.2 s
-    of its 6.0 s export), by sorting otherwise."""
+    ``bound`` entries when that is small (linear time), by sorting otherwise."""
     if bound > 1 << 24:
         return np.unique(values, return_inverse=True)
     present = np.zeros(bound, np.bool_)
@@ -115,7 +114,7 @@ def interval_dtype(n_intervals: int, width: int) -> type:
 def warm_up() -> None:
     """Load (or, on a fresh install, compile) the core's compiled loops now, by counting the votes
     of a two-stump forest and writing out the graph and its negation, so that no later compile
-    pays for it (about 0.2 s per process from numba's cache). It loads the loops of the ``uint16``
+    pays for it (a one-off cost per process). It loads the loops of the ``uint16``
     pool; a forest with more than 65,536 residuals loads (or compiles, once per install) the
     ``int32`` ones on its first graph."""
     stumps: list[dict[str, list[Any]]] = [

@@ -1,13 +1,12 @@
 """Arrays that grow in place, for the compact core's largest arrays (:mod:`.dd_core`).
 
 A numpy array grows by allocating a larger one and copying: while it copies, the old and the new
-array are both resident. For the tuple pool of a 38M-node vote graph (ann-thyroid, 100 trees)
-that is 2 GB more at the moment it doubles, on top of everything else the product holds.
-:class:`GrowableArray` keeps its rows in an anonymous private memory map instead and grows it
-with ``mmap.resize``, which on Linux is ``mremap``: the pages stay where they are, nothing is
-copied, and the new rows read as zeros (measured: 0.2 ms to grow a touched 2 GiB map to 4 GiB,
-peak resident memory unchanged; ``ndarray.resize`` took 10 s and a 4 GiB peak). Where memory maps
-cannot be remapped (or the platform has no anonymous private maps) it falls back to a grown copy.
+array are both resident, which for the largest pools of a vote graph is gigabytes more at the
+moment it doubles. :class:`GrowableArray` keeps its rows in an anonymous private memory map
+instead and grows it with ``mmap.resize``, which on Linux is ``mremap``: the pages stay where they
+are, nothing is copied, peak resident memory does not change, and the new rows read as zeros.
+Where memory maps cannot be remapped (or the platform has no anonymous private maps) it falls
+back to a grown copy.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rfexplain.circuit.compilers.dgraph import DGManager
+from rfexplain.circuit.compilers.gcpause import without_gc
 from rfexplain.circuit.compilers.nnf import NNFManager
-from rfexplain.circuit.gcpause import without_gc
 from rfexplain.circuit.logic.kept_bdd import FALSE, TRUE, KeptBDD
 
 __all__ = ["complete_reason", "general_reason", "general_reason_on"]
@@ -137,7 +137,7 @@ def general_reason_on(
     instance reaches by changing ``variables`` is visited. The closed form runs on a fresh
     manager of *ordered* decision graphs, where each distinct subfunction is one node, and is
     written back as an NNF of the same shape (:func:`_as_nnf`). (On the whole general reason
-    the canonical graph costs more than it saves: 2-10x the time of the linear form.)
+    the canonical graph costs more than it saves, so the linear form is kept there.)
     """
     gr = DGManager(dg.n_states)
     gr.ordered, gr.rank = True, dg.rank

@@ -222,7 +222,7 @@ def one_set_at_a_time(
     The clauses on exactly ``v_i`` are the same as with all of ``V`` at once (a clause that
     fits ``v_i`` only ever combines clauses that fit it), and the general reason restricted to
     two or three features is a small part of the graph where the restriction to the union of
-    ``V`` is a large one: 60x less work on the shuttle forest.
+    ``V`` is a large one.
     """
     out: list[Clause] = []
     for vi in V:

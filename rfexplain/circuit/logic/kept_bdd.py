@@ -19,8 +19,8 @@ enumerations of :mod:`.implicants` require, and whose size is linear in the BDD'
 
 A :class:`~rfexplain.circuit.compilers.dgraph.DGManager` with two-state variables would hold the same
 graphs; this binary specialisation (nodes as ``(var, low, high)``, no edge merging or sorting)
-exists because the complete reason is rebuilt for every explained instance, and the general
-manager measured 1.4-1.8x slower there (shuttle 0.32 -> 0.45 s, twonorm 0.93 -> 1.69 s).
+exists because the complete reason is rebuilt for every explained instance, where the general
+manager is slower.
 
 Example
 -------

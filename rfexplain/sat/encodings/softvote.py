@@ -21,38 +21,22 @@ pseudo-Boolean constraints into SAT", Section 5.3; carry-save compression as in 
 then ``S >= K`` is the lexicographic comparison with the constant ``K`` (one clause per one-bit
 of ``K``). Its size is linear in the number of input bits: about ``trees * log2(weight range)``
 adders per comparison. Adders propagate poorly (a partial assignment rarely fixes a sum bit), so
-a redundant rounded-up cardinality constraint (:func:`_coarse_implied`) is added: on a forest of
-20 trees of depth 2 (breast cancer, 30 features) it took the enumeration of AXps from 13 to 105
-in 10 s (32 steps per tree; with 8 steps: no gain; the number of steps now adapts to the number of
-trees, :data:`COARSE_LITERALS`), against 703 AXps in 1.2 s under the hard
-vote (a loaded machine).
-
-Alternatives measured. python-sat's ``pysat.pb`` (through pindakaas 0.6.1, which installs here)
-was rejected: its coefficients are 64-bit integers, and exact weights of 100 trees sum to about
-``2**(E + 7)`` with ``E`` near 61; with 100 weights of ``2**57 + 3`` it silently returns an
-empty encoding, with ``2**58 + 3`` it raises a ``TypeError``. A decision diagram on the running
-sum (Abio et al., 2012) would be arc-consistent; it was not implemented because its width is the
-number of distinct partial sums a layer must tell apart, which exact float64 weights make
-nearly all distinct (an argument, not a measurement). A per-query formula over the reachable
-leaves only (as :mod:`rfexplain.sat.reduced` does for the hard vote) was measured and not kept:
-on one ionosphere query (69 trees with several reachable weight vectors, 744 clauses) these
-adders stayed undecided after 10 s at 12, 8, 6 and 4 bits, ``pysat.pb``'s BDD on 12-bit weights
-took 4.3M clauses and 58 s without an answer; the rounded-up unary cardinality constraint alone
-(kmtotalizer) refuted it in 0.11 s at 8 steps per tree, but a ladder of such roundings (16, 64,
-256 steps, then exact) made AXps no faster on ionosphere and slower on ring (three of ten
-AXps past 20 s against none), because near-ties need more steps than a unary constraint can hold.
+a redundant rounded-up cardinality constraint (:func:`_coarse_implied`) is added, its number of
+steps per tree adapted to the number of trees (:data:`COARSE_LITERALS`).
 
 Lazy exactness. Exact comparisons carry about 60 bits per tree weight. The formulas therefore
 start from *relaxed* comparisons (``bits=``, 12 by default: every weight rounded up to 12
 significant bits), which the exact ones imply, and the SAT engine checks each model against the
 exact sums (:meth:`.cnf.ForestEncoding.refinement`): a model that the exact soft vote refutes brings
 in the exact clauses of the comparisons it broke (counterexample-guided abstraction refinement),
-so UNSAT answers of the relaxed formula are final and SAT answers are confirmed exactly. Measured
-on iris (100 trees of depth 6, 10 instances, this machine): one formula loads in 1.4 s instead of
-4.9 s and an AXp takes 0.06-0.08 s instead of 0.11 s; no comparison needed refining there.
+so UNSAT answers of the relaxed formula are final and SAT answers are confirmed exactly.
 
 Two formulas mirror :mod:`.votes`: :func:`soft_not_class` ("some class beats ``c``": one guarded
 comparison per challenger, a clause picking one guard) and :func:`soft_predicts_class`.
+
+The encodings measured against these (``pysat.pb``, a per-query formula of the reachable leaves)
+and the figures behind the defaults are in ``docs/decisions.md`` ("SAT engine: the soft vote's
+encoding").
 """
 
 from __future__ import annotations
@@ -83,9 +67,8 @@ __all__ = [
 Clause = list[int]
 
 #: Size of the redundant coarse constraint: about this many unary literals per comparison, each
-#: tree's rounded-up weight between 2 and 32 steps (iris, 100 trees of depth 6: one AXp took
-#: 0.36 s without it, 0.15 s with 4 steps per tree, 0.22 s with 8, 1.1 s with 32; a cardinality
-#: network over thousands of literals costs more than it propagates).
+#: tree's rounded-up weight between 2 and 32 steps (a cardinality network over thousands of
+#: literals costs more than it propagates).
 COARSE_LITERALS = 512
 
 

@@ -11,7 +11,7 @@ Eqs. (5)-(6) [IM21]::
 
 (trees that always vote one class contribute constants). Every cardinality constraint goes
 through python-sat's :class:`~pysat.card.CardEnc` with the encoding chosen by ``card``
-(the engine's default is the modulo totalizer of Ogawa et al., 2013, the fastest measured; the paper's
+(the engine's default is the modulo totalizer of Ogawa et al., 2013; the paper's
 footnote 9 uses cardinality networks, Asín et al., 2011 [Asi11]).
 
 Three formulas are built on this:
@@ -21,10 +21,9 @@ Three formulas are built on this:
   two constructions are available: ``"challengers"`` (one guarded constraint per challenger and a
   clause picking one guard) and ``"selectors"`` (the paper's construction: two constraints over
   free count variables, each linked by a selector to one challenger below / above ``c``, one of
-  the two allowed to be a guaranteed winner). ``"selectors"`` is the default: on ecoli (5 classes, 100
-  trees of depth 5) it halves the formula (15.9k vars / 27.6k clauses against 29.8k / 47.7k with
-  cardinality networks) and makes one AXp about 6x faster (0.12 s against 0.68 s); the
-  ``sat_cards`` table of ``experiments/sat_table1.py`` has the measurements for every dataset.
+  the two allowed to be a guaranteed winner). ``"selectors"`` is the default (the smaller
+  formula); the ``sat_cards`` table of ``experiments/sat_table1.py`` compares them on every
+  dataset.
 - :func:`predicts_class` -- "the forest predicts ``t``": ``t`` beats every other class.
 """
 
@@ -124,8 +123,7 @@ def not_class(
         clauses = at_least(pool, lits, bound, card)
         return _false(pool) if clauses is None else clauses
     # Implied constraint: a class with at least N_c votes besides c means N_c <= M // 2.
-    # Redundant, but it lets the solver rule out c's clear majorities at once (ecoli: 15% faster
-    # AXps with selectors, 2.6x with challengers).
+    # Redundant, but it lets the solver rule out c's clear majorities at once.
     lits = [-v for v in counts.lits[c]]
     implied = at_least(pool, lits, len(lits) - (counts.n_trees // 2 - counts.const[c]), card)
     if implied is None:

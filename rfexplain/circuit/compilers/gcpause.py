@@ -3,9 +3,9 @@
 Compiling class formulas and computing closed forms create millions of small tuples, lists and
 dict entries, none of them in reference cycles (reference counting frees them). CPython's cyclic
 collector still traverses every tracked container each time a full collection triggers, and
-those traversals grow with the heap: on the ionosphere forest (16 trees, 8.7M decision-graph
-nodes) they took 27% of compiling the first vote graph and two thirds of negating it (61.9 s ->
-45.4 s and 37.7 s -> 12.6 s with the collector paused). :func:`without_gc` switches the collector
+those traversals grow with the heap, to a large share of a compilation's time. It lives with the
+compilers, the lowest layer of the circuit engine, so that the compilers and the algorithms on
+their circuits (:mod:`rfexplain.circuit.logic`) can both use it. :func:`without_gc` switches the collector
 off for the duration of such a function and restores its previous state after, so a caller's own
 collection policy is untouched.
 """

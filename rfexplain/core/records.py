@@ -1,0 +1,85 @@
+"""The record of one query on one instance, as batch runs give it (:class:`BatchRecord`).
+
+A plain value: the batch runner (:mod:`rfexplain.batch`) makes records, the DataFrames and
+reports of :mod:`rfexplain.viz` read and rebuild them; neither needs the other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rfexplain.core.pyvalues import to_python
+
+__all__ = ["BatchRecord"]
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """The outcome of one query on one instance.
+
+    Attributes
+    ----------
+    index : int
+        The instance's index (its row number in ``X``, or the ``indices`` given).
+    query : str
+        The Decision query asked.
+    engine : str
+        The engine that answered.
+    prediction : label or None
+        The forest's decision (hard majority vote), ``None`` if the instance was invalid.
+    prediction_index : int or None
+        Its index in ``classes``.
+    sklearn_prediction : label or None
+        The scikit-learn model's own ``predict`` (soft vote), when a model was explained.
+    result : list of dict, float, str or None
+        Reason queries: the reasons as :meth:`Reason.to_dict` dictionaries (a single-answer query
+        gives a list of zero or one). ``robustness``: an int, or ``math.inf`` when nothing flips
+        the decision. ``complete_reason`` / ``general_reason``: the formula's text. ``None`` on
+        error.
+    time : float
+        Seconds spent answering (engine construction excluded).
+    complete : bool or None
+        ``True`` when the answer is complete, ``False`` when a budget cut it short, ``None`` on
+        error.
+    stopped_by : str or None
+        ``"limit"`` or ``"timeout"`` when cut short.
+    error : str or None
+        ``"ExceptionType: message"`` when this instance failed.
+    """
+
+    index: int
+    query: str
+    engine: str
+    prediction: Any = None
+    prediction_index: int | None = None
+    sklearn_prediction: Any = None
+    result: Any = None
+    time: float = 0.0
+    complete: bool | None = None
+    stopped_by: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No error (the answer may still be incomplete)."""
+        return self.error is None
+
+    @property
+    def reasons(self) -> list[dict[str, Any]]:
+        """The reason dictionaries of a reason query (empty otherwise)."""
+        return list(self.result) if isinstance(self.result, list) else []
+
+    def feature_sets(self) -> list[frozenset[int]]:
+        """The feature sets of the reasons, in order."""
+        return [frozenset(r["features"]) for r in self.reasons]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (``math.inf`` robustness becomes ``None``, labels plain Python)."""
+        out = asdict(self)
+        out["prediction"] = to_python(self.prediction)
+        out["sklearn_prediction"] = to_python(self.sklearn_prediction)
+        if isinstance(self.result, float) and math.isinf(self.result):
+            out["result"] = None
+        return out
