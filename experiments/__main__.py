@@ -2,7 +2,9 @@
 
 ``python -m experiments list`` shows the registry; ``python -m experiments all [--quick]`` runs
 every benchmark in turn (a failure is reported and the others still run; the exit status is 1 if
-any failed). Arguments after the name go to the benchmark itself; ``--results-dir DIR`` is passed
+any failed, a skipped one is reported and does not change it). A benchmark named on its own that
+is skipped (its datasets or a peer tool not found) ran nothing: exit status 2, with the reason.
+Arguments after the name go to the benchmark itself; ``--results-dir DIR`` is passed
 on to every benchmark and also set as ``$RFEXPLAIN_RESULTS_DIR``.
 
 Convention for a benchmark module ``experiments/<module>.py``: it defines
@@ -170,7 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     outcome = run_one(by_name[args.name], passed)
-    return {"ok": 0, "skipped": 0, "failed": 1}[outcome]
+    if outcome == "skipped":
+        print(
+            f"python -m experiments: error: {args.name} was skipped, nothing ran (the reason is above)",
+            file=sys.stderr,
+        )
+    return {"ok": 0, "skipped": 2, "failed": 1}[outcome]
 
 
 if __name__ == "__main__":

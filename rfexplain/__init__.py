@@ -19,6 +19,7 @@ from rfexplain.core.budget import Budget, BudgetExpired, Enumeration
 from rfexplain.core.errors import (
     CompilationTooLargeError,
     ForestFormatError,
+    InvalidArgumentError,
     InvalidForestError,
     InvalidInstanceError,
     InvalidOptionError,
@@ -76,6 +77,7 @@ __all__ = [
     "UnsupportedQueryError",
     "UnknownQueryError",
     "QueryArgumentError",
+    "InvalidArgumentError",
     "InvalidTargetError",
     "InvalidForestError",
     "ForestFormatError",

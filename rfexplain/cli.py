@@ -28,7 +28,7 @@ from typing import Any
 
 from rfexplain.core.errors import RFExplainError
 from rfexplain.core.pyvalues import to_python
-from rfexplain.core.queries import QUERY_TABLE, Kind
+from rfexplain.core.queries import QUERY_TABLE, Kind, Query
 from rfexplain.core.queries import query as query_named
 
 __all__ = ["main", "build_parser"]
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
     explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
-    explain.add_argument("--target", help="class label for contrastive_reasons")
+    explain.add_argument("--target", help="class label for contrastive_reasons (refused by the other queries)")
     explain.add_argument("--engine", default="sat", help="engine name (default sat)")
     explain.add_argument(
         "--vote",
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="decision explained: auto (the model's own predict: soft for forests), soft, hard (majority vote)",
     )
-    explain.add_argument("--limit", type=_count, help="at most this many reasons")
+    explain.add_argument("--limit", type=_positive, help="at most this many reasons (at least 1)")
     explain.add_argument(
         "--timeout", type=_seconds, help="time budget in seconds (an enumeration stops, another query fails)"
     )
@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     rows.add_argument("--rows", help="a range START:STOP of the instance pool (default: all of it)")
     rows.add_argument("--input", help="CSV of instances (optional header; an extra last column is taken as the label)")
     batch.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
-    batch.add_argument("--target", help="class label for contrastive_reasons")
+    batch.add_argument("--target", help="class label for contrastive_reasons (refused by the other queries)")
     batch.add_argument("--engine", default="sat", help="engine name (default sat)")
     batch.add_argument(
         "--vote",
@@ -115,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="decision explained: auto (the model's own predict: soft for forests), soft, hard (majority vote)",
     )
-    batch.add_argument("--limit", type=_count, help="at most this many reasons per instance (enumerations)")
+    batch.add_argument(
+        "--limit", type=_positive, help="at most this many reasons per instance (enumerations; at least 1)"
+    )
     batch.add_argument("--timeout", type=_seconds, help="per-instance time budget in seconds")
     batch.add_argument("--jobs", type=int, default=1, help="parallel worker processes (-1: every core; default 1)")
     batch.add_argument(
@@ -199,23 +201,24 @@ def _constraints(args: argparse.Namespace, rows: Any) -> dict[str, Any]:
     return options
 
 
-def _non_negative(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
-    """An argparse type: ``convert(text)``, refused unless it is ``>= 0`` (NaN included)."""
+def _at_least(convert: Callable[[str], Any], low: float, what: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, refused (saying it expected ``what``) unless it is
+    ``>= low`` (NaN included)."""
 
     def parse(text: str) -> Any:
         try:
             value = convert(text)
         except ValueError:
             value = None
-        if value is None or not value >= 0:
-            raise argparse.ArgumentTypeError(f"expected a non-negative {what}, got {text!r}")
+        if value is None or not value >= low:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return value
 
     return parse
 
 
-_count = _non_negative(int, "integer")
-_seconds = _non_negative(float, "number of seconds")
+_positive = _at_least(int, 1, "a positive integer")
+_seconds = _at_least(float, 0, "a non-negative number of seconds")
 
 
 def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -227,22 +230,49 @@ def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) ->
 
 
 # ---------------------------------------------------------------------- loading models
-def load_forest_or_model(path: str) -> tuple[Any, Any]:
-    """``(forest, model)`` from a forest JSON (``model`` is None) or a joblib/pickle model file."""
-    from rfexplain.core.forest import Forest
-
+def _existing_file(path: str, what: str = "a model file") -> Path:
+    """``path`` as a :class:`Path`, refused (:class:`UsageError`) when it is a directory (saying
+    it is not ``what``) or absent."""
     file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"{path} is a directory, not {what}")
     if not file.is_file():
         raise UsageError(f"no such file: {path}")
-    head = file.read_bytes()[:1].strip()
-    if head in (b"{", b""):
+    return file
+
+
+#: Bytes read from the start of a model file to tell forest JSON from joblib/pickle.
+_HEAD_BYTES = 4096
+
+
+def load_forest_or_model(path: str) -> tuple[Any, Any]:
+    """``(forest, model)`` from a forest JSON (``model`` is None) or a joblib/pickle model file.
+
+    An empty file, a directory and a file that is neither forest JSON nor a readable
+    joblib/pickle model are each refused (:class:`UsageError`) with a message saying so.
+    """
+    from rfexplain.core.forest import Forest
+
+    file = _existing_file(path)
+    with file.open("rb") as handle:
+        head = handle.read(_HEAD_BYTES).lstrip()
+    if not head and file.stat().st_size <= _HEAD_BYTES:
+        raise UsageError(f"{path} is empty: not a forest or a model file")
+    if head[:1] in (b"{", b""):
         return Forest.from_json(file.read_text()), None
     import joblib
 
     try:
         model = joblib.load(file)
-    except Exception as exc:  # unpickling reports every kind of corruption differently
-        raise UsageError(f"cannot read {path} as forest JSON or joblib/pickle model: {exc}") from None
+    except (ImportError, AttributeError) as exc:  # pickled from a library or version this Python lacks
+        raise UsageError(
+            f"cannot read {path}: its model needs what this Python lacks ({type(exc).__name__}: {exc})"
+        ) from None
+    except Exception as exc:  # unpickling reports every kind of corruption differently (e.g. "KeyError: 208")
+        raise UsageError(
+            f"cannot read {path}: it is not a readable joblib/pickle model (unpickling failed with "
+            f"{type(exc).__name__}) nor forest JSON"
+        ) from None
     from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
 
     if is_transforming_pipeline(model):  # explained in its original columns
@@ -260,10 +290,7 @@ def read_input(path: str, forest: Any, model: Any) -> Any:
     if model is not None and is_transforming_pipeline(model):
         from rfexplain.core.instances import pandas
 
-        file = Path(path)
-        if not file.is_file():
-            raise UsageError(f"no such file: {path}")
-        frame = pandas().read_csv(file, skipinitialspace=True)
+        frame = pandas().read_csv(_existing_file(path, "a CSV file of instances"), skipinitialspace=True)
         names = set(forest.feature_names)
         if len(frame.columns) == len(names) + 1 and frame.columns[-1] not in names:
             frame = frame.iloc[:, :-1]  # one extra last column is the label, as for a plain model
@@ -363,6 +390,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         forest, model, data = trained.forest, trained.model, trained.data
     else:
         raise UsageError("give a model file or --dataset")
+    spec = query_named(args.query)
+    if args.all and spec.all_of is not None:
+        spec = query_named(spec.all_of)
+    query = spec.name
+    kwargs = _query_arguments(spec, args, forest)
+    if args.limit is not None and not spec.enumerates:
+        raise UsageError(f"--limit applies to enumerations, not {query} (it answers one result)")
     explainer = Explainer(
         model if model is not None else forest,
         engine=args.engine,
@@ -371,19 +405,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
         **_constraints(args, None if data is None else data.X),
     )
     decision = explainer.explain(_instance(args, model, data))
-    spec = query_named(args.query)
-    if args.all and spec.all_of is not None:
-        spec = query_named(spec.all_of)
-    query = spec.name
-    kwargs: dict[str, Any] = {}
-    if spec.takes_target:
-        if args.target is None:
-            raise UsageError(f"{query} needs --target CLASS")
-        kwargs["target"] = _label(forest, args.target)
-    if args.limit is not None:
-        if not spec.enumerates:
-            raise UsageError(f"--limit applies to enumerations, not {query} (it answers one result)")
-        kwargs["limit"] = args.limit
     result = decision.ask(query, timeout=args.timeout, **kwargs)
     output: dict[str, Any] = {
         "prediction": to_python(decision.prediction),
@@ -408,12 +429,32 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(f"{query}: {'cannot be flipped' if result == math.inf else result}")
     else:
         if not output["reasons"]:
-            print("no reason: the decision cannot be changed that way")
+            if output.get("complete") is False:  # none found yet, not none at all
+                print("no reason found before the budget ran out")
+            else:
+                print("no reason: the decision cannot be changed that way")
         for reason in output["reasons"]:
             print(f"  {reason['text']}")
         if output.get("complete") is False:
             print(f"  (incomplete: stopped by {output['stopped_by']})")
     return 0
+
+
+def _query_arguments(spec: Query, args: argparse.Namespace, forest: Any) -> dict[str, Any]:
+    """The query's ``target=`` and ``limit=`` from ``--target`` and ``--limit``: a target is
+    required by the queries that take one and refused by the others (:class:`UsageError`);
+    ``--limit`` is passed as it is (checked by the caller)."""
+    kwargs: dict[str, Any] = {}
+    if spec.takes_target:
+        if args.target is None:
+            raise UsageError(f"{spec.name} needs --target CLASS")
+        kwargs["target"] = _label(forest, args.target)
+    elif args.target is not None:
+        takers = [q.name for q in QUERY_TABLE.values() if q.takes_target]
+        raise UsageError(f"{spec.name} takes no target: --target is for {', '.join(takers)}")
+    if args.limit is not None:
+        kwargs["limit"] = args.limit
+    return kwargs
 
 
 def _parse_rows(text: str, n: int) -> range:
@@ -443,16 +484,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
     X = pool.iloc[list(chosen)] if hasattr(pool, "iloc") else pool[list(chosen)]
     ids = [pool_ids[k] for k in chosen]
     spec = query_named(args.query)
-    kwargs: dict[str, Any] = {}
-    if spec.takes_target:
-        if args.target is None:
-            raise UsageError(f"{spec.name} needs --target CLASS")
-        kwargs["target"] = _label(forest, args.target)
+    kwargs = _query_arguments(spec, args, forest)
+    if "target" in kwargs:
         forest.class_index(kwargs["target"])
-    if args.limit is not None:
-        if not spec.enumerates:
-            raise UsageError(f"--limit applies to enumerations, not {args.query}")
-        kwargs["limit"] = args.limit
+    if args.limit is not None and not spec.enumerates:
+        raise UsageError(f"--limit applies to enumerations, not {args.query}")
     if args.save_forest:
         Path(args.save_forest).write_text(forest.to_json())
     suffix = Path(args.output).suffix if args.output else ""

@@ -162,10 +162,12 @@ def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, hea
     ``n_features`` given, rows have that many feature columns and optionally one more, the label.
     The first row is a header when ``header`` is true, or, with ``header=None``, when its feature
     cells are not all numbers. Raises
-    :class:`~rfexplain.core.errors.CSVFormatError` on a missing file, a row of the wrong width,
-    a non-numeric feature or no rows at all.
+    :class:`~rfexplain.core.errors.CSVFormatError` on a missing file or a directory, a row of the
+    wrong width, a non-numeric feature or no rows at all.
     """
     file = Path(path)
+    if file.is_dir():
+        raise CSVFormatError(f"{file} is a directory, not a CSV file")
     if not file.is_file():
         raise CSVFormatError(f"no such file: {file}")
     with file.open(newline="") as handle:

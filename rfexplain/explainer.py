@@ -53,9 +53,12 @@ class Explainer:
     engine : str
         A registered engine name: ``"sat"``, ``"circuit"``, ``"oracle"`` or a plug-in's.
     feature_names : sequence of str, optional
-        Names used in rendered reasons (defaults to the model's ``feature_names_in_``, which they
-        must not contradict). Named pandas instances are matched to these names, not read by
-        position.
+        Distinct names used in rendered reasons (defaults to the model's ``feature_names_in_``,
+        which they must not contradict). Named pandas instances are matched to these names, not
+        read by position. A :class:`~rfexplain.Forest` keeps the names it was built with: names
+        that differ from them are refused (:class:`~rfexplain.InvalidInstanceError` saying which
+        names the forest has), never silently ignored; to rename, build the forest with them
+        (``Forest.from_sklearn(model, feature_names=...)``).
     vote : {"auto", "soft", "hard"}
         The decision explained. ``"auto"`` (default) is what the model's own ``predict`` does
         (soft vote for random forests and extra trees, also at the end of a pipeline; a
@@ -71,10 +74,12 @@ class Explainer:
         Names of a pipeline's ``FunctionTransformer`` steps the user declares monotone increasing
         (the only way such a step is accepted).
     bounds : dict or "data", optional
-        Value ranges of numeric features, ``{"age": (0, 120)}``, or ``"data"`` for the minimum and
-        maximum of each numeric feature in ``data``. Instances outside are refused, witnesses stay
+        Value ranges of numeric features, ``{"age": (0, 120)}`` (a pair of numbers per feature
+        name), or ``"data"`` for the minimum and maximum of each numeric feature in ``data``
+        (at least one row, of the model's features). Instances outside are refused, witnesses stay
         inside, and reasons hold for inputs within the bounds (their text says so); see
-        :mod:`rfexplain.core.domain`.
+        :mod:`rfexplain.core.domain`. Anything else is an :class:`~rfexplain.InvalidInstanceError`
+        naming the feature or the expected width.
     data : array-like or DataFrame, optional
         The training data, for ``bounds="data"``.
     immutable : sequence of str
@@ -111,6 +116,13 @@ class Explainer:
             if vote not in VOTE_MODES:
                 raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
             forest = model_or_forest
+            given = check_feature_names(feature_names, None, forest.n_features)
+            if given is not None and tuple(given) != forest.feature_names:
+                raise InvalidInstanceError(
+                    f"feature_names {given} differ from the names the Forest was built with: it already has "
+                    f"the feature names {list(forest.feature_names)}; to rename its features, build it with "
+                    "them (Forest.from_sklearn(model, feature_names=...))"
+                )
             self.forest = forest if vote in ("auto", forest.vote) else forest.with_vote(vote)
             self.model = None
         elif is_transforming_pipeline(model_or_forest):
@@ -141,18 +153,27 @@ class Explainer:
         self, bounds: Mapping[str, tuple[float, float]] | str, data: Any
     ) -> dict[int, tuple[float, float]]:
         numeric = [f for f in range(self.forest.n_features) if not self.forest.space.category_labels(f)]
-        if isinstance(bounds, str):
+        if isinstance(bounds, str) or not isinstance(bounds, Mapping):
             if bounds != "data" or data is None:
-                raise InvalidInstanceError('bounds must be a dict {feature: (low, high)} or "data" with data=X')
+                raise InvalidInstanceError(
+                    f'bounds must be a dict {{feature: (low, high)}} or "data" with data=X. Got {bounds!r} instead.'
+                )
             X = self.pipeline.encode(data) if self.pipeline is not None else as_matrix(data, self.forest.feature_names)
+            if X.ndim != 2 or X.shape[1] != self.forest.n_features:
+                width = X.shape[1] if X.ndim == 2 else 1
+                raise InvalidInstanceError(
+                    f'bounds="data" needs rows of the model\'s {self.forest.n_features} features; '
+                    f"data has {width} columns"
+                )
+            if len(X) == 0:
+                raise InvalidInstanceError('bounds="data" needs at least one row of data')
             return {f: (float(np.min(X[:, f])), float(np.max(X[:, f]))) for f in numeric}
         out = {}
         for name, pair in bounds.items():
             f = self._feature_index(name, "bounds")
             if f not in numeric:
                 raise InvalidInstanceError(f"bounds apply to numeric features; {name!r} is categorical")
-            low, high = pair
-            out[f] = (float(low), float(high))
+            out[f] = _bounds_pair(name, pair)
         return out
 
     def explain(self, x: Any) -> Decision:
@@ -289,6 +310,18 @@ class Explainer:
 
     def __repr__(self) -> str:
         return f"Explainer({self.forest!r}, engine={self.engine_name!r}, vote={self.forest.vote!r})"
+
+
+def _bounds_pair(name: str, pair: Any) -> tuple[float, float]:
+    """``bounds=``'s ``(low, high)`` of the feature ``name`` as two floats (a tuple, list or 1-D
+    array of two numbers); :class:`InvalidInstanceError` naming the feature otherwise."""
+    items = None if isinstance(pair, (str, bytes, Mapping)) or not hasattr(pair, "__len__") else list(pair)
+    if items is None or len(items) != 2:
+        raise InvalidInstanceError(f"bounds of {name!r} must be a pair (low, high), got {pair!r}")
+    try:
+        return float(items[0]), float(items[1])
+    except (TypeError, ValueError):
+        raise InvalidInstanceError(f"bounds of {name!r} must be numbers, got {pair!r}") from None
 
 
 def _names(names: Sequence[str], what: str) -> list[str]:

@@ -54,11 +54,11 @@ import numpy as np
 
 from rfexplain import verify_kernels as kernels
 from rfexplain.core.budget import Budget
-from rfexplain.core.errors import InvalidOptionError, UnsupportedModelError
+from rfexplain.core.errors import InvalidArgumentError, InvalidOptionError, UnsupportedModelError
 from rfexplain.core.forest import Forest, soft_vote
 from rfexplain.core.instances import model_input
 from rfexplain.core.reasons import Reason
-from rfexplain.core.sklearn_import import final_estimator, transforming_step
+from rfexplain.core.sklearn_import import final_estimator, transforming_step, tree_classifier
 
 __all__ = ["verify", "Verification", "Check", "model_vote", "decide", "BoxSearch"]
 
@@ -345,7 +345,16 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
     ``vote`` (``"soft"`` or ``"hard"``) is the decision rule the claims are checked under; by
     default the one the reason was computed under. ``timeout`` bounds the call: reading the
     trees' leaves and the searches (a :class:`~rfexplain.core.budget.BudgetExpired` past it).
+
+    Anything but a :class:`~rfexplain.core.reasons.Reason` as ``reason`` is an
+    :class:`~rfexplain.core.errors.InvalidArgumentError`, anything but a forest or a fitted tree
+    classifier as ``model`` an ``UnsupportedModelError`` (``NotFittedError`` when unfitted).
     """
+    if not isinstance(reason, Reason):
+        raise InvalidArgumentError(
+            "verify checks a Reason (an answer of a Decision's queries), "
+            f"got {type(reason).__name__} {_short_repr(reason)}"
+        )
     if vote is not None and vote not in ("soft", "hard"):
         raise InvalidOptionError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
     if transforming_step(model) is not None:
@@ -354,9 +363,16 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
             "verify the reason against the forest the explainer read from the pipeline, over its original "
             "columns (rx.verify(reason, explainer.forest))"
         )
+    if not isinstance(model, Forest):
+        tree_classifier(model, expected="verify needs a Forest or a fitted model among")
     if reason.instance is None or reason.decision is None or reason.space is None:
         return Verification((Check("describes", "the reason names its instance", False, "it carries none"),))
     return _Verifier(reason, model, Budget.of(timeout), vote).run()
+
+
+def _short_repr(value: Any, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 class _Verifier:

@@ -308,3 +308,109 @@ def test_explain_on_a_builtin_dataset_names_its_features(capsys: pytest.CaptureF
     names = {name for reason in doc["reasons"] for name in reason["feature_names"]}
     assert names and not any(name.startswith("x") and name[1:].isdigit() for name in names)
     assert not names & {"alcohol", "ash"}
+
+
+# ---------------------------------------------------------------------- issue 51, first contact
+def test_target_for_a_query_that_takes_none_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--target`` with a query that takes no target is a usage error (status 2), in explain and
+    batch, as the API refuses it."""
+    import rfexplain as rx
+
+    path = _forest_file(tmp_path, capsys)
+    explainer = rx.Explainer(rx.Forest.from_json(path.read_text()), engine="oracle")
+    with pytest.raises(rx.QueryArgumentError, match="sufficient_reason takes no target"):
+        explainer.explain([5.1, 3.5, 1.4, 0.2]).ask("sufficient_reason", target="versicolor")
+    code, out, err = run(["explain", str(path), "--values", "5.1,3.5,1.4,0.2", "--target", "versicolor"], capsys)
+    assert code == 2 and out == "" and "sufficient_reason takes no target" in err and err.count("\n") == 1
+    rows = tmp_path / "rows.csv"
+    rows.write_text("5.1,3.5,1.4,0.2\n")
+    argv = ["batch", str(path), "--input", str(rows), "--query", "robustness", "--target", "versicolor"]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and "robustness takes no target" in err
+
+
+@pytest.mark.parametrize("where", [["explain", "--index", "0"], ["batch"]])
+def test_limit_below_one_is_a_usage_error(where: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``--limit 0`` printed "no reason: the decision cannot be changed that way": refused."""
+    with pytest.raises(SystemExit) as stop:
+        main([*where, "--dataset", "iris", "--query", "necessary_reasons", "--limit", "0"])
+    assert stop.value.code == 2
+    assert "--limit: expected a positive integer, got '0'" in capsys.readouterr().err
+
+
+def test_an_enumeration_stopped_before_its_first_reason_does_not_say_there_is_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _forest_file(tmp_path, capsys)
+    argv = ["explain", str(path), "--values", "5.1,3.5,1.4,0.2", "--query", "necessary_reasons", "--timeout", "0"]
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and "cannot be changed" not in out
+    assert out.splitlines()[1:] == ["no reason found before the budget ran out", "  (incomplete: stopped by timeout)"]
+
+
+def test_unreadable_model_files_say_what_they_are(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A garbage or empty ``.joblib`` file and a folder are named for what they are, not as
+    ``...: 208``, "corrupt forest JSON" or "no such file"."""
+    garbage = tmp_path / "model.joblib"
+    garbage.write_bytes(bytes([0x80, 0x04, 0xD0]) + bytes(range(256)))  # a pickle header, then noise
+    code, _, err = run(["info", str(garbage)], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "is not a readable joblib/pickle model" in err and not err.rstrip().split()[-1].isdigit()
+    empty = tmp_path / "empty.joblib"
+    empty.write_bytes(b"")
+    code, _, err = run(["info", str(empty)], capsys)
+    assert code == 2 and "is empty" in err and "not a forest or a model" in err and "JSON" not in err
+    code, _, err = run(["info", str(tmp_path)], capsys)
+    assert code == 2 and "is a directory, not a model file" in err and "no such file" not in err
+    forest = _forest_file(tmp_path, capsys)
+    code, _, err = run(["batch", str(forest), "--input", str(tmp_path), "--engine", "oracle"], capsys)
+    assert code == 2 and "is a directory" in err and "no such file" not in err
+
+
+def test_a_forest_file_with_duplicate_feature_names_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _forest_file(tmp_path, capsys)
+    doc = json.loads(path.read_text())
+    doc["feature_names"] = ["petal", "sepal", "petal", "width"]
+    path.write_text(json.dumps(doc))
+    code, _, err = run(["explain", str(path), "--values", "petal=1,sepal=2,width=3"], capsys)
+    assert code == 2 and "duplicate feature names ['petal']" in err
+
+
+def test_demo_says_which_answers_it_compared_and_which_were_incomplete(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo said "engines agree on every shared query: yes" having silently left out answers
+    stopped by timeout: it names what it compared, and what it did not and why."""
+    import itertools
+    from collections.abc import Iterator
+
+    from rfexplain.core.budget import Budget, BudgetExpired
+    from rfexplain.core.reasons import Reason
+    from rfexplain.demo import run_demo
+    from rfexplain.engines.base import Instance
+    from rfexplain.sat.engine import SatEngine
+
+    every = SatEngine.sufficient_reasons
+
+    def stopped(self: SatEngine, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        yield from itertools.islice(every(self, instance, budget), 1)
+        raise BudgetExpired("the test's clock ran out")
+
+    monkeypatch.setattr(SatEngine, "sufficient_reasons", stopped)
+    lines: list[str] = []
+    assert run_demo(n_instances=1, engines=["sat", "oracle"], write=lines.append) == 0
+    out = "\n".join(lines)
+    assert "(stopped by timeout)" in out and "every shared query" not in out
+    assert (
+        "  compared (sat, oracle): necessary reasons, shortest sufficient reasons, robustness, "
+        "contrastive reasons toward 'versicolor', contrastive reasons toward 'virginica'"
+    ) in lines
+    assert (
+        "  not compared: sat sufficient reasons (incomplete: stopped by timeout), oracle sufficient reasons "
+        "(no other complete answer), oracle general sufficient reasons (too large for the brute-force oracle), "
+        "oracle shortest flips (too large for the brute-force oracle)"
+    ) in lines
+    assert (
+        "  engines agree on the 10 answers compared "
+        "(1 incomplete answer not compared: sat sufficient reasons stopped by timeout)"
+    ) in lines

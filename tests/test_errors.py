@@ -147,3 +147,39 @@ def test_bad_engine_options_are_rfexplain_errors() -> None:
     for options in ({"card": "ladder"}, {"solver": "nosuchsolver"}, {"multiclass": "both"}):
         with pytest.raises(rx.InvalidOptionError):
             rx.Explainer(model, engine="sat", **options).explain(X[0]).sufficient_reason()
+
+
+def test_verify_refuses_what_is_not_a_reason_or_a_model(iris_model: RandomForestClassifier) -> None:
+    """``verify(reason, "not a model")`` and ``verify("a string", model)`` name what was expected
+    (typed errors that are also TypeErrors) instead of an AttributeError from inside."""
+    reason = rx.Explainer(iris_model, engine="oracle").explain([5.1, 3.5, 1.4, 0.2]).sufficient_reason()
+    with pytest.raises(
+        rx.UnsupportedModelError,
+        match=r"verify needs a Forest or a fitted model among \['RandomForestClassifier'.*Got str instead",
+    ):
+        rx.verify(reason, "not a model")
+    with pytest.raises(rx.InvalidArgumentError, match="verify checks a Reason.* got str"):
+        rx.verify("a string", iris_model)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        rx.verify(None, iris_model)  # type: ignore[arg-type]
+    with pytest.raises(rx.NotFittedError, match="not fitted"):
+        rx.verify(reason, RandomForestClassifier())
+    assert rx.verify(reason, iris_model).ok
+
+
+@pytest.mark.parametrize(
+    "bounds, data, match",
+    [
+        ({"x0": (1, 2, 3)}, None, r"bounds of 'x0' must be a pair \(low, high\), got \(1, 2, 3\)"),
+        ({"x1": ("low", "high")}, None, r"bounds of 'x1' must be numbers, got \('low', 'high'\)"),
+        ({"x2": 5.0}, None, r"bounds of 'x2' must be a pair \(low, high\), got 5.0"),
+        ([("x0", (1, 2))], None, r"bounds must be a dict \{feature: \(low, high\)\} or \"data\""),
+        ("data", np.ones((5, 2)), r"bounds=\"data\" needs rows of the model's 4 features; data has 2 columns"),
+        ("data", np.ones((0, 4)), r"bounds=\"data\" needs at least one row of data"),
+    ],
+)
+def test_bad_bounds_name_the_feature_or_the_width(
+    iris_model: RandomForestClassifier, bounds: object, data: object, match: str
+) -> None:
+    with pytest.raises(rx.InvalidInstanceError, match=match):
+        rx.Explainer(iris_model, engine="oracle", bounds=bounds, data=data)  # type: ignore[arg-type]

@@ -93,7 +93,37 @@ def test_peers_pyxai_skips_without_pyxai(capsys: pytest.CaptureFixture[str], tmp
     code = entry.main(
         ["peers_pyxai", "--quick", "--results-dir", str(tmp_path), "--pyxai-python", str(tmp_path / "none")]
     )
-    assert code == 0 and "skip peers_pyxai: no PyXAI interpreter" in capsys.readouterr().err
+    assert code == 2 and "skip peers_pyxai: no PyXAI interpreter" in capsys.readouterr().err
+
+
+def test_a_benchmark_named_and_skipped_exits_2_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m experiments sat_table1 --quick`` without its datasets ran nothing and exited 0:
+    a benchmark asked for by name and skipped exits 2 with the reason; ``all`` still skips it with
+    a message and exits 0."""
+    (tmp_path / "skipping_bench.py").write_text(
+        "from experiments._common import Skip\n"
+        "def main(argv):\n    raise Skip('benchmark datasets not found at /nowhere')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(
+        entry,
+        "BENCHMARKS",
+        (
+            entry.Benchmark("skipping", "skipping_bench", "raises Skip"),
+            entry.Benchmark("missing", "experiments.not_written_yet", "absent"),
+        ),
+    )
+    assert entry.main(["skipping", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "skip skipping: benchmark datasets not found at /nowhere" in err
+    assert "python -m experiments: error: skipping was skipped, nothing ran" in err
+    assert entry.main(["missing"]) == 2
+    assert "skip missing: experiments.not_written_yet is not in this checkout yet" in capsys.readouterr().err
+    assert entry.main(["all", "--quick"]) == 0
+    err = capsys.readouterr().err
+    assert "skip skipping: benchmark datasets not found" in err and "all: skipping: skipped, missing: skipped" in err
 
 
 def test_cactus_plot_and_tables(tmp_path: Path) -> None:

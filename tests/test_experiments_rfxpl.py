@@ -66,7 +66,7 @@ def test_peers_rfxpl_is_skipped_without_rfxpl(tmp_path: Path, capsys: pytest.Cap
     code = entry.main(
         ["peers_rfxpl", "--quick", "--results-dir", str(tmp_path), "--rfxpl-python", str(tmp_path / "none")]
     )
-    assert code == 0 and "skip peers_rfxpl: RFxpl not found" in capsys.readouterr().err
+    assert code == 2 and "skip peers_rfxpl: RFxpl not found" in capsys.readouterr().err
     assert not list(tmp_path.glob("peers_rfxpl*"))
 
 

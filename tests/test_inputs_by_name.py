@@ -136,3 +136,36 @@ def test_a_dict_row_is_matched_by_name_like_a_series() -> None:
         explainer.explain({**reversed_dict, "colour": 1.0})
     with pytest.raises(InvalidInstanceError, match="numeric"):
         explainer.explain({**reversed_dict, NAMES[0]: "tall"})
+
+
+def test_duplicate_feature_names_are_refused_naming_them() -> None:
+    """Two features of one name would make a dict row fill both, reasons read
+    ``petal > 5.45 and petal > 1.90`` and ``immutable=['petal']`` pick one: refused wherever names
+    enter (the explainer, the forest's constructors, a forest JSON), naming the duplicates."""
+    X, y = DATA.data.to_numpy(), DATA.target.to_numpy()
+    model = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    names = ["petal", "sepal", "petal", "width"]
+    with pytest.raises(InvalidInstanceError, match=r"duplicate.*\['petal'\]"):
+        rx.Explainer(model, engine="oracle", feature_names=names)
+    with pytest.raises(InvalidInstanceError, match=r"duplicate.*\['petal'\]"):
+        rx.Forest.from_sklearn(model, feature_names=names)
+    forest = rx.Forest.from_sklearn(model)
+    with pytest.raises(rx.InvalidForestError, match=r"duplicate.*\['petal'\]"):
+        rx.Forest(thresholds=forest.thresholds, trees=forest.trees, classes=forest.classes, feature_names=names)
+    doc = forest.to_dict()
+    doc["feature_names"] = ["a", "a", "b", "b"]
+    with pytest.raises(rx.ForestFormatError, match=r"duplicate.*\['a', 'b'\]"):
+        rx.Forest.from_json(json.dumps(doc))
+
+
+def test_feature_names_given_with_a_named_forest_must_be_its_own() -> None:
+    """A Forest carries its feature names: other names given with it are refused (saying which it
+    has), not silently ignored; its own names are accepted."""
+    forest = rx.Forest.from_sklearn(MODEL)
+    with pytest.raises(InvalidInstanceError, match=r"already has the feature names \['sepal length \(cm\)'"):
+        rx.Explainer(forest, engine="oracle", feature_names=["a", "b", "c", "d"])
+    with pytest.raises(InvalidInstanceError, match="string"):
+        rx.Explainer(forest, engine="oracle", feature_names="abcd")
+    with pytest.raises(InvalidInstanceError, match="3 names but the model has 4 features"):
+        rx.Explainer(forest, engine="oracle", feature_names=NAMES[:3])
+    assert rx.Explainer(forest, engine="oracle", feature_names=NAMES).forest.feature_names == tuple(NAMES)

@@ -19,6 +19,7 @@ __all__ = [
     "UnsupportedQuery",
     "UnknownQueryError",
     "QueryArgumentError",
+    "InvalidArgumentError",
     "InvalidTargetError",
     "InvalidForestError",
     "ForestFormatError",
@@ -71,6 +72,11 @@ class UnknownQueryError(RFExplainError, ValueError):
 
 class QueryArgumentError(RFExplainError, TypeError):
     """A query was given an argument it does not take (e.g. ``limit=`` for a single answer)."""
+
+
+class InvalidArgumentError(RFExplainError, TypeError):
+    """A function was given an argument of the wrong kind (e.g. :func:`~rfexplain.verify` given
+    something that is not a :class:`~rfexplain.Reason`); the message names what it expected."""
 
 
 class InvalidTargetError(RFExplainError, ValueError):

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
-from rfexplain.core.instances import as_matrix, check_feature_names, model_input
+from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
 
 __all__ = [
@@ -271,7 +271,8 @@ class Forest:
     classes : sequence
         The class labels in the order of ``classes_`` (ties go to the lowest index).
     feature_names : sequence of str, optional
-        Defaults to ``x0, x1, ...``.
+        Distinct names (:class:`InvalidForestError` naming any duplicate); defaults to
+        ``x0, x1, ...``.
     source : str, optional
         A free-form description of where the forest came from.
     categories : sequence, optional
@@ -333,6 +334,9 @@ class Forest:
             raise InvalidForestError(
                 f"feature_names has {len(self.feature_names)} names for {len(self.thresholds)} features"
             )
+        duplicated = duplicated_names(self.feature_names)
+        if duplicated:
+            raise InvalidForestError(f"feature names must be distinct, got duplicate feature names {duplicated}")
         if len(self.classes) < 1:
             raise InvalidForestError("a forest needs at least one class")
         if len(set(self.classes)) != len(self.classes):
@@ -522,8 +526,8 @@ class Forest:
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``
         and a fitted ``Pipeline`` whose only real step is one of them. Feature names come from
         ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``; ``feature_names``
-        must be a sequence (not a string) and agree with ``feature_names_in_`` when the model has
-        them (:class:`InvalidInstanceError` otherwise). ``vote`` is
+        must be a sequence (not a string) of distinct names and agree with ``feature_names_in_``
+        when the model has them (:class:`InvalidInstanceError` otherwise). ``vote`` is
         ``"auto"`` (what the model's own ``predict`` does: soft for random forests and extra
         trees, hard -- the argmax of ``tree_.value`` -- for a single decision tree), ``"soft"`` or
         ``"hard"``; the leaves' class-probability vectors are kept whatever the mode.

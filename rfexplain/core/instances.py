@@ -38,6 +38,7 @@ __all__ = [
     "reorder_by_name",
     "model_input",
     "check_feature_names",
+    "duplicated_names",
     "pandas",
 ]
 
@@ -151,9 +152,15 @@ def _mapping_matrix(rows: Sequence[Mapping[Any, Any]], feature_names: Sequence[s
     return out
 
 
+def duplicated_names(names: Sequence[str]) -> list[str]:
+    """The names that occur more than once in ``names``, in the order of their first occurrence."""
+    counts = Counter(names)
+    return [name for name in counts if counts[name] > 1]
+
+
 def check_feature_names(given: Any, model_names: Sequence[str] | None, n_features: int) -> list[str] | None:
-    """Validate ``feature_names=`` given with a model: a sequence of ``n_features`` strings that
-    agrees with the model's ``feature_names_in_`` when it has them."""
+    """Validate ``feature_names=`` given with a model: a sequence of ``n_features`` distinct
+    strings that agrees with the model's ``feature_names_in_`` when it has them."""
     if given is None:
         return None
     if isinstance(given, (str, bytes)):
@@ -161,6 +168,11 @@ def check_feature_names(given: Any, model_names: Sequence[str] | None, n_feature
     names = [str(n) for n in given]
     if len(names) != n_features:
         raise InvalidInstanceError(f"feature_names has {len(names)} names but the model has {n_features} features")
+    duplicated = duplicated_names(names)
+    if duplicated:
+        raise InvalidInstanceError(
+            f"feature_names must be distinct, got duplicate feature names {duplicated} in {names}"
+        )
     if model_names is not None and list(model_names) != names:
         raise InvalidInstanceError(
             f"feature_names {names} contradict the model's feature_names_in_ {list(model_names)}: "

@@ -13,7 +13,7 @@ import numpy as np
 
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 
-__all__ = ["ImportedModel", "raw_trees_of", "final_estimator"]
+__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier"]
 
 _SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
 
@@ -59,22 +59,26 @@ def transforming_step(model: Any) -> tuple[str, Any] | None:
     return next(((name, step) for name, step in steps[:-1] if step is not None and step != "passthrough"), None)
 
 
-def raw_trees_of(model: Any) -> ImportedModel:
-    """Extract the trees of a fitted scikit-learn classifier as raw node arrays."""
+def tree_classifier(model: Any, *, expected: str = "model must be one of") -> Any:
+    """The fitted scikit-learn tree classifier inside ``model`` (see :func:`final_estimator`).
+
+    Raises :class:`UnsupportedModelError` for anything else, its message starting with
+    ``expected`` followed by the supported kinds, and :class:`NotFittedError` for an unfitted one.
+    """
     estimator = final_estimator(model)
     kind = type(estimator).__name__
     if kind not in _SUPPORTED or not _is_sklearn(estimator):
-        raise UnsupportedModelError(
-            f"model must be one of {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead."
-        )
-    if kind == "DecisionTreeClassifier":
-        if not hasattr(estimator, "tree_"):
-            raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
-        trees = [estimator]
-    else:
-        if not hasattr(estimator, "estimators_"):
-            raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
-        trees = list(estimator.estimators_)
+        raise UnsupportedModelError(f"{expected} {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead.")
+    if not hasattr(estimator, "tree_" if kind == "DecisionTreeClassifier" else "estimators_"):
+        raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
+    return estimator
+
+
+def raw_trees_of(model: Any) -> ImportedModel:
+    """Extract the trees of a fitted scikit-learn classifier as raw node arrays."""
+    estimator = tree_classifier(model)
+    kind = type(estimator).__name__
+    trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
     if getattr(estimator, "n_outputs_", 1) != 1:
         raise UnsupportedModelError("multi-output classifiers are not supported")
     classes = np.asarray(estimator.classes_).tolist()
