@@ -89,6 +89,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
     ),
     Benchmark("sat_shortest", "experiments.sat_shortest", "SAT engine: one shortest AXp and CXp per instance"),
+    Benchmark("cold_start", "experiments.cold_start", "time to first answer: empty compiled-code cache vs warm"),
 )
 
 

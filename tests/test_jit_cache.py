@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import rfexplain
 from rfexplain.core import jit
 
@@ -59,3 +61,75 @@ def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
     env = dict(os.environ, **{jit.CACHE_ENV: str(blocker / "cache")})
     subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=tmp_path)
     assert set(_cache_files(package)) == before
+
+
+def _iris_model():
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_iris()
+    return data, RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(data.data, data.target)
+
+
+def test_before_the_loops_are_compiled_queries_take_the_uncompiled_route(monkeypatch):
+    """A fresh install: no query calls a compiled loop (nothing compiles inside a budget), one
+    background compilation is asked for, and the answers are the compiled route's."""
+    from rfexplain.sat import box_kernels, prefilter
+
+    data, model = _iris_model()
+    compiled_answers = []
+    with_loops = rfexplain.Explainer(model, engine="sat", vote="hard")
+    for row in data.data[::30]:
+        d = with_loops.explain(row)
+        compiled_answers.append((d.sufficient_reason().features, sorted(r.features for r in d.necessary_reasons())))
+
+    monkeypatch.setenv(jit.CACHE_ENV, "/nonexistent-is-never-read")
+    monkeypatch.setenv(jit.JIT_ENV, "background")
+    monkeypatch.setattr(jit, "_ready", [])
+    monkeypatch.setattr(jit, "compiled_loops_ready", lambda: False)
+    asked = []
+    monkeypatch.setattr(jit, "start_background_compilation", lambda: asked.append(1) or True)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a compiled loop was called before the loops were ready")
+
+    for name in ("warm_up", "InstanceFilter"):
+        monkeypatch.setattr(prefilter, name, refuse)
+    for name in ("hard_winner", "reduce_hard_point", "reduce_soft_point"):
+        monkeypatch.setattr(box_kernels, name, refuse)
+    for vote in ("hard", "soft"):
+        explainer = rfexplain.Explainer(model, engine="sat", vote=vote)
+        assert not explainer.engine.prefilter
+        answers = []
+        for row in data.data[::30]:
+            d = explainer.explain(row)
+            answers.append((d.sufficient_reason().features, sorted(r.features for r in d.necessary_reasons())))
+        if vote == "hard":
+            assert answers == compiled_answers
+    assert asked
+
+
+def test_circuit_engine_uses_the_python_core_until_the_loops_are_ready(monkeypatch):
+    from rfexplain.circuit.engine import CircuitEngine
+
+    _, model = _iris_model()
+    forest = rfexplain.Forest.from_sklearn(model, vote="hard")
+    monkeypatch.setattr(jit, "compiled_loops_ready", lambda: False)
+    monkeypatch.setattr(jit, "start_background_compilation", lambda: True)
+    assert CircuitEngine(forest).formulas.core == "python"
+    monkeypatch.setattr(jit, "compiled_loops_ready", lambda: True)
+    assert CircuitEngine(forest).formulas.core == "compact"
+
+
+@pytest.mark.slow
+def test_the_background_compilation_fills_the_cache_and_marks_it_ready(tmp_path):
+    """The real thing, in a fresh cache folder: ``python -m rfexplain.warmup`` compiles every
+    loop, then a new process finds them ready (and loads them from the cache)."""
+    env = dict(os.environ, **{jit.CACHE_ENV: str(tmp_path / "cache"), jit.JIT_ENV: "background"})
+    check = "from rfexplain.core import jit; print(jit.compiled_loops_ready())"
+    before = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True)
+    assert before.stdout.strip() == "False"
+    subprocess.run([sys.executable, "-m", "rfexplain.warmup"], env=env, check=True, capture_output=True)
+    after = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True)
+    assert after.stdout.strip() == "True"
+    assert _cache_files(tmp_path / "cache")

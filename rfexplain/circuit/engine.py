@@ -44,11 +44,13 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from rfexplain.circuit.compilers import dgraph
 from rfexplain.circuit.compilers.classformula import ClassFormulas
 from rfexplain.circuit.compilers.nnf import Circuit, NNFManager
 from rfexplain.circuit.logic.closed_forms import complete_reason, general_reason
@@ -67,6 +69,7 @@ from rfexplain.circuit.logic.implicants import (
     shortest_prime_implicants,
     shortest_prime_implicates,
 )
+from rfexplain.core import jit
 from rfexplain.core.bits import bits_of, lowest_bit, mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import CompilationTooLargeError, UnsupportedQueryError
@@ -77,6 +80,16 @@ from rfexplain.engines.base import QUERIES, EngineBase, Instance
 __all__ = ["CircuitEngine"]
 
 log = logging.getLogger(__name__)
+
+
+def _load_graph_loops() -> float:
+    """Load (or compile, on a fresh install) the decision graphs' compiled loops; CPU seconds."""
+    start = time.process_time()
+    dgraph.warm_up()
+    spent = time.process_time() - start
+    if spent > 1.0:
+        log.info("compiled the decision graphs' loops in %.1f CPU s (once per install)", spent)
+    return spent
 
 COMPILERS = ("3A", "3B")
 
@@ -130,10 +143,14 @@ class CircuitEngine(EngineBase):
     max_nodes : int, optional
         The size budget of compilation: :class:`~rfexplain.core.errors.CompilationTooLargeError`
         (a ``MemoryError``) once the decision graphs reach that many nodes.
-    core : {"compact", "python"}
-        Which core counts the votes of ``method="count"``: flat arrays with compiled loops
-        (default; loading its compiled loops costs about 0.2 s once per process), or Python
-        objects; both give the same graphs.
+    core : {"compact", "python"} or None
+        Which core counts the votes of ``method="count"``: flat arrays with compiled loops, or
+        Python objects; both give the same graphs. ``None`` (the default): the compact core once
+        the compiled loops are ready (:func:`rfexplain.core.jit.compiled_loops_ready`; on a fresh
+        install they compile in the background meanwhile), else the Python one. The decision
+        graphs' own unique table is compiled either way: on a fresh install the engine compiles
+        it when it is built, before any query's budget starts
+        (:attr:`compile_seconds` says how long that took).
 
     Raises
     ------
@@ -155,7 +172,7 @@ class CircuitEngine(EngineBase):
         method: str = "count",
         order: str = "depth",
         max_nodes: int | None = None,
-        core: str = "compact",
+        core: str | None = None,
     ) -> None:
         super().__init__(forest)
         if not forest.votes_agree:
@@ -167,6 +184,13 @@ class CircuitEngine(EngineBase):
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")
         self.compiler = compiler
+        if core is None:
+            core = "compact" if jit.compiled_loops_ready() else "python"
+            if core == "python":
+                jit.start_background_compilation()
+        #: CPU seconds spent loading (or, on a fresh install, compiling) the decision graphs'
+        #: compiled loops when the engine was built, outside every query's budget
+        self.compile_seconds = _load_graph_loops()
         self.formulas = ClassFormulas(forest, method=method, order=order, core=core)
         self.formulas.dg.max_nodes = max_nodes
         self.relevant = mask_of(forest.tested_features)

@@ -17,12 +17,25 @@ with one sub-folder per source folder (numba's own naming), so that two installs
 (a regular one and an editable checkout, say) never read each other's code. When that folder cannot
 be created or written, the loops are compiled in memory in every process (correct, only slower to
 start) and a warning says why once.
+
+**The first run.** Compiling every loop takes about a minute of CPU, once per install. So that a
+fresh install answers at once and no query's budget is spent compiling, queries use the compiled
+loops only once they are in the cache (:func:`compiled_loops_ready`): until then the engines take
+their uncompiled routes (the same answers; the SAT engine's full formula without its leaf-box
+prefilter, the circuit engine's Python vote counter), and :func:`start_background_compilation`
+compiles every loop in a separate process (``python -m rfexplain.warmup``, also run by
+``rfexplain warmup``), which marks the cache ready when it is done. ``$RFEXPLAIN_JIT=wait`` asks
+for the compiled loops at once instead: they are compiled in the process on first use (the
+benchmarks and the tests use it, so that their routes never depend on the cache's state).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -30,13 +43,29 @@ from typing import Any, TypeVar
 
 import numba
 
-__all__ = ["kernel", "cache_dir", "CACHE_ENV"]
+__all__ = [
+    "kernel",
+    "cache_dir",
+    "compiled_loops_ready",
+    "start_background_compilation",
+    "mark_compiled_loops_ready",
+    "CACHE_ENV",
+    "JIT_ENV",
+]
 
 #: the environment variable that overrides the cache folder
 CACHE_ENV = "RFEXPLAIN_CACHE_DIR"
+#: the environment variable that chooses when the compiled loops are used: ``background`` (the
+#: default: once compiled by a background process) or ``wait`` (at once, compiled on first use)
+JIT_ENV = "RFEXPLAIN_JIT"
+JIT_MODES = ("background", "wait")
+#: a background compilation whose lock is older than this is taken to have died
+_LOCK_STALE_SECONDS = 900.0
 
 F = TypeVar("F", bound=Callable[..., Any])
 _unusable: list[str] = []
+_ready: list[bool] = []
+_started: list[str] = []
 
 
 def cache_dir() -> Path:
@@ -76,13 +105,98 @@ def kernel(function: F) -> F:
                 RuntimeWarning,
                 stacklevel=2,
             )
-        return dispatcher  # type: ignore[no-any-return]
+        return dispatcher  # type: ignore[return-value]
     # numba picks the cache's locator when caching is enabled: with ``config.CACHE_DIR`` set, its
     # user-provided locator is the first that applies, so the cache goes there and nowhere else
-    previous = numba.config.CACHE_DIR
-    numba.config.CACHE_DIR = str(folder)
+    config: Any = numba.config
+    previous = config.CACHE_DIR
+    config.CACHE_DIR = str(folder)
     try:
         dispatcher.enable_caching()
     finally:
-        numba.config.CACHE_DIR = previous
-    return dispatcher  # type: ignore[no-any-return]
+        config.CACHE_DIR = previous
+    return dispatcher  # type: ignore[return-value]
+
+
+def _jit_mode() -> str:
+    mode = os.environ.get(JIT_ENV, "background").strip().lower() or "background"
+    if mode not in JIT_MODES:
+        raise ValueError(f"${JIT_ENV} must be one of {list(JIT_MODES)}. Got {mode!r} instead.")
+    return mode
+
+
+def _fingerprint() -> str:
+    """What the cache's validity depends on: numba's and Python's versions and every module of
+    compiled loops (numba keys its cache on the source file's modification time and size)."""
+    package = Path(__file__).resolve().parent.parent
+    parts = [numba.__version__, sys.version, str(package)]
+    for source in sorted(package.rglob("*_kernels.py")):
+        stat = source.stat()
+        parts.append(f"{source.relative_to(package)}:{stat.st_mtime_ns}:{stat.st_size}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _stamp() -> Path:
+    return cache_dir() / "numba" / f"ready-{_fingerprint()}"
+
+
+def compiled_loops_ready() -> bool:
+    """Whether the queries use the compiled loops now: always under ``$RFEXPLAIN_JIT=wait``, else
+    once every loop of this install is in the cache (module docstring)."""
+    if _ready or _jit_mode() == "wait":
+        return True
+    if _stamp().exists():
+        _ready.append(True)
+        return True
+    return False
+
+
+def mark_compiled_loops_ready() -> Path:
+    """Record that every compiled loop of this install is in the cache (the background
+    compilation's last step); returns the stamp file."""
+    stamp = _stamp()
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(f"{time.time()}\n")
+    return stamp
+
+
+def start_background_compilation() -> bool:
+    """Start compiling every loop in a separate process, unless they are ready, the cache folder
+    is unusable, or a compilation is already running (a lock file in the cache folder; one
+    process per install at a time). Returns whether this call started one; the first call of
+    the process that starts one says so once, as a :class:`RuntimeWarning`."""
+    if compiled_loops_ready() or _started:
+        return False
+    folder = cache_dir() / "numba"
+    if not _writable(folder):
+        return False
+    lock = folder / f"compiling-{_fingerprint()}"
+    try:
+        if time.time() - lock.stat().st_mtime < _LOCK_STALE_SECONDS:
+            _started.append(str(lock))
+            return False
+    except OSError:
+        pass
+    lock.write_text(f"{os.getpid()}\n")
+    log_file = folder / "warmup.log"
+    # the child imports this very package, wherever it was imported from
+    site = str(Path(__file__).resolve().parent.parent.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p))
+    with open(log_file, "ab") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "rfexplain.warmup", "--lock", str(lock)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            env=env,
+        )
+    _started.append(str(lock))
+    warnings.warn(
+        "rfexplain is compiling its fast loops in the background (once per install, about a minute; "
+        f"log: {log_file}); until they are ready, queries take the uncompiled route (same answers, "
+        f"slower on large forests). Run `rfexplain warmup` to wait for it, or set ${JIT_ENV}=wait.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return True

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from pysat.solvers import SolverNames
 
+from rfexplain.core import jit
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest
@@ -100,10 +101,13 @@ class SatEngine(EngineBase):
         Soft vote only: each comparison starts relaxed to this many bits per tree weight and is
         made exact when a candidate counterexample needs it (default
         :data:`~rfexplain.sat.encodings.cnf.SOFT_BITS`); ``None`` encodes everything exactly.
-    prefilter : bool
+    prefilter : bool or None
         Settle the queries whose answer the instance's reachable leaves make plain before
-        calling the solver (:mod:`rfexplain.sat.prefilter`; default on). The answers are the same
-        either way; only witnesses may differ.
+        calling the solver (:mod:`rfexplain.sat.prefilter`, compiled loops). ``None`` (the
+        default): on once the compiled loops are ready (:func:`rfexplain.core.jit.compiled_loops_ready`;
+        on a fresh install they compile in the background meanwhile, and the queries ask the
+        full formula alone), ``True``: on at once (compiling in this process on first use),
+        ``False``: off. The answers are the same either way; only witnesses may differ.
     reduced : bool
         Hard vote, with the prefilter: decide the queries it leaves open on a CNF of the leaves the
         instance can still reach (:mod:`rfexplain.sat.reduced`, with ``solver``) instead of the
@@ -135,7 +139,7 @@ class SatEngine(EngineBase):
         card: str = "mtotalizer",
         multiclass: str = "selectors",
         soft_bits: int | None = SOFT_BITS,
-        prefilter: bool = True,
+        prefilter: bool | None = None,
         reduced: bool = True,
     ) -> None:
         super().__init__(forest)
@@ -149,8 +153,8 @@ class SatEngine(EngineBase):
         self.multiclass = multiclass
         self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
         self.stats = SolverStats()
-        self.prefilter = bool(prefilter)
-        self.reduced = bool(reduced) and self.prefilter and not self.encoding.soft
+        self._prefilter_option = prefilter
+        self._reduced_option = bool(reduced)
         small = sum(t.n_leaves for t in forest.trees) <= WHOLE_FORMULA_LEAVES
         self._first_conflicts = FIRST_CONFLICTS if small else None
         self._leaf_table: LeafTable | None = None
@@ -168,9 +172,31 @@ class SatEngine(EngineBase):
         key = (kind, cls)
         if key not in self._oracles:
             self._oracles[key] = SelectorOracle(self.encoding, kind, cls, solver=self.solver, stats=self.stats)
-        if self.prefilter and self._leaf_table is None:
+        if self._leaf_table is None and self.prefilter:
             self._leaf_table = LeafTable(self.encoding)
         return self._oracles[key]
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the queries use the compiled loops now (the ``prefilter`` option's ``None``:
+        once they are ready, :mod:`rfexplain.core.jit`; a background compilation starts when
+        they are not)."""
+        if self._prefilter_option is not None:
+            return True
+        if jit.compiled_loops_ready():
+            return True
+        jit.start_background_compilation()
+        return False
+
+    @property
+    def prefilter(self) -> bool:
+        """Whether the queries go through the leaf-box prefilter now (the ``prefilter`` option)."""
+        return bool(self._prefilter_option) if self._prefilter_option is not None else self.compiled
+
+    @property
+    def reduced(self) -> bool:
+        """Whether the prefilter's open hard-vote queries go to the reduced formula now."""
+        return self._reduced_option and self.prefilter and not self.encoding.soft
 
     def _search(self, instance: Instance, target: int | None = None) -> Search:
         oracle = self.oracle("not", instance.prediction) if target is None else self.oracle("predicts", target)
@@ -179,13 +205,15 @@ class SatEngine(EngineBase):
             if self._leaf_table is not None
             else None
         )
-        return Search(oracle, instance.states, screen, first_conflicts=self._first_conflicts)
+        return Search(
+            oracle, instance.states, screen, first_conflicts=self._first_conflicts, compiled=self.compiled
+        )
 
     def _classify(self, z: tuple[int, ...]) -> int:
         """The forest's decision on a state vector under its vote mode (:meth:`Forest.decide`;
         the hard vote walked by the compiled :func:`.box_kernels.hard_winner`: every CXp of an
         enumeration checks its witness here, 24,601 of them on twonorm's third sample instance)."""
-        if self.forest.vote != "hard":
+        if self.forest.vote != "hard" or not self.compiled:
             return self.forest.decide(z)
         from rfexplain.sat.box_kernels import hard_winner
 

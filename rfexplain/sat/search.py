@@ -223,8 +223,12 @@ class Search:
         screen: InstanceFilter | None = None,
         *,
         first_conflicts: int | None = None,
+        compiled: bool = True,
     ) -> None:
         self.oracle = oracle
+        #: Whether :meth:`correction_set` may call the compiled reductions (else the same greedy
+        #: reduction in Python, :meth:`~rfexplain.core.forest.Forest.decide` at each step).
+        self.compiled = compiled
         self.screen = screen
         #: With reduced formulas (the screen's ``reduced_solver``): conflicts the whole formula's
         #: solver gets first on a query the screen leaves open (its answer brings a core, which
@@ -478,7 +482,16 @@ class Search:
             return decided != cls if kind == "not" else decided == cls
 
         wrong = f"SAT engine internal error: {tuple(z)} is not a counterexample"
-        if forest.vote == "hard":
+        if not self.compiled:
+            if not holds(z):
+                raise RuntimeError(wrong)
+            point = list(z)
+            for f in self.features:
+                if point[f] != self.v[f]:
+                    previous, point[f] = point[f], self.v[f]
+                    if not holds(point):
+                        point[f] = previous
+        elif forest.vote == "hard":
             from rfexplain.sat.box_kernels import reduce_hard_point
 
             reduced = np.asarray(z, dtype=np.int64)
