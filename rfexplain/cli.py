@@ -22,11 +22,13 @@ import math
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from rfexplain.core.errors import RFExplainError
+from rfexplain.core.jit import CompilingInBackgroundWarning
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import QUERY_TABLE, Kind, Query
 from rfexplain.core.queries import query as query_named
@@ -55,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--engine", action="append", help="engine(s) to show (default: all available)")
     demo.add_argument(
         "--pipeline", action="store_true", help="explain a scikit-learn pipeline on the built-in loans table instead"
+    )
+
+    sub.add_parser(
+        "warmup",
+        help="compile every compiled loop into the per-user cache now (once per install; "
+        "otherwise a background process does it on first use)",
     )
 
     info = sub.add_parser("info", help="statistics of a saved forest (JSON) or model (joblib/pickle)")
@@ -629,11 +637,44 @@ def _label(forest: Any, text: str) -> Any:
     return text
 
 
+def cmd_warmup(args: argparse.Namespace) -> int:
+    """Compile every compiled loop into the cache, one line per step."""
+    from rfexplain.core.jit import cache_dir
+    from rfexplain.warmup import compile_all
+
+    print(f"compiling rfexplain's loops into {cache_dir()} (once per install)", flush=True)
+    total = compile_all(lambda step, seconds: print(f"  {step}: {seconds:.1f} CPU s", flush=True))
+    print(f"ready ({total:.1f} CPU s)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse exits with 2 on a usage error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"info": cmd_info, "train": cmd_train, "explain": cmd_explain, "batch": cmd_batch, "report": cmd_report}
+    commands = {
+        "info": cmd_info,
+        "train": cmd_train,
+        "explain": cmd_explain,
+        "batch": cmd_batch,
+        "report": cmd_report,
+        "warmup": cmd_warmup,
+    }
+    with warnings.catch_warnings():
+        default_show = warnings.showwarning
+
+        def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            """The background compilation's notice as one ``rfexplain: note:`` line on stderr."""
+            if issubclass(category, CompilingInBackgroundWarning):
+                print(f"rfexplain: note: {message}", file=sys.stderr)
+            else:
+                default_show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        return _run(args, commands)
+
+
+def _run(args: argparse.Namespace, commands: dict[str, Any]) -> int:
     try:
         if args.command == "demo":
             if args.pipeline:

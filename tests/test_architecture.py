@@ -121,7 +121,7 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": FACADE_USES | FACADE,
     "demo": FACADE_USES | FACADE | {"datasets", "demo"},
     "pipeline_demo": FACADE_USES | FACADE | {"datasets", "pipeline_demo"},
-    "cli": FACADE_USES | FACADE | {"datasets", "demo", "pipeline_demo", "cli"},
+    "cli": FACADE_USES | FACADE | {"datasets", "demo", "pipeline_demo", "warmup", "cli"},
     "__main__": {"cli"},
     # compiles every engine's loops into the cache (``rfexplain warmup``): anything
     "warmup": {_layer(m) for m in MODULES},

@@ -133,3 +133,21 @@ def test_the_background_compilation_fills_the_cache_and_marks_it_ready(tmp_path)
     after = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True)
     assert after.stdout.strip() == "True"
     assert _cache_files(tmp_path / "cache")
+
+
+def test_rfexplain_warmup_compiles_and_the_background_notice_is_one_line(monkeypatch, capsys):
+    import warnings
+
+    import rfexplain.warmup
+    from rfexplain import cli
+
+    def fake_compile_all(report):
+        warnings.warn("compiling in the background", jit.CompilingInBackgroundWarning, stacklevel=1)
+        report("a step", 1.25)
+        return 1.25
+
+    monkeypatch.setattr(rfexplain.warmup, "compile_all", fake_compile_all)
+    assert cli.main(["warmup"]) == 0
+    out, err = capsys.readouterr()
+    assert "a step: 1.2 CPU s" in out and "ready (1.2 CPU s)" in out
+    assert err == "rfexplain: note: compiling in the background\n"

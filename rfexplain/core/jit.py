@@ -49,6 +49,7 @@ __all__ = [
     "compiled_loops_ready",
     "start_background_compilation",
     "mark_compiled_loops_ready",
+    "CompilingInBackgroundWarning",
     "CACHE_ENV",
     "JIT_ENV",
 ]
@@ -63,6 +64,11 @@ JIT_MODES = ("background", "wait")
 _LOCK_STALE_SECONDS = 900.0
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CompilingInBackgroundWarning(RuntimeWarning):
+    """The compiled loops are not in the cache yet: a background process compiles them, and the
+    queries take the uncompiled routes meanwhile (said once per process)."""
 _unusable: list[str] = []
 _ready: list[bool] = []
 _started: list[str] = []
@@ -196,7 +202,7 @@ def start_background_compilation() -> bool:
         "rfexplain is compiling its fast loops in the background (once per install, about a minute; "
         f"log: {log_file}); until they are ready, queries take the uncompiled route (same answers, "
         f"slower on large forests). Run `rfexplain warmup` to wait for it, or set ${JIT_ENV}=wait.",
-        RuntimeWarning,
+        CompilingInBackgroundWarning,
         stacklevel=2,
     )
     return True
