@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 import rfexplain
 from rfexplain.core import jit
+from tests.engine_contract import EngineContract
 
 
 def _cache_files(folder: Path) -> list[Path]:
@@ -151,3 +153,27 @@ def test_rfexplain_warmup_compiles_and_the_background_notice_is_one_line(monkeyp
     out, err = capsys.readouterr()
     assert "a step: 1.2 CPU s" in out and "ready (1.2 CPU s)" in out
     assert err == "rfexplain: note: compiling in the background\n"
+
+
+class _BeforeTheLoopsAreCompiled:
+    """A fresh install before its background compilation is done: the SAT engine answers on the
+    routes that call no compiled loop (the full formula, the greedy reduction in Python)."""
+
+    @pytest.fixture(autouse=True, scope="class")
+    @classmethod
+    def _loops_not_compiled(cls):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(jit, "compiled_loops_ready", lambda: False)
+            patch.setattr(jit, "start_background_compilation", lambda: False)
+            yield
+
+
+class TestSatEngineBeforeTheLoopsAreCompiled(_BeforeTheLoopsAreCompiled, EngineContract):
+    engine = "sat"
+    max_examples = 50
+
+
+class TestSatEngineSoftVoteBeforeTheLoopsAreCompiled(_BeforeTheLoopsAreCompiled, EngineContract):
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    max_examples = 40
