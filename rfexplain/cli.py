@@ -443,6 +443,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 print("no reason: the decision cannot be changed that way")
         for reason in output["reasons"]:
             print(f"  {reason['text']}")
+            if reason.get("actions"):  # a flip: the change that gets the other class
+                print(f"    {reason['actions']}")
         if output.get("complete") is False:
             print(f"  (incomplete: stopped by {output['stopped_by']})")
     return 0

@@ -414,3 +414,17 @@ def test_demo_says_which_answers_it_compared_and_which_were_incomplete(monkeypat
         "  engines agree on the 10 answers compared "
         "(1 incomplete answer not compared: sat sufficient reasons stopped by timeout)"
     ) in lines
+
+
+def test_necessary_reasons_print_the_change_that_flips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "forest.json"
+    code, _, _ = run(["train", "--dataset", "iris", "--trees", "5", "--depth", "3", "-o", str(path)], capsys)
+    assert code == 0
+    argv = ["explain", str(path), "--values", "6.1,2.8,4.7,1.2", "--query", "necessary_reasons"]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    actions = [line.strip() for line in out.splitlines() if line.strip().startswith("to get ")]
+    assert actions and all(("raise " in a or "lower " in a) for a in actions), out
+    code, out, _ = run([*argv, "--json"], capsys)
+    reasons = json.loads(out)["reasons"]
+    assert all(r["changes"] and r["actions"].startswith("to get ") for r in reasons)

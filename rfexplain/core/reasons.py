@@ -28,7 +28,7 @@ from rfexplain.core.display import render
 from rfexplain.core.forest import FeatureSpace, largest_float32_at_most
 from rfexplain.core.pyvalues import to_python
 
-__all__ = ["Literal", "Reason", "Witness", "REASON_KINDS", "format_threshold", "describe_states"]
+__all__ = ["Literal", "Reason", "Witness", "Change", "REASON_KINDS", "format_threshold", "describe_states"]
 
 CONJUNCTIVE_KINDS = ("sufficient", "general_sufficient")
 DISJUNCTIVE_KINDS = ("necessary", "contrastive", "general_necessary")
@@ -87,6 +87,78 @@ class Witness:
 
     def to_dict(self) -> dict[str, Any]:
         return {"values": list(self.values), "prediction_index": self.prediction, "dropped": self.dropped}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One feature's move in a flip (a necessary, contrastive or general necessary reason read as
+    an action): from the instance's value into the cell its witness lies in, the states
+    ``states`` between two consecutive thresholds (or one category). Every input in that cell
+    takes the same path through every tree (a split tests ``x <= t`` only at thresholds), so
+    moving each changed feature *anywhere* into its cell gives the witness's class.
+    """
+
+    feature: int
+    #: The instance's state of the feature, and the state moved into.
+    before: int
+    after: int
+    space: FeatureSpace | None = field(default=None, compare=False, repr=False)
+    #: The instance's raw value of the feature.
+    value: float | None = field(default=None, compare=False)
+
+    @property
+    def direction(self) -> str:
+        """``"raise"`` or ``"lower"`` a numeric feature, ``"set"`` a categorical one."""
+        if self.space is not None and self.space.category_labels(self.feature) is not None:
+            return "set"
+        return "raise" if self.after > self.before else "lower"
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The cell moved into as raw values ``(low, high]`` (numeric features with a space)."""
+        if self.space is None or self.space.category_labels(self.feature) is not None:
+            return None
+        return _intervals([self.after], self.space.thresholds[self.feature])[0]
+
+    def describe(self) -> str:
+        """The action in words: ``raise income above 27550.00``, ``lower age to 30.50 or less
+        (above 25.00)``, ``set employment to salaried``."""
+        if self.space is None:
+            return f"move x{self.feature} from state {self.before} to state {self.after}"
+        name = self.space.feature_names[self.feature]
+        labels = self.space.category_labels(self.feature)
+        if labels is not None:
+            return f"set {name} to {labels[self.after]}"
+        low, high = _intervals([self.after], self.space.thresholds[self.feature])[0]
+        if self.after > self.before:
+            lop, ltext = _lower_bound(low)
+            text = f"raise {name} " + (f"above {ltext}" if lop == ">" else f"to {ltext} or more")
+            if not math.isinf(high):
+                hop, htext = _upper_bound(high)
+                text += f" ({'at most' if hop == '<=' else 'below'} {htext})"
+            return text
+        hop, htext = _upper_bound(high)
+        text = f"lower {name} " + (f"to {htext} or less" if hop == "<=" else f"below {htext}")
+        if not math.isinf(low):
+            lop, ltext = _lower_bound(low)
+            text += f" ({'above' if lop == '>' else 'at least'} {ltext})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"feature": self.feature, "from_state": self.before, "to_state": self.after}
+        if self.space is not None:
+            out["name"] = self.space.feature_names[self.feature]
+            out["direction"] = self.direction
+            out["action"] = self.describe()
+            labels = self.space.category_labels(self.feature)
+            if labels is not None:
+                out["from"] = labels[self.before]
+                out["to_categories"] = [labels[self.after]]
+            else:
+                low, high = _intervals([self.after], self.space.thresholds[self.feature])[0]
+                out["from"] = self.value
+                out["to_interval"] = [_json_float(low), _json_float(high)]
+        return out
 
 
 @dataclass(frozen=True)
@@ -151,6 +223,45 @@ class Reason:
     def is_conjunction(self) -> bool:
         return self.kind in CONJUNCTIVE_KINDS
 
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """A necessary, contrastive or general necessary reason as actions: for each feature its
+        first witness changes, the move from the instance's state into the witness's cell
+        (:class:`Change`); the witness's class is :attr:`changes_lead_to`. Empty for a
+        sufficient reason, or without a witness and the explained instance."""
+        if self.is_conjunction or not self.witnesses or self.instance is None:
+            return ()
+        witness = self.witnesses[0]
+        changes = []
+        for f in sorted(self.features):
+            before, after = self._state(f, self.instance[f]), self._state(f, witness.values[f])
+            if before != after:
+                changes.append(Change(f, before, after, space=self.space, value=self.instance[f]))
+        return tuple(changes)
+
+    @property
+    def changes_lead_to(self) -> Any:
+        """The class the :attr:`changes` give (the first witness's class), ``None`` without them."""
+        if not self.changes:
+            return None
+        index = self.witnesses[0].prediction
+        return to_python(self.space.classes[index]) if self.space is not None else index
+
+    def actions(self) -> str:
+        """The :attr:`changes` in words: ``to get 'virginica': raise petal width (cm) above 1.75
+        and lower sepal length (cm) to 5.45 or less``; ``""`` without them."""
+        changes = self.changes
+        if not changes:
+            return ""
+        return f"to get {self.changes_lead_to!r}: " + " and ".join(c.describe() for c in changes)
+
+    def _state(self, feature: int, value: float) -> int:
+        """The state of a raw value of ``feature`` (a category's index for a categorical one)."""
+        if self.space is None or self.space.category_labels(feature) is not None:
+            return int(round(value))
+        thresholds = np.asarray(self.space.thresholds[feature], dtype=np.float64)
+        return int(np.searchsorted(thresholds, float(np.float32(value)), side="left"))
+
     def __len__(self) -> int:
         return len(self.conditions)
 
@@ -197,6 +308,11 @@ class Reason:
                 out["target"] = to_python(self.space.classes[self.target])
         if self.witnesses:
             out["witnesses"] = [w.to_dict() for w in self.witnesses]
+        changes = self.changes
+        if changes:
+            out["changes"] = [c.to_dict() for c in changes]
+            out["changes_lead_to"] = self.changes_lead_to
+            out["actions"] = self.actions()
         return out
 
 
