@@ -1,9 +1,13 @@
 """One entry point for every benchmark: ``python -m experiments <name> [--quick]``.
 
 ``python -m experiments list`` shows the registry; ``python -m experiments all [--quick]`` runs
-every benchmark in turn (a failure is reported and the others still run; the exit status is 1 if
-any failed, a skipped one is reported and does not change it). A benchmark named on its own that
-is skipped (its datasets or a peer tool not found) ran nothing: exit status 2, with the reason.
+every benchmark in turn (a failure is reported and the others still run).
+
+Exit status: 0 when everything asked for ran; 1 when a benchmark failed; 2 when a name is unknown,
+or a benchmark named on its own was skipped (its data folder or a peer tool not found: it ran
+nothing; the reason is printed), or ``all`` skipped one for any reason other than an optional
+peer that is not installed (PyXAI, RFxpl: :class:`~experiments._common.PeerMissing`), which
+its last line names. ``all`` exits 1 when one failed, whatever else happened.
 Arguments after the name go to the benchmark itself; ``--results-dir DIR`` is passed
 on to every benchmark and also set as ``$RFEXPLAIN_RESULTS_DIR``.
 
@@ -27,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from experiments._common import Skip, invoked_as
+from experiments._common import PeerMissing, Skip, invoked_as
 
 __all__ = ["Benchmark", "BENCHMARKS", "Skip", "main"]
 
@@ -104,8 +108,12 @@ def _load(bench: Benchmark) -> Callable[[list[str]], int] | str:
     return run
 
 
+#: The outcome of a benchmark skipped because an optional peer (PyXAI, RFxpl) is not installed.
+NO_PEER = "skipped (optional peer not installed)"
+
+
 def run_one(bench: Benchmark, argv: list[str]) -> str:
-    """Run one benchmark: ``"ok"``, ``"skipped"`` or ``"failed"`` (messages on stderr)."""
+    """Run one benchmark: ``"ok"``, ``"skipped"``, :data:`NO_PEER` or ``"failed"`` (messages on stderr)."""
     loaded = _load(bench)
     command = ["python", "-m", "experiments", bench.name, *argv]
     if isinstance(loaded, str):
@@ -123,7 +131,7 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
             status = loaded(list(argv))
     except Skip as reason:
         print(f"[experiments] skip {bench.name}: {reason}", file=sys.stderr)
-        return "skipped"
+        return NO_PEER if isinstance(reason, PeerMissing) else "skipped"
     except SystemExit as exit_:  # argparse in the benchmark: bad arguments
         if exit_.code in (0, None):
             return "ok"
@@ -163,7 +171,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes = {bench.name: run_one(bench, passed) for bench in BENCHMARKS}
         summary = ", ".join(f"{name}: {outcome}" for name, outcome in outcomes.items())
         print(f"[experiments] all: {summary}", file=sys.stderr)
-        return 1 if "failed" in outcomes.values() else 0
+        failed = [name for name, outcome in outcomes.items() if outcome == "failed"]
+        skipped = [name for name, outcome in outcomes.items() if outcome == "skipped"]
+        if failed:
+            print(f"python -m experiments: error: failed: {', '.join(failed)}", file=sys.stderr)
+        if skipped:
+            print(
+                f"python -m experiments: error: skipped, not for a missing optional peer: {', '.join(skipped)} "
+                "(the reasons are above)",
+                file=sys.stderr,
+            )
+        return 1 if failed else 2 if skipped else 0
     by_name = {b.name: b for b in BENCHMARKS}
     if args.name not in by_name:
         print(
@@ -178,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"python -m experiments: error: {args.name} was skipped, nothing ran (the reason is above)",
             file=sys.stderr,
         )
-    return {"ok": 0, "skipped": 2, "failed": 1}[outcome]
+    return {"ok": 0, "skipped": 2, NO_PEER: 2, "failed": 1}[outcome]
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import Any
 
 __all__ = [
     "Skip",
+    "PeerMissing",
     "RESULTS_ENV",
     "results_dir",
     "results_stem",
@@ -51,6 +52,11 @@ class Skip(Exception):
     """Raised by a benchmark's ``main`` when it cannot run here (the message says why and how to fix)."""
 
 
+class PeerMissing(Skip):
+    """A :class:`Skip` because an optional peer tool (PyXAI, RFxpl) is not installed: the one
+    reason ``python -m experiments all`` may skip a benchmark and still exit 0."""
+
+
 RESULTS_ENV = "RFEXPLAIN_RESULTS_DIR"
 ROOT = Path(__file__).resolve().parent
 LIBRARIES = (
@@ -68,13 +74,21 @@ LIBRARIES = (
 
 
 def data_dir(arg: str | os.PathLike[str] | None) -> Path:
-    """The benchmark CSV folder: ``--data``, else ``$RFEXPLAIN_DATA``, else ``../shared/datasets``
-    beside the checkout (it may not exist: callers raise :class:`Skip` then)."""
+    """The benchmark CSV folder: ``--data``, else ``$RFEXPLAIN_DATA``, else the benchmark suite
+    shipped with the package (:func:`rfexplain.datasets.benchmark_dir`). A folder given may not
+    exist: callers raise :class:`Skip` then. (A dataset the folder lacks: see
+    :func:`rfexplain.datasets.load`.)"""
+    from rfexplain.datasets import ENV_VAR, benchmark_dir
+
     if arg:
         return Path(arg)
-    if os.environ.get("RFEXPLAIN_DATA"):
-        return Path(os.environ["RFEXPLAIN_DATA"])
-    return (ROOT.parent.parent / "shared" / "datasets").resolve()
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR])
+    return benchmark_dir()
+
+
+#: The help of every benchmark's ``--data`` option.
+DATA_HELP = "folder of benchmark CSVs overriding the built-in suite (default: $RFEXPLAIN_DATA, else the built-in one)"
 
 
 #: Help of every benchmark's ``--datasets`` option (:func:`dataset_names` reads it).

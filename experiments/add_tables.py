@@ -22,7 +22,7 @@
 Every (dataset, size) runs in its own process with a wall-clock limit; a run over its limit or its
 node budget is reported as such. Results go to ``experiments/results/add_<table>[_quick].{csv,md}``
 (and ``.png`` plots when matplotlib is installed). The data folder is ``--data``, else
-``$RFEXPLAIN_DATA``, else ``../shared/datasets`` relative to the repository root.
+``$RFEXPLAIN_DATA``, else the benchmark suite shipped with the package.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from experiments._common import (
+    DATA_HELP,
     DATASETS_HELP,
     Skip,
     data_dir,
@@ -462,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.add_tables", description=__doc__.split("\n\n")[0])
     parser.add_argument("table", choices=["table1", "evaluation", "outcomes"])
     parser.add_argument("--quick", action="store_true", help="a few datasets and small forests (minutes)")
-    parser.add_argument("--data", help="datasets folder (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--trees", help="table1: one tree count for every dataset; evaluation: comma-separated sizes")
     parser.add_argument(
@@ -493,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     folder = data_dir(args.data)
     if not folder.is_dir():
-        raise Skip(f"datasets folder {folder} not found: pass --data or set RFEXPLAIN_DATA")
+        raise Skip(f"the data folder {folder} (--data or $RFEXPLAIN_DATA) does not exist")
     tag = f"_{args.tag}" if args.tag else ""
     run = {"quick": args.quick, "options": vars(args), "seed": SEED, "suffix": tag, "directory": args.out}
     suffix = results_stem("", quick=args.quick, suffix=tag)  # the plots' file names

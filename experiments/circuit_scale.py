@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments._common import (
+    DATA_HELP,
     DATASETS_HELP,
     Skip,
     data_dir,
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments circuit_scale", description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--results-dir")
-    parser.add_argument("--data")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--cores", default=None, help="comma-separated: python,compact")
     parser.add_argument("--limit", type=float, default=None, help="CPU seconds per forest (default 60; quick 20)")
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
 
     folder = data_dir(args.data)
     if not folder.is_dir():
-        raise Skip(f"no benchmark CSVs at {folder} (set RFEXPLAIN_DATA or --data)")
+        raise Skip(f"the data folder {folder} (--data or $RFEXPLAIN_DATA) does not exist")
     names = dataset_names(args.datasets, list(QUICK_DATASETS if args.quick else PAPER_T2))
     cores = args.cores.split(",") if args.cores else ["python", "compact"]
     limit = args.limit or (20.0 if args.quick else 60.0)

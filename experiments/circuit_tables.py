@@ -18,7 +18,7 @@ an 85/15 split (``random_state=0``); up to 100 test instances are explained. Eac
 its own process with a wall-clock limit (``--timeout``); a dataset that exceeds it is reported as
 such. Results: ``experiments/results/circuit_tableN.{csv,md}``, with the paper's figures in the
 adjacent ``paper_*`` columns. The data folder is ``--data``, else ``$RFEXPLAIN_DATA``, else
-``../shared/datasets`` relative to the repository root.
+the benchmark suite shipped with the package.
 """
 
 from __future__ import annotations
@@ -36,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import DATASETS_HELP, data_dir, dataset_names, peak_rss_bytes, results_dir, write_report
+from experiments._common import (
+    DATA_HELP,
+    DATASETS_HELP,
+    data_dir,
+    dataset_names,
+    peak_rss_bytes,
+    results_dir,
+    write_report,
+)
 
 log = logging.getLogger("experiments.circuit_tables")
 
@@ -589,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="six datasets, at most 5 trees, 5 instances, 30s per dataset"
     )
-    parser.add_argument("--data", default=None, help="datasets folder")
+    parser.add_argument("--data", default=None, help=DATA_HELP)
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--trees", type=int, default=None, help="override the paper's tree counts")
     parser.add_argument("--instances", type=int, default=None, help="test instances explained (default 100)")
@@ -623,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
             from experiments._common import Skip
         except ImportError:  # pragma: no cover
             Skip = RuntimeError  # type: ignore[misc,assignment]
-        raise Skip(f"datasets folder {folder} not found (use --data or $RFEXPLAIN_DATA)")
+        raise Skip(f"the data folder {folder} (--data or $RFEXPLAIN_DATA) does not exist")
     out = results_dir(args.results_dir)
     for table in args.tables or list(TABLES):
         run, paper = TABLES[table]

@@ -43,8 +43,9 @@ from typing import Any
 import numpy as np
 
 from experiments._common import (
+    DATA_HELP,
     DATASETS_HELP,
-    Skip,
+    PeerMissing,
     cactus_plot,
     data_dir,
     dataset_names,
@@ -904,7 +905,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments peers_pyxai", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three datasets, 10 trees, two instances")
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
-    parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--sizes", help="forest sizes TREESxDEPTH, comma-separated (e.g. 10x3,50x5)")
     parser.add_argument("--instances", type=int, help="test instances per forest")
     parser.add_argument("--limit", type=float, help="per-instance time limit in seconds")
@@ -923,7 +924,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.merge:
         return _merge(args.merge.split(","), args.results_dir, python)
     if not python.exists():
-        raise Skip(
+        raise PeerMissing(
             f"no PyXAI interpreter at {python}: python3 -m venv {DEFAULT_PYXAI.parent.parent} && "
             f"{DEFAULT_PYXAI.parent}/pip install pyxai (or set $PYXAI_PYTHON)"
         )

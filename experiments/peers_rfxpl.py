@@ -41,7 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import DATASETS_HELP, Skip, data_dir, dataset_names, markdown_table, write_report
+from experiments._common import (
+    DATA_HELP,
+    DATASETS_HELP,
+    PeerMissing,
+    Skip,
+    data_dir,
+    dataset_names,
+    markdown_table,
+    write_report,
+)
 from experiments._workers import JsonWorker, WorkerFailed
 
 log = logging.getLogger("experiments.peers_rfxpl")
@@ -82,7 +91,7 @@ def rfxpl_version(rfxpl: Rfxpl) -> str:
 def require_rfxpl(python: str | None, source: str | None) -> Rfxpl:
     found = find_rfxpl(python, source)
     if found is None:
-        raise Skip(
+        raise PeerMissing(
             f"RFxpl not found (interpreter {python or os.environ.get('RFXPL_PYTHON') or BESIDE / 'rfxpl-venv'}, "
             f"source {source or os.environ.get('RFXPL_SRC') or BESIDE / 'rfxpl-src'}): see experiments/README.md, "
             "'RFxpl side by side', to set it up, or pass --rfxpl-python and --rfxpl-src"
@@ -355,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments peers_rfxpl", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three small datasets, five instances")
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
-    parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--instances", type=int, help="sample instances per dataset (default 15)")
     parser.add_argument("--limit", type=float, help="per-instance wall-clock limit in seconds (default 120)")
     parser.add_argument("--card", help="our cardinality encoding (default: the engine's)")
@@ -365,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rfxpl = require_rfxpl(args.rfxpl_python, args.rfxpl_src)
     directory = data_dir(args.data)
     if not directory.is_dir():
-        raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
+        raise Skip(f"the data folder {directory} (--data or $RFEXPLAIN_DATA) does not exist")
     preset = QUICK if args.quick else FULL
     names = dataset_names(args.datasets, list(preset["datasets"] or DEPTHS))
     unknown = sorted(set(names) - set(DEPTHS))

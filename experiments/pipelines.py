@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import Skip, data_dir, markdown_table, median, write_report
+from experiments._common import DATA_HELP, Skip, data_dir, markdown_table, median, write_report
 
 log = logging.getLogger("experiments.pipelines")
 
@@ -56,7 +56,7 @@ def _cases(quick: bool, folder: Any) -> list[tuple[str, Any, Any, list[str]]]:
     if not folder.is_dir():
         if quick:
             return cases
-        raise Skip(f"benchmark datasets not found in {folder} (set RFEXPLAIN_DATA or --data)")
+        raise Skip(f"the data folder {folder} (--data or $RFEXPLAIN_DATA) does not exist")
     for name in names:
         frame, labels, categorical = _binned(name, folder, 2)
         cases.append((f"{name} (2 binned)", frame, labels, categorical))
@@ -134,7 +134,7 @@ def _group(encoded_name: str, categorical: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments pipelines", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="two datasets, 10 trees, 20 rows")
-    parser.add_argument("--data", help="benchmark CSV folder (default: $RFEXPLAIN_DATA)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--results-dir", help="write results here")
     args = parser.parse_args(argv)
     trees, depth, rows = (10, 4, 20) if args.quick else (50, 6, 100)

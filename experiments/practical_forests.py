@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments._common import DATASETS_HELP, Skip, data_dir, dataset_names, markdown_table, write_report
+from experiments._common import DATA_HELP, DATASETS_HELP, Skip, data_dir, dataset_names, markdown_table, write_report
 from experiments.peers_rfxpl import add_rfxpl_options, find_rfxpl, rfxpl_version, run_forests, summarise
 
 log = logging.getLogger("experiments.practical_forests")
@@ -49,14 +49,15 @@ FULL: dict[str, Any] = {
 
 
 def default_datasets(directory: Path) -> list[str]:
-    """The shared CSVs with at least :data:`MIN_ROWS` data rows, plus :data:`ALSO`, by name."""
-    chosen = []
-    for path in sorted(directory.glob("*.csv")):
-        with path.open() as handle:
-            rows = sum(1 for line in handle if line.strip()) - 1  # the header
-        if rows >= MIN_ROWS or path.stem in ALSO:
-            chosen.append(path.stem)
-    return chosen
+    """The benchmark datasets (the built-in suite and the CSVs of ``directory``) with at least
+    :data:`MIN_ROWS` data rows, plus :data:`ALSO`, by name."""
+    from rfexplain import datasets
+
+    return [
+        name
+        for name in datasets.available(directory)
+        if name not in datasets.BUILTIN and (name in ALSO or len(datasets.load(name, directory).y) >= MIN_ROWS)
+    ]
 
 
 def _forest(dataset: str, trees: int, n_inst: int, directory: Path) -> Callable[[], tuple[Any, np.ndarray, list[int]]]:
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="two datasets, 100 trees, three instances")
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
-    parser.add_argument("--data", help="benchmark CSV folder (default $RFEXPLAIN_DATA, else ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--trees", help="comma-separated forest sizes (default 100,500)")
     parser.add_argument("--instances", type=int, help="test rows per forest (default 10)")
     parser.add_argument("--limit", type=float, help="per-instance wall-clock limit per side in seconds (default 300)")
@@ -179,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     directory = data_dir(args.data)
     if not directory.is_dir():
-        raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
+        raise Skip(f"the data folder {directory} (--data or $RFEXPLAIN_DATA) does not exist")
     preset = QUICK if args.quick else FULL
     names = dataset_names(args.datasets, list(preset["datasets"] or default_datasets(directory)))
     sizes = [int(t) for t in args.trees.split(",")] if args.trees else list(preset["trees"])

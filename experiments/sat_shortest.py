@@ -22,7 +22,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from experiments._common import DATASETS_HELP, Skip, cpu_budget, data_dir, dataset_names, markdown_table, write_report
+from experiments._common import (
+    DATA_HELP,
+    DATASETS_HELP,
+    Skip,
+    cpu_budget,
+    data_dir,
+    dataset_names,
+    markdown_table,
+    write_report,
+)
 from experiments.sat_table1 import DEPTHS, SEED, train
 
 log = logging.getLogger("experiments.sat_shortest")
@@ -91,7 +100,7 @@ def dataset_row(name: str, directory: Path, n_inst: int, cap: float) -> dict[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments sat_shortest", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="two small datasets, two instances, 5 s cap")
-    parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--instances", type=int, help="sample instances per dataset (default 10; quick 2)")
     parser.add_argument("--cap", type=float, help="CPU seconds per query and instance (default 30; quick 5)")
@@ -101,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     directory = data_dir(args.data)
     if not directory.is_dir():
-        raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
+        raise Skip(f"the data folder {directory} (--data or $RFEXPLAIN_DATA) does not exist")
     names = dataset_names(args.datasets, list(QUICK_DATASETS) if args.quick else list(DEPTHS), DEPTHS)
     unknown = sorted(set(names) - set(DEPTHS))
     if unknown:

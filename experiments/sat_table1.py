@@ -1,6 +1,6 @@
 """Table 1 of Izza and Marques-Silva (2021) [IM21] with rfexplain's ``"sat"`` engine.
 
-For each of the 19 benchmark datasets (``../shared/datasets``; ``--data`` or ``$RFEXPLAIN_DATA``):
+For each of the 19 benchmark datasets (shipped with the package; ``--data`` or ``$RFEXPLAIN_DATA`` override it):
 a ``RandomForestClassifier`` with 100 trees, the SAT paper's depth for that dataset (datasets
 README), ``criterion="entropy"``, trained on a fixed 80/20 split; the instances are those of the
 paper's ``samples/<name>.samples`` file. Columns as in the paper: CNF variables and clauses of the
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from experiments._common import (
+    DATA_HELP,
     DATASETS_HELP,
     count_within,
     cpu_budget,
@@ -76,7 +77,7 @@ PAPER_CARD = "cardnetwrk"
 
 def train(name: str, directory: Path) -> tuple[Any, Any, float, np.ndarray]:
     """The paper's forest for ``name``: model, Forest, test accuracy (hard vote), samples."""
-    from rfexplain.datasets import train_forest
+    from rfexplain.datasets import load_samples, train_forest
 
     trained = train_forest(
         name,
@@ -91,10 +92,8 @@ def train(name: str, directory: Path) -> tuple[Any, Any, float, np.ndarray]:
     )
     model, forest, X_test, y_test = trained.model, trained.forest, trained.X_test, trained.y_test
     accuracy = float(np.mean(forest.predict(X_test) == y_test))
-    samples_path = directory / "samples" / f"{name}.samples"
-    if samples_path.is_file():
-        samples = np.loadtxt(samples_path, delimiter=",", ndmin=2)
-    else:
+    samples = load_samples(name, directory)
+    if samples is None:
         samples = X_test[np.random.default_rng(SEED).permutation(len(X_test))]
     return model, forest, accuracy, samples
 
@@ -332,7 +331,7 @@ CARD_COLUMNS = [
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.sat_table1", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke-sized run (about two minutes)")
-    parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument(
         "--instances", type=int, help="instances per dataset for AXp/CXp timings (default: all samples)"
@@ -358,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     if not directory.is_dir():
         from experiments._common import Skip
 
-        raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
+        raise Skip(f"the data folder {directory} (--data or $RFEXPLAIN_DATA) does not exist")
     names = dataset_names(args.datasets, list(QUICK_DATASETS) if args.quick else list(DEPTHS), DEPTHS)
     n_inst = args.instances if args.instances is not None else (5 if args.quick else None)
     n_enum = 2 if args.quick else args.enum_instances

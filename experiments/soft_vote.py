@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from experiments._common import (
+    DATA_HELP,
     DATASETS_HELP,
     Skip,
     count_within,
@@ -209,7 +210,7 @@ def dataset_row(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.soft_vote", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="two small datasets, few instances")
-    parser.add_argument("--data", help="benchmark CSV directory (default $RFEXPLAIN_DATA or ../shared/datasets)")
+    parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--datasets", nargs="+", help=DATASETS_HELP)
     parser.add_argument("--instances", type=int, help="instances per dataset for AXp/CXp times (default 25)")
     parser.add_argument("--enum-instances", type=int, help="instances per dataset for enumeration (default 5)")
@@ -223,18 +224,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     directory = data_dir(args.data)
     if not directory.is_dir():
-        raise Skip(f"benchmark datasets not found at {directory} (use --data or $RFEXPLAIN_DATA)")
+        raise Skip(f"the data folder {directory} (--data or $RFEXPLAIN_DATA) does not exist")
     names = dataset_names(args.datasets, list(QUICK_DATASETS) if args.quick else list(DEPTHS), DEPTHS)
     n_inst = args.instances or (2 if args.quick else 25)
     n_enum = args.enum_instances if args.enum_instances is not None else (1 if args.quick else 5)
     cap = args.enum_cap or (5.0 if args.quick else 60.0)
     n_points = args.points or (10_000 if args.quick else 100_000)
     query_cap = args.query_cap or 60.0
-    from rfexplain.sat import prefilter
+    from rfexplain.sat.deciders import leaves
 
     # numba's one-off load of the prefilter's compiled loops (leaf boxes are int32) is not part of
     # the times of the first dataset's first vote
-    prefilter.warm_up(np.dtype(np.int32))
+    leaves.warm_up(np.dtype(np.int32))
     rows = [
         dataset_row(name, directory, n_inst, n_enum, cap, n_points, not args.agreement_only, query_cap)
         for name in names

@@ -43,7 +43,7 @@ from rfexplain.engines import Engine, EngineBase, Instance, available_engines, r
 from rfexplain.explainer import Explainer
 from rfexplain.verify import Verification, verify
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Forest",

@@ -1,11 +1,15 @@
-"""Datasets: scikit-learn's bundled ones, the benchmark CSV suite, and training a forest on them.
+"""Datasets: scikit-learn's bundled ones, the benchmark suite shipped with the package, other CSVs,
+and training a forest on them.
 
-``load("iris")`` (also ``wine``, ``breast_cancer``, ``digits``) needs no download. Any other name
-is read as ``<name>.csv`` from the benchmark directory, which must be given explicitly: the
-``data_dir`` argument (the command line's ``--data``), else the environment variable
-``RFEXPLAIN_DATA``; without either, :class:`~rfexplain.core.errors.DataDirError` says so.
-Benchmark CSVs have a header row, numeric features and the label in the last column; labels may be
-strings and cells may carry leading spaces. Classes are the sorted distinct labels, as
+``load("iris")`` (also ``wine``, ``breast_cancer``, ``digits``) needs no download. The 19 benchmark
+datasets of the papers (``ann-thyroid``, ``magic``, ``ring``, ...; :func:`benchmark_names`) ship
+with the package, gzipped, in ``rfexplain/data/benchmarks/`` (:func:`benchmark_dir`), with the SAT
+paper's sample instances (:func:`load_samples`); they come from the RFxpl authors' MIT-licensed
+benchmark bundle (see that folder's ``README.md``). Any other name is read as ``<name>.csv`` (or
+``<name>.csv.gz``) from a folder given by the ``data_dir`` argument (the command line's ``--data``)
+or the environment variable ``RFEXPLAIN_DATA``; a CSV there overrides the built-in copy of the same
+name. Benchmark CSVs have a header row, numeric features and the label in the last column; labels
+may be strings and cells may carry leading spaces. Classes are the sorted distinct labels, as
 scikit-learn's ``classes_``.
 
 :func:`read_csv` is the one CSV reader of the package (datasets, the command line's ``--input``,
@@ -19,11 +23,16 @@ Example
 >>> trained = train_forest("iris", trees=3, depth=2, test_size=0.2)
 >>> len(trained.X_train), len(trained.X_test), trained.forest.n_trees
 (120, 30, 3)
+>>> load("ann-thyroid")
+Dataset('ann-thyroid', rows=7200, features=21, classes=3)
+>>> load_samples("ann-thyroid").shape
+(720, 21)
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +52,9 @@ __all__ = [
     "load",
     "available",
     "find_data_dir",
+    "benchmark_dir",
+    "benchmark_names",
+    "load_samples",
     "read_csv",
     "loans",
     "read_instances",
@@ -77,62 +89,107 @@ class Dataset:
 _HOW = f"give data_dir= (the command line's --data) or set the environment variable {ENV_VAR}"
 
 
-def find_data_dir(path: str | os.PathLike[str] | None = None) -> Path:
-    """The benchmark CSV directory: ``path``, else ``$RFEXPLAIN_DATA``.
+def benchmark_dir() -> Path:
+    """The folder of the benchmark suite shipped with the package: ``<name>.csv.gz`` for each of
+    the 19 datasets and ``samples/<name>.samples.gz``, with a ``README.md`` naming their source."""
+    return Path(__file__).resolve().parent / "data" / "benchmarks"
 
-    Raises :class:`~rfexplain.core.errors.DataDirError` (an ``UnknownDatasetError``) naming both
-    ways when neither is given or the folder does not exist.
+
+def benchmark_names() -> list[str]:
+    """The names of the built-in benchmark datasets, sorted (``ann-thyroid`` ... ``xd6``)."""
+    return sorted(_csv_names(benchmark_dir()))
+
+
+def find_data_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """The benchmark CSV directory: ``path``, else ``$RFEXPLAIN_DATA``, else the built-in
+    :func:`benchmark_dir`.
+
+    Raises :class:`~rfexplain.core.errors.DataDirError` (an ``UnknownDatasetError``) when the
+    folder given (``path`` or ``$RFEXPLAIN_DATA``) does not exist.
     """
-    how = _HOW
+    return _configured_data_dir(path) or benchmark_dir()
+
+
+def _configured_data_dir(path: str | os.PathLike[str] | None) -> Path | None:
+    """The folder given (``path``, else ``$RFEXPLAIN_DATA``), ``None`` when none is (a missing one raises)."""
     if path is not None:
         chosen, origin = Path(path), "data_dir"
     elif os.environ.get(ENV_VAR):
         chosen, origin = Path(os.environ[ENV_VAR]), ENV_VAR
     else:
-        raise DataDirError(f"no benchmark CSV directory given: {how}")
+        return None
     if not chosen.is_dir():
-        raise DataDirError(f"the benchmark CSV directory {str(chosen)!r} ({origin}) does not exist: {how}")
+        raise DataDirError(f"the benchmark CSV directory {str(chosen)!r} ({origin}) does not exist: {_HOW}")
     return chosen
 
 
-def _configured_data_dir(path: str | os.PathLike[str] | None) -> Path | None:
-    """The benchmark directory when one is configured, ``None`` when none is (a missing one raises)."""
-    if path is None and not os.environ.get(ENV_VAR):
-        return None
-    return find_data_dir(path)
+def _csv_names(directory: Path) -> set[str]:
+    return {p.name[: -len(".csv")] for p in directory.glob("*.csv")} | {
+        p.name[: -len(".csv.gz")] for p in directory.glob("*.csv.gz")
+    }
+
+
+def _csv_file(directory: Path, name: str) -> Path | None:
+    """``<name>.csv``, else ``<name>.csv.gz``, in ``directory``; ``None`` when neither is a file."""
+    for file in (directory / f"{name}.csv", directory / f"{name}.csv.gz"):
+        if file.is_file():
+            return file
+    return None
 
 
 def available(path: str | os.PathLike[str] | None = None) -> list[str]:
-    """Names :func:`load` accepts: the built-in datasets and the CSVs of the benchmark directory
-    (when one is given or configured)."""
+    """Names :func:`load` accepts: the scikit-learn datasets, then the built-in benchmark datasets
+    and the CSVs of the folder given or configured, sorted."""
     directory = _configured_data_dir(path)
-    csvs = sorted(p.stem for p in directory.glob("*.csv")) if directory else []
-    return list(BUILTIN) + [name for name in csvs if name not in BUILTIN]
+    csvs = _csv_names(benchmark_dir()) | (_csv_names(directory) if directory else set())
+    return list(BUILTIN) + sorted(name for name in csvs if name not in BUILTIN)
+
+
+def _source(name: str, data_dir: str | os.PathLike[str] | None) -> Path | None:
+    """The CSV :func:`load` reads for ``name`` (``None``: scikit-learn's dataset)."""
+    directory = _configured_data_dir(data_dir)
+    found = _csv_file(directory, name) if directory is not None else None
+    if found is not None or name in BUILTIN:
+        return found
+    found = _csv_file(benchmark_dir(), name)
+    if found is None:
+        where = f" (nor in the folder {str(directory)!r})" if directory is not None else ""
+        raise UnknownDatasetError(
+            f"dataset must be one of {available(data_dir)}. Got {name!r} instead{where}; other CSVs: {_HOW}."
+        )
+    return found
 
 
 def load(name: str, data_dir: str | os.PathLike[str] | None = None) -> Dataset:
     """Load a dataset by name (see the module docstring).
 
-    A built-in name is served by scikit-learn unless ``data_dir`` is given and holds a CSV of
-    that name (the benchmark suite has its own ``iris.csv``).
+    A CSV of that name in ``data_dir`` (else ``$RFEXPLAIN_DATA``) comes first. Else a
+    scikit-learn name (``iris``, ``wine``, ...) is served by scikit-learn, any other by the
+    built-in benchmark suite (whose own ``iris`` is ``load("iris", benchmark_dir())``).
 
-    Raises :class:`~rfexplain.core.errors.UnknownDatasetError` listing the available names.
+    Raises :class:`~rfexplain.core.errors.UnknownDatasetError` listing the available names, and
+    :class:`~rfexplain.core.errors.DataDirError` when the folder given does not exist.
     """
     if name in BUILTIN and data_dir is None:
         return _load_builtin(name)
-    directory = _configured_data_dir(data_dir)
-    if directory is not None and (directory / f"{name}.csv").is_file():
-        return _load_csv(directory / f"{name}.csv")
-    if name in BUILTIN:
-        return _load_builtin(name)
-    if directory is None:
-        raise DataDirError(
-            f"dataset must be one of {list(BUILTIN)} or a benchmark CSV. Got {name!r} instead; "
-            f"no benchmark CSV directory is given: {_HOW}"
-        )
-    raise UnknownDatasetError(
-        f"dataset must be one of {available(data_dir)}. Got {name!r} instead (benchmark directory: {directory})."
-    )
+    source = _source(name, data_dir)
+    return _load_builtin(name) if source is None else _load_csv(source, name)
+
+
+def load_samples(name: str, data_dir: str | os.PathLike[str] | None = None) -> np.ndarray | None:
+    """The sample instances of a benchmark dataset (the instances the SAT paper explained), as a
+    float64 array with one row per instance; ``None`` when there are none.
+
+    They are read from ``samples/<name>.samples`` (or ``.samples.gz``) beside the CSV
+    :func:`load` reads (``load(name, data_dir)``): the built-in suite has them for its 19 datasets.
+    """
+    source = _source(name, data_dir) if name not in BUILTIN or data_dir is not None else None
+    if source is None:
+        return None
+    for file in (source.parent / "samples" / f"{name}.samples", source.parent / "samples" / f"{name}.samples.gz"):
+        if file.is_file():
+            return np.loadtxt(file, delimiter=",", ndmin=2, dtype=np.float64)
+    return None
 
 
 def _load_builtin(name: str) -> Dataset:
@@ -156,7 +213,8 @@ class CSVTable:
 
 
 def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, header: bool | None = None) -> CSVTable:
-    """Read a CSV of instances: cells stripped of spaces and quotes, an optional header row.
+    """Read a CSV of instances (gzipped when its name ends in ``.gz``): cells stripped of spaces and
+    quotes, an optional header row.
 
     With ``n_features=None`` every row's last column is its label (the benchmark format). With
     ``n_features`` given, rows have that many feature columns and optionally one more, the label.
@@ -170,7 +228,8 @@ def read_csv(path: str | os.PathLike[str], n_features: int | None = None, *, hea
         raise CSVFormatError(f"{file} is a directory, not a CSV file")
     if not file.is_file():
         raise CSVFormatError(f"no such file: {file}")
-    with file.open(newline="") as handle:
+    opened = gzip.open(file, "rt", newline="") if file.name.endswith(".gz") else file.open(newline="")
+    with opened as handle:
         rows = [[cell.strip().strip('"') for cell in row] for row in csv.reader(handle) if row]
     width = n_features if n_features is not None else (len(rows[0]) - 1 if rows else 0)
     names: tuple[str, ...] | None = None
@@ -219,7 +278,7 @@ def _all_numbers(cells: list[str]) -> bool:
     return True
 
 
-def _load_csv(path: Path) -> Dataset:
+def _load_csv(path: Path, name: str) -> Dataset:
     table = read_csv(path, header=True)
     if table.header is None or table.labels is None:
         raise CSVFormatError(f"{path}: a benchmark CSV has a header row and a label column")
@@ -231,7 +290,7 @@ def _load_csv(path: Path) -> Dataset:
     except ValueError:
         labels = np.asarray(raw_labels)
     class_names = tuple(np.unique(labels).tolist())
-    return Dataset(path.stem, table.X, labels, table.header[:-1], class_names)
+    return Dataset(name, table.X, labels, table.header[:-1], class_names)
 
 
 @dataclass(frozen=True)

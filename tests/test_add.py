@@ -17,7 +17,6 @@ from rfexplain.core.budget import Budget, BudgetExpired
 from rfexplain.core.errors import UnsupportedQueryError
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
-from tests.benchmark_data import benchmark_dir
 from tests.handmade import forest as handmade_forest
 from tests.strategies import forests, forests_and_instances
 
@@ -195,12 +194,9 @@ def test_add_prediction_equals_forest_predict_on_every_row(name: str, n_trees: i
 
 
 def test_add_on_benchmark_csv_rows() -> None:
-    data_dir = benchmark_dir()
-    if data_dir is None or not (data_dir / "banknote.csv").exists():
-        pytest.skip("the shared benchmark datasets are not available")
     from sklearn.ensemble import RandomForestClassifier
 
-    data = datasets.load("banknote", data_dir)
+    data = datasets.load("banknote")  # the benchmark suite shipped with the package
     model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=1).fit(data.X, data.y)
     forest = Forest.from_sklearn(model)
     compiled = CompiledADD.of(aggregate(forest, timeout=60))

@@ -3,8 +3,7 @@
 The SAT and circuit engines share nothing but the forest model, so equal answers are evidence of
 correctness where the oracle cannot reach: the same *sets* of sufficient, necessary, shortest and
 contrastive reasons, the same robustness and the same canonical single reasons, on forests
-trained on scikit-learn's bundled datasets and on the benchmark CSVs (when they are beside the
-checkout).
+trained on scikit-learn's bundled datasets and on the benchmark suite shipped with the package.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from sklearn.ensemble import RandomForestClassifier
 
 import rfexplain as rx
 from rfexplain import datasets
-from tests.benchmark_data import benchmark_dir
 
 CASES = [
     ("iris", 20, 4),
@@ -85,8 +83,7 @@ def test_engines_agree_on_bundled_datasets(name: str, n_trees: int, depth: int, 
     compare(name, n_trees, depth, core=core)
 
 
-@pytest.mark.skipif(benchmark_dir() is None, reason="benchmark CSVs are not beside this checkout")
 @pytest.mark.parametrize("core", CORES)
 @pytest.mark.parametrize("name, n_trees, depth", BENCHMARKS)
 def test_engines_agree_on_benchmark_datasets(name: str, n_trees: int, depth: int, core: str) -> None:
-    compare(name, n_trees, depth, benchmark_dir(), core=core)
+    compare(name, n_trees, depth, datasets.benchmark_dir(), core=core)

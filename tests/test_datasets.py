@@ -1,4 +1,4 @@
-"""Datasets: scikit-learn's bundled ones and the benchmark CSV format."""
+"""Datasets: scikit-learn's bundled ones, the benchmark suite shipped with the package and the CSV format."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from rfexplain import UnknownDatasetError, datasets
-from tests.benchmark_data import benchmark_dir
 
 
 @pytest.mark.parametrize(
@@ -46,28 +45,55 @@ def test_unknown_dataset_lists_available(tmp_path: Path) -> None:
         datasets.load("nope", tmp_path)
 
 
-@pytest.mark.skipif(benchmark_dir() is None, reason="the benchmark CSV directory is not beside this checkout")
-def test_benchmark_suite_loads() -> None:
-    for name in ("iris", "ionosphere", "ann-thyroid"):
-        data = datasets.load(name, benchmark_dir())
-        assert data.X.ndim == 2 and len(data.class_names) >= 2
-    assert datasets.load("ionosphere", benchmark_dir()).class_names == ("b", "g")
-
-
-def test_benchmark_names_need_an_explicit_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No guessing where the CSVs are: without data_dir or RFEXPLAIN_DATA the error names both."""
+def test_benchmark_suite_loads_without_any_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 19 benchmark datasets ship with the package: no data_dir, no RFEXPLAIN_DATA."""
     monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)
-    with pytest.raises(datasets.DataDirError, match=r"data_dir=.*--data.*RFEXPLAIN_DATA"):
-        datasets.load("ecoli")
-    with pytest.raises(UnknownDatasetError, match="RFEXPLAIN_DATA"):
-        datasets.find_data_dir()
+    assert datasets.find_data_dir() == datasets.benchmark_dir()
+    for name in ("ionosphere", "ann-thyroid"):
+        data = datasets.load(name)
+        assert data.name == name and data.X.ndim == 2 and len(data.class_names) >= 2
+    assert datasets.load("ionosphere").class_names == ("b", "g")
+    assert set(datasets.benchmark_names()) <= set(datasets.available())
+    # the suite's own iris (its labels capitalised) is asked for by its folder; "iris" alone is scikit-learn's
+    assert datasets.load("iris", datasets.benchmark_dir()).class_names == ("Setosa", "Versicolor", "Virginica")
+    assert datasets.load("iris").class_names == ("setosa", "versicolor", "virginica")
+    samples = datasets.load_samples("ecoli")
+    assert samples is not None and samples.shape[1] == datasets.load("ecoli").X.shape[1]
+    assert datasets.load_samples("iris") is None  # scikit-learn's iris has no sample instances
+
+
+def test_a_folder_given_overrides_the_builtin_copy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)
+    (tmp_path / "ecoli.csv").write_text("a,b,label\n1,2,x\n3,4,y\n")
+    (tmp_path / "samples").mkdir()
+    (tmp_path / "samples" / "ecoli.samples").write_text("1,2\n")
+    assert datasets.load("ecoli", tmp_path).X.shape == (2, 2)
+    assert datasets.load_samples("ecoli", tmp_path).tolist() == [[1.0, 2.0]]  # type: ignore[union-attr]
+    monkeypatch.setenv("RFEXPLAIN_DATA", str(tmp_path))
+    assert datasets.load("ecoli").X.shape == (2, 2)
+    assert datasets.load("banknote").X.shape == (1372, 4)  # not in the folder: the built-in copy
+
+
+def test_a_missing_folder_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A folder given that does not exist is an error naming it, not a silent fallback."""
+    monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)
     missing = tmp_path / "absent"
-    with pytest.raises(UnknownDatasetError, match=r"absent.*does not exist.*RFEXPLAIN_DATA"):
+    with pytest.raises(datasets.DataDirError, match=r"absent.*\(data_dir\) does not exist.*RFEXPLAIN_DATA"):
         datasets.load("ecoli", missing)
     monkeypatch.setenv("RFEXPLAIN_DATA", str(missing))
     with pytest.raises(UnknownDatasetError, match=r"absent.*\(RFEXPLAIN_DATA\) does not exist"):
         datasets.load("ecoli")
     assert datasets.load("iris").X.shape == (150, 4)  # scikit-learn's bundled data need no folder
+
+
+def test_gzipped_csv(tmp_path: Path) -> None:
+    import gzip
+
+    with gzip.open(tmp_path / "toy.csv.gz", "wt") as handle:
+        handle.write("a,b,label\n1,2,yes\n3,4,no\n")
+    assert datasets.read_csv(tmp_path / "toy.csv.gz").X.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert datasets.load("toy", tmp_path).class_names == ("no", "yes")
+    assert "toy" in datasets.available(tmp_path)
 
 
 def test_read_csv_optional_header_and_label(tmp_path: Path) -> None:
@@ -108,3 +134,16 @@ def test_train_forest_is_the_usual_recipe() -> None:
         datasets.train_forest("iris", trees=0, depth=2)
     with pytest.raises(ValueError, match="test_size"):
         datasets.train_forest("iris", trees=1, depth=2, test_size=1.5)
+
+
+def test_command_line_explains_a_benchmark_row_without_any_folder(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rfexplain explain --dataset ann-thyroid --index 0`` answers on a fresh install."""
+    from rfexplain.cli import main
+
+    monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)
+    assert main(["explain", "--dataset", "ann-thyroid", "--index", "0", "--trees", "5", "--depth", "3"]) == 0
+    assert capsys.readouterr().out.startswith("prediction: ")
+    assert main(["explain", "--dataset", "no-such-data", "--index", "0"]) == 2
+    assert "dataset must be one of" in capsys.readouterr().err

@@ -55,9 +55,10 @@ def test_registry_skips_missing_and_runs_the_others(
     )
     results = tmp_path / "results"
     monkeypatch.setenv(_common.RESULTS_ENV, "")
-    assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 0
+    assert entry.main(["all", "--quick", "--results-dir", str(results)]) == 2  # "missing" was skipped
     err = capsys.readouterr().err
     assert "skip missing" in err and "ok fake" in err
+    assert "error: skipped, not for a missing optional peer: missing" in err
     assert sorted(p.name for p in results.iterdir()) == ["fake_quick.csv", "fake_quick.machine.json", "fake_quick.md"]
     assert (results / "fake_quick.csv").read_text().splitlines() == ["x,t", "1,0.5"]
     assert (results / "fake_quick.md").read_text().startswith("# fake")
@@ -100,8 +101,8 @@ def test_a_benchmark_named_and_skipped_exits_2_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``python -m experiments sat_table1 --quick`` without its datasets ran nothing and exited 0:
-    a benchmark asked for by name and skipped exits 2 with the reason; ``all`` still skips it with
-    a message and exits 0."""
+    a benchmark asked for by name and skipped exits 2 with the reason; ``all`` runs the others and
+    exits 2 naming the skipped ones."""
     (tmp_path / "skipping_bench.py").write_text(
         "from experiments._common import Skip\n"
         "def main(argv):\n    raise Skip('benchmark datasets not found at /nowhere')\n"
@@ -121,9 +122,45 @@ def test_a_benchmark_named_and_skipped_exits_2_with_the_reason(
     assert "python -m experiments: error: skipping was skipped, nothing ran" in err
     assert entry.main(["missing"]) == 2
     assert "skip missing: experiments.not_written_yet is not in this checkout yet" in capsys.readouterr().err
-    assert entry.main(["all", "--quick"]) == 0
+    assert entry.main(["all", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "skip skipping: benchmark datasets not found" in err and "all: skipping: skipped, missing: skipped" in err
+    assert "error: skipped, not for a missing optional peer: skipping, missing (the reasons are above)" in err
+
+
+def test_all_exits_0_when_only_an_optional_peer_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PyXAI and RFxpl are optional: ``all`` skips their benchmarks without failing, and says so;
+    named on its own such a benchmark still exits 2 (it ran nothing)."""
+    (tmp_path / "peer_bench.py").write_text(
+        "from experiments._common import PeerMissing\ndef main(argv):\n    raise PeerMissing('RFxpl not found')\n"
+    )
+    (tmp_path / "fine_bench.py").write_text("def main(argv):\n    return 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(
+        entry,
+        "BENCHMARKS",
+        (entry.Benchmark("peer", "peer_bench", "needs RFxpl"), entry.Benchmark("fine", "fine_bench", "runs")),
+    )
+    assert entry.main(["all", "--quick"]) == 0
+    err = capsys.readouterr().err
+    assert "skip peer: RFxpl not found" in err and "all: peer: skipped (optional peer not installed), fine: ok" in err
+    assert "error" not in err
+    assert entry.main(["peer"]) == 2
+    (tmp_path / "fails_bench.py").write_text("def main(argv):\n    return 3\n")
+    monkeypatch.setattr(entry, "BENCHMARKS", entry.BENCHMARKS + (entry.Benchmark("fails", "fails_bench", "f"),))
+    assert entry.main(["all"]) == 1 and "error: failed: fails" in capsys.readouterr().err
+    assert entry.main(["fails"]) == 1
+
+
+def test_unknown_benchmark_exits_non_zero_from_the_command_line() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "experiments", "no_such_table"], cwd=HERE.parent, capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "Got 'no_such_table' instead" in done.stderr
 
 
 def test_cactus_plot_and_tables(tmp_path: Path) -> None:
@@ -283,12 +320,7 @@ def test_every_benchmark_is_covered_by_the_quick_run_test() -> None:
 def test_quick_runs_write_only_quick_files_with_the_command_and_seed(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.benchmark_data import benchmark_dir
-
-    data = benchmark_dir()
-    if data is None:
-        pytest.skip("benchmark CSVs are not beside this checkout")
-    monkeypatch.setenv("RFEXPLAIN_DATA", str(data))
+    monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)  # the benchmark suite shipped with the package
     monkeypatch.setenv(_common.RESULTS_ENV, "")
     assert entry.main([name, "--quick", "--results-dir", str(tmp_path), *QUICK_RUNS[name]]) == 0
     written = sorted(p.name for p in tmp_path.iterdir())

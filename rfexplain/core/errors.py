@@ -96,7 +96,7 @@ class UnknownDatasetError(RFExplainError, ValueError):
 
 
 class DataDirError(UnknownDatasetError):
-    """The benchmark CSV directory is not given (argument or ``RFEXPLAIN_DATA``) or does not exist."""
+    """The CSV folder given (the ``data_dir`` argument or ``RFEXPLAIN_DATA``) does not exist."""
 
 
 class CSVFormatError(RFExplainError, ValueError):
