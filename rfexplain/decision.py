@@ -180,6 +180,21 @@ class Decision:
         """
         return self.ask("sufficient_reason", order=order, timeout=timeout)
 
+    def inflated_sufficient_reason(
+        self, order: Sequence[int | str] | None = None, timeout: float | None = None
+    ) -> Reason:
+        """The canonical sufficient reason (:meth:`sufficient_reason`, in ``order``) with each
+        literal widened as far as the decision allows (Izza et al., AAAI 2024): a numeric
+        feature's interval reaches over as many thresholds below, then above, as keep the reason
+        sufficient, a categorical feature takes every category it can, feature by feature in
+        ``order``. The result is maximal (no bound can move one threshold further, no category
+        can be added; its witnesses show it), canonical (every engine gives it) and reads as
+        ranges a person can act on (``worst radius >= 16.3`` rather than a cell
+        ``16.315 <= worst radius <= 16.49``); a bound that reaches the end of a feature's range
+        prints one-sided. ``timeout`` (seconds): :class:`~rfexplain.core.budget.BudgetExpired`
+        past it."""
+        return self.ask("inflated_sufficient_reason", order=order, timeout=timeout)
+
     def necessary_reason(self, order: Sequence[int | str] | None = None, timeout: float | None = None) -> Reason | None:
         """One necessary reason (CXp), or ``None`` when no change of any features can flip the
         decision.

@@ -516,6 +516,8 @@ class _Verifier:
             box[f] = tuple(c for c in self.cells_out(f, states) if c != self.instance_cell(f)[0])
             ok, how = self.witness_found(box, self.others())
             self.add("minimal", f"the literal on feature {f} is needed", ok, how)
+            if self.reason.inflated:
+                self.check_maximal(f, states)
             if self.reason.kind != "general_sufficient":
                 continue
             extra = sorted({self.space_state(f, c) for c in box[f]})
@@ -523,6 +525,21 @@ class _Verifier:
                 box[f] = tuple(sorted(set(self.conj_box()[f]) | set(self.cells_in(f, frozenset({s})))))
                 ok, how = self.witness_found(box, self.others())
                 self.add("prime", f"state {s} cannot be added to the literal on feature {f}", ok, how)
+
+    def check_maximal(self, f: int, states: frozenset[int]) -> None:
+        """An inflated reason: no bound of the literal on ``f`` can move one state further (a
+        numeric feature), no category can be added (a categorical one)."""
+        space = self.reason.space
+        n = len(space.thresholds[f]) + 1 if space is not None else max(states) + 1
+        if space is not None and space.category_labels(f) is not None:
+            beyond = [s for s in range(n) if s not in states]
+        else:
+            beyond = [s for s in (min(states) - 1, max(states) + 1) if 0 <= s < n]
+        for s in beyond:
+            box = self.conj_box()
+            box[f] = tuple(sorted(set(box[f]) | set(self.cells_in(f, frozenset({s})))))
+            ok, how = self.witness_found(box, self.others())
+            self.add("maximal", f"the literal on feature {f} cannot take state {s} too", ok, how)
 
     def disj_box(self, free: frozenset[int], outside: frozenset[int]) -> Box:
         literals = self.reason.literals

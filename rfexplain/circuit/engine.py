@@ -347,6 +347,14 @@ class CircuitEngine(EngineBase):
                 target=target,
             )
 
+    def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """A path to ``false`` in one of the class formula's conjuncts whose edges each allow a
+        state of the box (:func:`~rfexplain.circuit.logic.general.find_world`): the decision
+        graphs test each feature at most once on a path, so a path is a box of worlds."""
+        a = self._analysis(instance, Budget.current())
+        allowed = {f: mask_of(states) for f, states in box.items()}
+        return find_world(self.formulas.dg, a.conjuncts, 0, {}, a.v, allowed)
+
     def robustness(self, instance: Instance) -> float:
         a = self._analysis(instance)
         r, _ = robustness(a.nnf, a.cr)

@@ -71,6 +71,7 @@ class Query:
 
 _TABLE = (
     Query("sufficient_reason", Kind.REASON, all_of="sufficient_reasons"),
+    Query("inflated_sufficient_reason", Kind.REASON),
     Query("necessary_reason", Kind.REASON, all_of="necessary_reasons", changes=True),
     Query("sufficient_reasons", Kind.ENUMERATION),
     Query("necessary_reasons", Kind.ENUMERATION, changes=True),

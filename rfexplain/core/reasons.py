@@ -176,6 +176,11 @@ class Reason:
     instance: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
     decision: int | None = field(default=None, compare=False, repr=False)
     witnesses: tuple[Witness, ...] = field(default=(), compare=False, repr=False)
+    #: A sufficient reason whose literals were widened as far as the decision allows
+    #: (:meth:`~rfexplain.decision.Decision.inflated_sufficient_reason`): each numeric literal is
+    #: an interval of several cells, each categorical one the largest set of categories; the
+    #: witnesses then show that no bound can move one state further.
+    inflated: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in REASON_KINDS:
@@ -197,6 +202,7 @@ class Reason:
         instance: Iterable[float] | None = None,
         decision: int | None = None,
         witnesses: Iterable[Witness] = (),
+        inflated: bool = False,
     ) -> Reason:
         """Build a reason from a mapping feature -> states."""
         return cls(
@@ -207,6 +213,7 @@ class Reason:
             instance=tuple(float(v) for v in instance) if instance is not None else None,
             decision=decision,
             witnesses=tuple(witnesses),
+            inflated=inflated,
         )
 
     @property
@@ -296,6 +303,8 @@ class Reason:
             "literals": [lit.to_dict(self.space) for lit in self.conditions],
             "text": str(self),
         }
+        if self.inflated:
+            out["inflated"] = True
         if self.space is not None:
             out["feature_names"] = [self.space.feature_names[f] for f in sorted(self.features)]
             if self.space.domain_note():  # the reason holds for inputs within these bounds

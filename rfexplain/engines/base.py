@@ -28,7 +28,7 @@ the registered engines that do answer them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -38,7 +38,8 @@ from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError, UnsupportedQueryError
 from rfexplain.core.forest import Forest
 from rfexplain.core.queries import QUERY_TABLE
-from rfexplain.core.reasons import Reason
+from rfexplain.core.reasons import Reason, Witness
+from rfexplain.engines.inflation import inflate
 
 __all__ = [
     "Instance",
@@ -46,10 +47,14 @@ __all__ = [
     "EngineBase",
     "ReasonFormula",
     "QUERIES",
+    "ENGINE_HOOKS",
     "ENUMERATION_QUERIES",
     "canonical_order",
 ]
 
+#: Methods an engine may implement besides the queries, which :class:`EngineBase`'s generic
+#: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason`).
+ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample",)
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
@@ -132,6 +137,7 @@ class Engine(Protocol):
     queries: ClassVar[frozenset[str]]
 
     def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason: ...
+    def inflated_sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason: ...
     def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None: ...
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
     def necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]: ...
@@ -173,6 +179,45 @@ class EngineBase:
 
     def sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
         raise self._unsupported("sufficient_reason")
+
+    def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """A state vector whose features lie in ``box`` (feature -> allowed states; features not
+        in it are free) decided differently from ``instance``, or ``None`` when every such
+        vector gets the instance's decision (the box is a sufficient reason). An engine that
+        implements it answers :meth:`inflated_sufficient_reason`. Runs under the active budget."""
+        raise self._unsupported("inflated_sufficient_reason")
+
+    def inflated_sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
+        """The canonical AXp in ``order`` inflated (:mod:`rfexplain.engines.inflation`), its
+        literals checked by :meth:`box_counterexample`, with one witness per bound that cannot
+        move."""
+        if "inflated_sufficient_reason" not in self.queries:
+            raise self._unsupported("inflated_sufficient_reason")
+        axp = self.sufficient_reason(instance, order)
+        order = tuple(order) if order is not None else tuple(range(self.forest.n_features))
+        space = self.forest.space
+        box, refused = inflate(
+            [f for f in order if f in axp.features],
+            instance.states,
+            self.forest.states_per_feature,
+            lambda f: space.category_labels(f) is not None,
+            lambda b: self.box_counterexample(instance, b),
+        )
+        worlds = np.asarray([z for _, z in refused], dtype=np.int64).reshape(len(refused), self.forest.n_features)
+        decided = self.forest.predict_states(worlds).tolist() if len(refused) else []
+        witnesses = [
+            Witness(self.forest.values_for_states(z, instance.values), int(c), dropped=f)
+            for (f, z), c in zip(refused, decided)
+        ]
+        return Reason.of(
+            "sufficient",
+            box,
+            space=space,
+            instance=instance.values,
+            decision=instance.prediction,
+            witnesses=witnesses,
+            inflated=True,
+        )
 
     def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
         raise self._unsupported("necessary_reason")

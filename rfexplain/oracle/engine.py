@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -455,6 +455,18 @@ class OracleEngine(EngineBase):
 
     def necessary_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason | None:
         return self.oracle.canonical_necessary_reason(instance, order)
+
+    def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """By definition: the first state vector of the grid inside ``box`` decided differently."""
+        budget = Budget.current()
+        if budget is not None:
+            budget.check("searching a box")
+        grid, labels = self.oracle.grid, self.oracle.labels
+        rows = labels != instance.prediction
+        for f, allowed in box.items():
+            rows &= np.isin(grid[:, f], sorted(allowed))
+        found = np.flatnonzero(rows)
+        return tuple(int(s) for s in grid[found[0]]) if found.size else None
 
     def sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         return self._stream(self.oracle.sufficient_reasons(instance), budget)

@@ -124,10 +124,17 @@ def maximal_boxes(
 
 
 def find_world(
-    dg: DGManager, roots: Sequence[int], leaf: int, fixed: Mapping[int, int], base: Sequence[int]
+    dg: DGManager,
+    roots: Sequence[int],
+    leaf: int,
+    fixed: Mapping[int, int],
+    base: Sequence[int],
+    allowed: Mapping[int, int] | None = None,
 ) -> tuple[int, ...] | None:
     """A state vector that reaches ``leaf`` in one of the graphs ``roots`` and takes the states
-    ``fixed`` prescribes; other features keep ``base``'s state when the path allows it.
+    ``fixed`` prescribes, and, with ``allowed`` (feature -> bit mask of states), one of the states
+    allowed; other features keep ``base``'s state when the path allows it (``base`` must lie in
+    ``allowed``).
 
     Depth-first search from the root with an explicit stack, remembering the nodes from which the
     leaf is unreachable under ``fixed`` (so each node is expanded at most once per call)."""
@@ -146,9 +153,10 @@ def find_world(
                 break
             edges = dg.edges[n]
             fx = fixed.get(dg.var[n])
+            mask = -1 if allowed is None else allowed.get(dg.var[n], -1)
             while i < len(edges):
                 s, c = edges[i]
-                if c not in dead and (fx is None or s >> fx & 1):
+                if c not in dead and (fx is None or s >> fx & 1) and s & mask:
                     break
                 i += 1
             if i == len(edges):
@@ -171,6 +179,8 @@ def find_world(
         for x, s in last.items():
             if x in fixed:
                 continue
+            if allowed is not None and x in allowed:
+                s &= allowed[x]
             if not s >> world[x] & 1:
                 world[x] = lowest_bit(s)
         return tuple(world)

@@ -1,0 +1,117 @@
+"""Inflated sufficient reasons: the canonical AXp with each of its literals widened as far as the
+decision allows (Izza, Ignatiev, Stuckey and Marques-Silva, "Delivering Inflated Explanations",
+AAAI 2024 [IISM24]).
+
+The canonical AXp fixes each of its features to the instance's cell. Inflation widens, feature by
+feature in the AXp's canonical order (:func:`~rfexplain.engines.base.canonical_order`), one literal
+at a time while the reason stays sufficient (every input inside the box is decided like the
+instance):
+
+- a numeric feature (states ordered by its thresholds): first its lower bound down, then its
+  upper bound up, each to the furthest state that keeps sufficiency, found by bisection over the
+  states (sufficiency is monotone: a wider box has every counterexample of a narrower one);
+- a categorical feature (unordered states): each other category in index order, added when the
+  reason stays sufficient with it.
+
+The result is maximal: no bound can move one more state and no category can be added (the box only
+grows, so a move refused earlier stays refused). It is deterministic and depends only on the
+forest and the instance, so every engine gives the same inflated reason; each engine supplies only
+the box check (``counterexample``). A refused move keeps its counterexample, which lies inside the
+final box on every other feature and just beyond the bound (or on the category) refused: the
+reason's witnesses, one per bound that cannot move (:mod:`rfexplain.verify` checks them).
+
+A literal never widens to a feature's whole domain: the AXp is subset-minimal, so with the other
+features in their (wider) literals some input outside the instance's cell flips the decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+__all__ = ["Box", "inflate"]
+
+#: Feature -> the states its literal allows.
+Box = dict[int, frozenset[int]]
+#: A state vector inside ``box`` decided differently from the instance, or ``None`` (sufficient).
+Counterexample = Callable[[Box], "tuple[int, ...] | None"]
+
+
+def inflate(
+    features: Sequence[int],
+    states: Sequence[int],
+    n_states: Sequence[int],
+    categorical: Callable[[int], bool],
+    counterexample: Counterexample,
+) -> tuple[Box, list[tuple[int, tuple[int, ...]]]]:
+    """Widen the AXp on ``features`` (in this order) of the instance with state vector ``states``.
+
+    ``n_states[f]`` is the number of states of feature ``f``; ``categorical(f)`` says whether its
+    states are unordered. Returns the inflated literals (feature -> states) and the witnesses:
+    ``(feature, counterexample)`` for each bound (or category) that cannot move, in order.
+    """
+    box: Box = {f: frozenset({states[f]}) for f in features}
+    witnesses: list[tuple[int, tuple[int, ...]]] = []
+
+    def with_states(f: int, allowed: frozenset[int]) -> tuple[int, ...] | None:
+        return counterexample({**box, f: allowed})
+
+    for f in features:
+        if categorical(f):
+            for s in range(n_states[f]):
+                if s in box[f]:
+                    continue
+                z = with_states(f, box[f] | {s})
+                if z is None:
+                    box[f] = box[f] | {s}
+                else:
+                    witnesses.append((f, z))
+            continue
+        low, high = _widen(f, states[f], n_states[f], with_states, witnesses)
+        box[f] = frozenset(range(low, high + 1))
+    return box, witnesses
+
+
+def _widen(
+    f: int,
+    state: int,
+    n: int,
+    with_states: Callable[[int, frozenset[int]], tuple[int, ...] | None],
+    witnesses: list[tuple[int, tuple[int, ...]]],
+) -> tuple[int, int]:
+    """The interval of states of the numeric feature ``f`` widened from ``state``: its lower end
+    down, then its upper end up; the counterexamples of the refused moves go to ``witnesses``."""
+
+    def lower(bound: int) -> tuple[int, ...] | None:
+        return with_states(f, frozenset(range(bound, state + 1)))
+
+    low, refused = _furthest(state, 0, lower)
+    if refused is not None:
+        witnesses.append((f, refused))
+
+    def upper(bound: int) -> tuple[int, ...] | None:
+        return with_states(f, frozenset(range(low, bound + 1)))
+
+    high, refused = _furthest(state, n - 1, upper)
+    if refused is not None:
+        witnesses.append((f, refused))
+    return low, high
+
+
+def _furthest(
+    start: int, edge: int, probe: Callable[[int], tuple[int, ...] | None]
+) -> tuple[int, tuple[int, ...] | None]:
+    """The bound furthest from ``start`` towards ``edge`` whose box ``probe`` finds sufficient
+    (``start``'s is), by bisection, and the counterexample of the box one state further (``None``
+    when the bound reaches ``edge``). That counterexample lies on the state one further: the
+    box up to the bound has none."""
+    step = 1 if edge >= start else -1
+    good, bad = start, edge + step  # probe(good) is None; bad is past the edge or refused
+    refused: tuple[int, ...] | None = None  # the counterexample of probe(bad)
+    while abs(bad - good) > 1:
+        middle = (good + bad) // 2
+        z = probe(middle)
+        if z is None:
+            good = middle
+        else:
+            bad, refused = middle, z
+    return good, refused

@@ -1,0 +1,124 @@
+"""Inflated sufficient reasons (Izza et al., AAAI 2024): the canonical AXp widened bound by bound.
+
+Checked by brute force over every state vector of random small forests (sufficient over the whole
+widened box, maximal: no bound moves one state further), under both votes; the three engines give
+the same reason; the verifier proves each one independently, and refuses a reason that claims to
+be inflated and is not."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rfexplain as rx
+from rfexplain.engines import engine_class
+from tests.hypothesis_budget import examples
+from tests.strategies import forests_and_instances
+
+
+def _flips(forest, instance) -> np.ndarray:
+    grid = np.indices(forest.states_per_feature).reshape(forest.n_features, -1).T
+    return grid[forest.predict_states(grid) != instance.prediction]
+
+
+def _sufficient(flips: np.ndarray, box: dict[int, frozenset[int]]) -> bool:
+    inside = np.ones(len(flips), dtype=bool)
+    for f, states in box.items():
+        inside &= np.isin(flips[:, f], sorted(states))
+    return not bool(inside.any())
+
+
+def _check_by_brute_force(forest, instance, reason) -> None:
+    flips = _flips(forest, instance)
+    box = reason.literals
+    axp = {f: frozenset({instance.states[f]}) for f in box}
+    assert all(axp[f] <= box[f] for f in box), "the inflated reason must contain the instance's cells"
+    assert _sufficient(flips, box), f"{reason} is not sufficient"
+    for f, states in box.items():
+        n = forest.states_per_feature[f]
+        assert len(states) < n, f"the literal on {f} covers the whole domain"
+        assert max(states) - min(states) + 1 == len(states), "a numeric literal is an interval"
+        for s in (min(states) - 1, max(states) + 1):
+            if 0 <= s < n:
+                assert not _sufficient(flips, {**box, f: states | {s}}), f"feature {f} can take state {s} too"
+        others = {g: st_ for g, st_ in box.items() if g != f}
+        assert not _sufficient(flips, others), f"the literal on {f} is not needed"
+
+
+@settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")))
+def test_inflated_reasons_are_sufficient_maximal_and_the_same_in_every_engine(case):
+    forest, instance = case
+    answers = {}
+    for name in ("oracle", "sat", "circuit"):
+        if name == "circuit" and not forest.votes_agree:
+            continue
+        with engine_class(name)(forest) as engine:
+            reason = engine.inflated_sufficient_reason(instance)
+        assert reason.inflated and reason.kind == "sufficient"
+        answers[name] = reason
+        assert rx.verify(reason, forest).ok, rx.verify(reason, forest)
+    oracle = answers["oracle"]
+    _check_by_brute_force(forest, instance, oracle)
+    for name, reason in answers.items():
+        assert reason == oracle, f"{name} gave {reason}, the oracle {oracle}"
+        assert reason.features == engine_class("oracle")(forest).sufficient_reason(instance).features
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=forests_and_instances(vote="soft"), data=st.data())
+def test_inflation_follows_the_order(case, data):
+    forest, instance = case
+    order = data.draw(st.permutations(range(forest.n_features)))
+    with engine_class("sat")(forest) as sat, engine_class("oracle")(forest) as oracle:
+        reason = sat.inflated_sufficient_reason(instance, order)
+        assert reason == oracle.inflated_sufficient_reason(instance, order)
+    assert reason.features == oracle.sufficient_reason(instance, order).features
+    _check_by_brute_force(forest, instance, reason)
+
+
+def test_the_verifier_refuses_a_reason_claiming_to_be_inflated_that_is_not():
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_iris()
+    model = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(data.data, data.target)
+    decision = rx.Explainer(model, engine="sat").explain(data.data[60])
+    inflated = decision.inflated_sufficient_reason()
+    assert rx.verify(inflated, model).ok
+    cell_tight = dataclasses.replace(decision.sufficient_reason(), inflated=True)
+    assert cell_tight != inflated
+    checks = rx.verify(cell_tight, model).checks
+    assert any(c.name == "maximal" and not c.proven for c in checks)
+
+
+def test_inflated_reason_on_a_pipeline_with_categories():
+    from rfexplain.pipeline_demo import loans_pipeline
+
+    pipe, X_test, _ = loans_pipeline()
+    explainer = rx.Explainer(pipe, engine="sat")
+    for i in range(3):
+        decision = explainer.explain(X_test.iloc[i])
+        reason = decision.inflated_sufficient_reason()
+        assert reason.literals.keys() == decision.sufficient_reason().literals.keys()
+        verification = rx.verify(reason, explainer.forest)
+        assert verification.ok, verification
+        assert "inflated" in reason.to_dict()
+
+
+@pytest.mark.parametrize("engine", ["sat", "oracle"])
+def test_inflated_reason_budget(engine):
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_iris()
+    model = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(data.data, data.target)
+    decision = rx.Explainer(model, engine=engine).explain(data.data[60])
+    with pytest.raises(rx.BudgetExpired):
+        decision.inflated_sufficient_reason(timeout=0)
