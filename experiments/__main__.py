@@ -93,6 +93,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
     ),
     Benchmark("sat_shortest", "experiments.sat_shortest", "SAT engine: one shortest AXp and CXp per instance"),
+    Benchmark("actionable", "experiments.actionable", "inflated sufficient reasons against the AXp (SAT engine)"),
     Benchmark("cold_start", "experiments.cold_start", "time to first answer: empty compiled-code cache vs warm"),
 )
 
