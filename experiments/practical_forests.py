@@ -49,14 +49,14 @@ FULL: dict[str, Any] = {
 
 
 def default_datasets(directory: Path) -> list[str]:
-    """The benchmark datasets (the built-in suite and the CSVs of ``directory``) with at least
-    :data:`MIN_ROWS` data rows, plus :data:`ALSO`, by name."""
-    from rfexplain import datasets
+    """The CSVs of the data folder (``<name>.csv`` or ``<name>.csv.gz``; the built-in benchmark
+    suite by default) with at least :data:`MIN_ROWS` data rows, plus :data:`ALSO`, by name."""
+    from rfexplain.datasets import read_csv
 
+    files = {path.name[: -len(".csv.gz")]: path for path in directory.glob("*.csv.gz")}
+    files.update({path.stem: path for path in directory.glob("*.csv")})
     return [
-        name
-        for name in datasets.available(directory)
-        if name not in datasets.BUILTIN and (name in ALSO or len(datasets.load(name, directory).y) >= MIN_ROWS)
+        name for name, path in sorted(files.items()) if name in ALSO or len(read_csv(path, header=True).X) >= MIN_ROWS
     ]
 
 
