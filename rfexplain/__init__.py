@@ -15,6 +15,7 @@ x3 <= 0.70
 """
 
 from rfexplain import viz
+from rfexplain.batch import BatchInterrupted
 from rfexplain.core.budget import Budget, BudgetExpired, Enumeration
 from rfexplain.core.errors import (
     CompilationTooLargeError,
@@ -46,6 +47,7 @@ from rfexplain.verify import Verification, verify
 __version__ = "0.2.0"
 
 __all__ = [
+    "BatchInterrupted",
     "Forest",
     "Tree",
     "Explainer",

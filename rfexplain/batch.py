@@ -56,18 +56,20 @@ import io
 import json
 import logging
 import math
+import os
 import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Protocol
 
 import numpy as np
 
 from rfexplain.core.budget import BudgetExpired, Enumeration, check_limit, check_timeout
-from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
+from rfexplain.core.errors import InvalidArgumentError, InvalidInstanceError, QueryArgumentError
 from rfexplain.core.forest import Forest
 from rfexplain.core.instances import in_model_order, mapping_rows, model_input
 from rfexplain.core.pyvalues import to_python
@@ -83,9 +85,13 @@ __all__ = [
     "BatchRecord",
     "EngineSpec",
     "explain_many",
+    "iter_explain",
+    "BatchInterrupted",
     "write_jsonl",
     "write_csv",
     "CSV_COLUMNS",
+    "StreamingOutput",
+    "ResumeError",
 ]
 
 log = logging.getLogger(__name__)
@@ -200,12 +206,13 @@ def _explain_one(
     args: dict[str, Any],
     timeout: float | None,
     sklearn_prediction: Any,
+    where: str = "",
 ) -> BatchRecord:
     base = dict(index=int(index), query=query, engine=explainer.engine_name, sklearn_prediction=sklearn_prediction)
     try:
         instance = Instance.of(explainer.forest, row)
     except Exception as exc:
-        return BatchRecord(**base, error=f"{type(exc).__name__}: {exc}")
+        return BatchRecord(**base, error=row_error(exc, where or f"row {index}"))
     base.update(prediction=explainer.forest.classes[instance.prediction], prediction_index=instance.prediction)
     started = time.perf_counter()
     try:
@@ -223,10 +230,24 @@ def _explain_one(
     )
 
 
+def row_error(exc: BaseException, where: str) -> str:
+    """The error of a row that is not a valid instance, naming the row: ``"InvalidInstanceError:
+    row 3 has NaN in feature 1 ..."`` (a message about "instance 0", the only row the check saw,
+    is about ``where``)."""
+    text = str(exc)
+    if text.startswith("instance 0 "):
+        return f"{type(exc).__name__}: {where} {text[len('instance 0 ') :]}"
+    return f"{type(exc).__name__}: {where}: {text}"
+
+
+#: One instance to answer: ``(index, row, scikit-learn's prediction, the row named for errors)``.
+Item = tuple[int, Any, Any, str]
+
+
 def _run_chunk(
     chunk_id: int,
     spec: EngineSpec,
-    items: list[tuple[int, Any, Any]],
+    items: list[Item],
     query: str,
     args: dict[str, Any],
     timeout: float | None,
@@ -238,9 +259,9 @@ def _run_chunk(
         message = f"engine construction failed: {type(exc).__name__}: {exc}"
         return chunk_id, [
             BatchRecord(index=int(i), query=query, engine=spec.engine, sklearn_prediction=sk, error=message)
-            for i, _, sk in items
+            for i, _, sk, _ in items
         ]
-    return chunk_id, [_explain_one(explainer, i, row, query, args, timeout, sk) for i, row, sk in items]
+    return chunk_id, [_explain_one(explainer, i, row, query, args, timeout, sk, w) for i, row, sk, w in items]
 
 
 # ---------------------------------------------------------------------- the driver
@@ -329,6 +350,176 @@ def _uses_processes(n_jobs: int | None, backend: Any) -> bool:
     return joblib.effective_n_jobs(n_jobs if n_jobs is not None else (active_n or 1)) > 1
 
 
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`explain_many`, carrying the records finished before it.
+
+    A :class:`KeyboardInterrupt` (code that stops on Ctrl-C still stops), raised once the workers
+    are stopped. ``records`` holds every record finished before the interrupt, in the order of
+    ``X`` (none is lost); ``pending`` the indices of the rows not finished (their work is
+    dropped). ``rfexplain batch`` has already written the finished records when it exits with
+    status 130.
+    """
+
+    def __init__(self, records: list[BatchRecord], pending: list[int]) -> None:
+        total = len(records) + len(pending)
+        super().__init__(f"interrupted after {len(records)} of {total} instances")
+        self.records = records
+        self.pending = pending
+
+
+@dataclass
+class _Plan:
+    """A batch checked and ready: its arguments, the instances to answer, the rows refused."""
+
+    args: dict[str, Any]
+    ids: list[int]
+    items: list[Item]
+    refused: list[BatchRecord]
+
+
+def index_labels(X: Any) -> list[Any] | None:
+    """A DataFrame's index labels, when they are not its row numbers."""
+    index = getattr(X, "index", None)
+    if index is None or getattr(X, "ndim", 0) != 2 or not hasattr(X, "iloc"):
+        return None
+    labels = [to_python(v) for v in index]
+    return None if labels == list(range(len(labels))) else labels
+
+
+def _where(position: int, index: int, labels: Sequence[Any] | None, indexed: bool) -> str:
+    """A row as its errors name it: ``"row 3"`` (its row number in ``X``), ``"row 3 (index
+    'b')"`` when a DataFrame's index label is not its row number, or, with ``indices`` given,
+    ``"row 17"`` by its index (the caller's own row numbers, e.g. the command line's)."""
+    if indexed:
+        return f"row {index}"
+    label = labels[position] if labels is not None else position
+    return f"row {position}" if label == position else f"row {position} (index {label!r})"
+
+
+def _plan(
+    explainer: ExplainerLike,
+    X: Any,
+    query: str,
+    query_args: dict[str, Any],
+    timeout: Any,
+    n_jobs: Any,
+    indices: Sequence[int] | None,
+    row_errors: Mapping[int, str] | None,
+    labels: Sequence[Any] | None,
+) -> _Plan:
+    """Everything checked before any work: the arguments (refused once), the rows (a problem of
+    every row, such as unknown column names, refuses the batch), the rows known to be bad
+    (``row_errors``: their error records, without work)."""
+    args = _check_arguments(explainer, query, query_args, timeout, n_jobs)
+    rows = _rows(X, explainer.forest.feature_names)
+    if labels is None:
+        labels = index_labels(X)
+    elif len(labels) != len(rows):
+        raise InvalidInstanceError(f"labels has {len(labels)} entries for {len(rows)} instances")
+    ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
+    if len(ids) != len(rows):
+        raise InvalidInstanceError(f"indices has {len(ids)} entries for {len(rows)} instances")
+    if len(set(ids)) != len(ids):
+        raise InvalidInstanceError("indices must be distinct")
+    errors = {int(k): str(v) for k, v in (row_errors or {}).items() if 0 <= int(k) < len(rows)}
+    good = [k for k in range(len(rows)) if k not in errors]
+    sk = _sklearn_predictions(explainer, [rows[k] for k in good])
+    items = [(ids[k], rows[k], s, _where(k, ids[k], labels, indices is not None)) for k, s in zip(good, sk)]
+    refused = [
+        BatchRecord(
+            index=ids[k],
+            query=query,
+            engine=explainer.engine_name,
+            error=f"InvalidInstanceError: {_where(k, ids[k], labels, indices is not None)}: {message}",
+        )
+        for k, message in sorted(errors.items())
+    ]
+    return _Plan(args, ids, items, refused)
+
+
+def _stream(
+    explainer: ExplainerLike,
+    plan: _Plan,
+    query: str,
+    *,
+    n_jobs: int | None,
+    timeout: float | None,
+    progress: bool | None,
+    chunk_size: int | None,
+    backend: Any,
+    warn: bool,
+) -> Generator[BatchRecord, None, None]:
+    """The records of ``plan`` as they finish; closing the generator stops the workers."""
+    import joblib
+
+    bar = Progress(len(plan.items) + len(plan.refused), f"{query} ({explainer.engine_name})", enabled=progress)
+    finished: list[BatchRecord] = []
+    try:
+        for record in plan.refused:
+            bar.update(1, failed=1)
+            finished.append(record)
+            yield record
+        if not _uses_processes(n_jobs, backend):
+            for i, row, s, where in plan.items:
+                record = _explain_one(explainer, i, row, query, plan.args, timeout, s, where)
+                bar.update(1, failed=int(record.error is not None))
+                finished.append(record)
+                yield record
+        elif plan.items:
+            workers = max(1, joblib.effective_n_jobs(n_jobs if n_jobs is not None else -1))
+            size = chunk_size or max(1, min(64, math.ceil(len(plan.items) / (4 * workers))))
+            chunks = [plan.items[k : k + size] for k in range(0, len(plan.items), size)]
+            spec = EngineSpec.of(explainer)
+            for chunk_records in _run_parallel(chunks, spec, query, plan.args, timeout, n_jobs, backend):
+                bar.update(len(chunk_records), failed=sum(1 for r in chunk_records if r.error))
+                for record in chunk_records:
+                    finished.append(record)
+                    yield record
+    finally:
+        bar.close()
+    if warn:
+        position = {i: k for k, i in enumerate(plan.ids)}
+        _warn_soft_vote(explainer, sorted(finished, key=lambda r: position[r.index]))
+
+
+def iter_explain(
+    explainer: ExplainerLike,
+    X: Any,
+    query: str = "sufficient_reason",
+    *,
+    n_jobs: int | None = None,
+    timeout: float | None = None,
+    progress: bool | None = None,
+    indices: Sequence[int] | None = None,
+    chunk_size: int | None = None,
+    backend: Any = None,
+    row_errors: Mapping[int, str] | None = None,
+    labels: Sequence[Any] | None = None,
+    **query_args: Any,
+) -> Generator[BatchRecord, None, None]:
+    """The records of :func:`explain_many` one by one, **as they finish** (in the order of ``X``
+    with one job; with workers, in the order their chunks finish); see
+    :meth:`rfexplain.Explainer.iter_explain`.
+
+    The arguments and rows are checked at once, before the iterator is returned. Closing the
+    iterator (``break``, ``.close()``, or a ``KeyboardInterrupt`` while it runs) stops the
+    workers; every record received before stays the caller's.
+    """
+    plan = _plan(explainer, X, query, query_args, timeout, n_jobs, indices, row_errors, labels)
+    n_jobs = None if n_jobs is None else int(n_jobs)
+    return _stream(
+        explainer,
+        plan,
+        query,
+        n_jobs=n_jobs,
+        timeout=timeout,
+        progress=progress,
+        chunk_size=chunk_size,
+        backend=backend,
+        warn=True,
+    )
+
+
 def explain_many(
     explainer: ExplainerLike,
     X: Any,
@@ -340,42 +531,37 @@ def explain_many(
     indices: Sequence[int] | None = None,
     chunk_size: int | None = None,
     backend: Any = None,
+    row_errors: Mapping[int, str] | None = None,
+    labels: Sequence[Any] | None = None,
     **query_args: Any,
 ) -> list[BatchRecord]:
-    """Answer ``query`` on every row of ``X``; see :meth:`rfexplain.Explainer.explain_many`."""
-    import joblib
+    """Answer ``query`` on every row of ``X``; see :meth:`rfexplain.Explainer.explain_many`.
 
-    query_args = _check_arguments(explainer, query, query_args, timeout, n_jobs)
-    n_jobs = None if n_jobs is None else int(n_jobs)
-    rows = _rows(X, explainer.forest.feature_names)
-    ids = list(range(len(rows))) if indices is None else [int(i) for i in indices]
-    if len(ids) != len(rows):
-        raise InvalidInstanceError(f"indices has {len(ids)} entries for {len(rows)} instances")
-    position = {i: k for k, i in enumerate(ids)}
-    if len(position) != len(ids):
-        raise InvalidInstanceError("indices must be distinct")
-    sk = _sklearn_predictions(explainer, rows)
-    items = list(zip(ids, rows, sk))
-    records: dict[int, list[BatchRecord]] = {}
-    bar = Progress(len(items), f"{query} ({explainer.engine_name})", enabled=progress)
-
-    def collect(chunk_id: int, chunk_records: list[BatchRecord]) -> None:
-        records[chunk_id] = chunk_records
-        bar.update(len(chunk_records), failed=sum(1 for r in chunk_records if r.error))
-
+    On ``KeyboardInterrupt`` the workers are stopped and :class:`BatchInterrupted` (a
+    ``KeyboardInterrupt``) is raised carrying the records finished so far."""
+    plan = _plan(explainer, X, query, query_args, timeout, n_jobs, indices, row_errors, labels)
+    stream = _stream(
+        explainer,
+        plan,
+        query,
+        n_jobs=None if n_jobs is None else int(n_jobs),
+        timeout=timeout,
+        progress=progress,
+        chunk_size=chunk_size,
+        backend=backend,
+        warn=False,
+    )
+    position = {i: k for k, i in enumerate(plan.ids)}
+    finished: list[BatchRecord] = []
     try:
-        if not _uses_processes(n_jobs, backend):
-            for k, (i, row, s) in enumerate(items):
-                collect(k, [_explain_one(explainer, i, row, query, query_args, timeout, s)])
-        else:
-            workers = max(1, joblib.effective_n_jobs(n_jobs if n_jobs is not None else -1))
-            size = chunk_size or max(1, min(64, math.ceil(len(items) / (4 * workers))))
-            chunks = [items[k : k + size] for k in range(0, len(items), size)]
-            spec = EngineSpec.of(explainer)
-            _run_parallel(chunks, spec, query, query_args, timeout, n_jobs, backend, collect)
-    finally:
-        bar.close()
-    out = sorted((r for chunk in records.values() for r in chunk), key=lambda r: position[r.index])
+        for record in stream:
+            finished.append(record)
+    except KeyboardInterrupt as exc:
+        stream.close()
+        done = {r.index for r in finished}
+        kept = sorted(finished, key=lambda r: position[r.index])
+        raise BatchInterrupted(kept, [i for i in plan.ids if i not in done]) from exc
+    out = sorted(finished, key=lambda r: position[r.index])
     _warn_soft_vote(explainer, out)
     return out
 
@@ -402,70 +588,84 @@ def _parallel(n_jobs: int | None, backend: Any, deadline: float | None) -> Any:
     return joblib.Parallel(**kwargs)
 
 
+def _close_quietly(outputs: Any) -> None:
+    """Stop a joblib generator (its workers' tasks are aborted) without its early-exit warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        close = getattr(outputs, "close", None)
+        if close is not None:
+            close()
+
+
 def _run_parallel(
-    chunks: list[list[tuple[int, Any, Any]]],
+    chunks: list[list[Item]],
     spec: EngineSpec,
     query: str,
     args: dict[str, Any],
     timeout: float | None,
     n_jobs: int | None,
     backend: Any,
-    collect: Any,
-) -> None:
+) -> Iterator[list[BatchRecord]]:
+    """The records of every chunk, a chunk at a time as they finish; a chunk whose worker died is
+    retried instance by instance (see the module docstring)."""
     import joblib
 
     done: set[int] = set()
+    failure: list[Exception] = []
 
-    def run(tasks: list[tuple[int, list[tuple[int, Any, Any]]]]) -> Exception | None:
+    def run(tasks: list[tuple[int, list[Item]]]) -> Iterator[list[BatchRecord]]:
+        failure.clear()
         deadline = task_deadline(timeout, max(len(chunk) for _, chunk in tasks))
+        outputs = _parallel(n_jobs, backend, deadline)(
+            joblib.delayed(_run_chunk)(cid, spec, chunk, query, args, timeout) for cid, chunk in tasks
+        )
         try:
-            for chunk_id, chunk_records in _parallel(n_jobs, backend, deadline)(
-                joblib.delayed(_run_chunk)(cid, spec, chunk, query, args, timeout) for cid, chunk in tasks
-            ):
+            for chunk_id, chunk_records in outputs:
                 done.add(chunk_id)
-                collect(chunk_id, chunk_records)
+                yield chunk_records
         except Exception as exc:  # a worker died or the cluster failed: keep what finished
-            return exc
-        return None
+            failure.append(exc)
+        finally:
+            _close_quietly(outputs)
 
     tasks = list(enumerate(chunks))
-    failure = run(tasks)
-    if failure is None:
+    yield from run(tasks)
+    if not failure:
         return
     log.warning(
-        "parallel run failed (%s: %s); retrying unfinished instances one by one", type(failure).__name__, failure
+        "parallel run failed (%s: %s); retrying unfinished instances one by one", type(failure[0]).__name__, failure[0]
     )
     counter = [len(chunks)]
 
-    def isolate(singles: list[list[tuple[int, Any, Any]]]) -> None:
+    def isolate(singles: list[list[Item]]) -> Iterator[list[BatchRecord]]:
         # Every unfinished instance is its own task; a group that fails again is halved until
         # the instance that kills its worker is alone, and that one gets an error record.
         numbered = []
         for single in singles:
             numbered.append((counter[0], single))
             counter[0] += 1
-        failure = run(numbered)
-        if failure is None:
+        yield from run(numbered)
+        if not failure:
             return
+        error = failure[0]
         left = [single for cid, single in numbered if cid not in done]
         if len(left) == 1:
-            ((i, _, s),) = left[0]
+            ((i, _, s, _),) = left[0]
             cid = counter[0]
             counter[0] += 1
             done.add(cid)
             base = dict(index=int(i), query=query, engine=spec.engine, sklearn_prediction=s)
-            if isinstance(failure, TimeoutError) or type(failure).__name__ == "TimeoutError":
+            if isinstance(error, TimeoutError) or type(error).__name__ == "TimeoutError":
                 elapsed = float(task_deadline(timeout, 1) or 0.0)
-                collect(cid, [BatchRecord(**base, time=elapsed, complete=False, stopped_by="timeout")])
+                yield [BatchRecord(**base, time=elapsed, complete=False, stopped_by="timeout")]
                 return
-            message = f"worker died: {type(failure).__name__}: {failure}"
-            collect(cid, [BatchRecord(**base, error=message)])
+            yield [BatchRecord(**base, error=f"worker died: {type(error).__name__}: {error}")]
             return
         half = max(1, len(left) // 2)
-        isolate(left[:half])
-        isolate(left[half:])
+        yield from isolate(left[:half])
+        yield from isolate(left[half:])
 
-    isolate([[item] for cid, chunk in tasks if cid not in done for item in chunk])
+    yield from isolate([[item] for cid, chunk in tasks if cid not in done for item in chunk])
 
 
 def _warn_soft_vote(explainer: ExplainerLike, records: list[BatchRecord]) -> None:
@@ -507,30 +707,33 @@ def write_jsonl(records: Iterable[BatchRecord], stream: IO[str]) -> None:
         stream.write(json.dumps(record.to_dict(), default=str) + "\n")
 
 
+def csv_row(r: BatchRecord) -> list[Any]:
+    """The cells of one record in :func:`write_csv`'s columns (:data:`CSV_COLUMNS`)."""
+    is_reasons = isinstance(r.result, list)
+    value = "" if is_reasons or r.result is None else ("inf" if r.result == math.inf else r.result)
+    return [
+        r.index,
+        r.query,
+        r.engine,
+        to_python(r.prediction) if r.prediction is not None else "",
+        to_python(r.sklearn_prediction) if r.sklearn_prediction is not None else "",
+        len(r.result) if is_reasons else "",
+        json.dumps([sorted(f) for f in r.feature_sets()]) if is_reasons else "",
+        " | ".join(d.get("text", "") for d in r.reasons) if is_reasons else "",
+        value,
+        f"{r.time:.6f}",
+        "" if r.complete is None else r.complete,
+        r.stopped_by or "",
+        r.error or "",
+    ]
+
+
 def write_csv(records: Iterable[BatchRecord], stream: IO[str]) -> None:
     """A flat CSV: reason feature sets as JSON lists, reason texts joined by `` | ``."""
     writer = csv.writer(stream)
     writer.writerow(CSV_COLUMNS)
     for r in records:
-        is_reasons = isinstance(r.result, list)
-        value = "" if is_reasons or r.result is None else ("inf" if r.result == math.inf else r.result)
-        writer.writerow(
-            [
-                r.index,
-                r.query,
-                r.engine,
-                to_python(r.prediction) if r.prediction is not None else "",
-                to_python(r.sklearn_prediction) if r.sklearn_prediction is not None else "",
-                len(r.result) if is_reasons else "",
-                json.dumps([sorted(f) for f in r.feature_sets()]) if is_reasons else "",
-                " | ".join(d.get("text", "") for d in r.reasons) if is_reasons else "",
-                value,
-                f"{r.time:.6f}",
-                "" if r.complete is None else r.complete,
-                r.stopped_by or "",
-                r.error or "",
-            ]
-        )
+        writer.writerow(csv_row(r))
 
 
 def records_to_text(records: Iterable[BatchRecord], fmt: str = "jsonl") -> str:
@@ -538,3 +741,209 @@ def records_to_text(records: Iterable[BatchRecord], fmt: str = "jsonl") -> str:
     out = io.StringIO()
     (write_csv if fmt == "csv" else write_jsonl)(records, out)
     return out.getvalue()
+
+
+# ---------------------------------------------------------------------- streamed, resumable output
+#: Suffix of the side file beside an output of :class:`StreamingOutput`: which run wrote it.
+RUN_SUFFIX = ".run.json"
+#: Suffix of the JSON lines a Parquet output streams into until it is written at the end.
+PARTIAL_SUFFIX = ".partial.jsonl"
+
+
+class ResumeError(InvalidArgumentError):
+    """An output cannot be resumed: written by another run (model, query, options or rows), or
+    not by :class:`StreamingOutput` at all. The message says which and what to do."""
+
+
+def _csv_line(cells: Sequence[Any]) -> str:
+    out = io.StringIO()
+    csv.writer(out).writerow(cells)
+    return out.getvalue()
+
+
+def _replace_atomically(path: Path, write: Any) -> None:
+    """``write(temporary path)``, then rename it over ``path``: ``path`` is the old file or the
+    new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class StreamingOutput:
+    """A batch's output file, written record by record as they finish, and resumable.
+
+    ``jsonl`` and ``csv`` outputs get each finished record appended and flushed at once (in the
+    order they finish); ``parquet`` streams into JSON lines beside it (``OUT.partial.jsonl``).
+    :meth:`finish` then rewrites the whole output in the order of the rows (write to a
+    temporary file, then rename), so a finished output is the same file a run writing everything
+    at the end gives. A crash or a Ctrl-C leaves every record finished before it, each on a whole
+    line (a line torn by a crash is dropped when resuming).
+
+    Beside the output, ``OUT.run.json`` records the run that writes it: a fingerprint of the
+    forest, engine and its options, the query and its arguments, the timeout, the format and the
+    rows. With ``resume=True`` an output whose run record matches keeps its records and
+    :attr:`done` gives their indices (the caller explains the others); a mismatch, or an output
+    without a run record, is refused (:class:`ResumeError`). Resuming where nothing was written
+    yet starts afresh.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], fmt: str, run: Mapping[str, Any], *, resume: bool = False):
+        self.path = Path(path)
+        self.fmt = fmt
+        self.run = dict(run)
+        self.run_path = Path(f"{self.path}{RUN_SUFFIX}")
+        self.data_path = Path(f"{self.path}{PARTIAL_SUFFIX}") if fmt == "parquet" else self.path
+        #: Finished records by index: their text in the data file, and whether failed / cut.
+        self.lines: dict[int, str] = {}
+        self.failed: set[int] = set()
+        self.cut: set[int] = set()
+        fresh = not resume or not (self.run_path.exists() or self.path.exists() or self.data_path.exists())
+        if not fresh:
+            self._load()
+        self._write_run(complete=False)
+        if fresh or not self.data_path.exists():
+            with open(self.data_path, "w", newline="") as handle:
+                if fmt == "csv":
+                    handle.write(_csv_line(CSV_COLUMNS))
+                for line in self.lines.values():
+                    handle.write(line)
+        self._file: IO[str] | None = open(self.data_path, "a", newline="")
+
+    @property
+    def done(self) -> set[int]:
+        """Indices of the records already in the output."""
+        return set(self.lines)
+
+    # -------------------------------------------------------------- resuming
+    def _load(self) -> None:
+        if not self.run_path.exists():
+            raise ResumeError(
+                f"cannot resume {self.path}: it has no run record ({self.run_path.name}), so it was not written by "
+                "rfexplain batch -o; run without --resume to overwrite it"
+            )
+        try:
+            saved = json.loads(self.run_path.read_text())
+        except ValueError:
+            raise ResumeError(f"cannot resume {self.path}: its run record {self.run_path} is not JSON") from None
+        before = saved.get("run", {}) if isinstance(saved, dict) else {}
+        differ = sorted(k for k in set(before) | set(self.run) if before.get(k) != self.run.get(k))
+        if differ:
+            raise ResumeError(
+                f"cannot resume {self.path}: it was written by another run ({', '.join(differ)} differ"
+                f"{'s' if len(differ) == 1 else ''}); run without --resume to start over, or write to another -o"
+            )
+        if self.fmt == "parquet" and not self.data_path.exists() and self.path.exists():
+            from rfexplain.core.instances import pandas
+            from rfexplain.viz.frames import frame_to_records
+
+            for record in frame_to_records(pandas().read_parquet(self.path)):
+                self._keep(record.index, self._text(record), record)
+            return
+        if not self.data_path.exists():
+            return
+        with open(self.data_path, newline="") as handle:
+            text = handle.read()
+        end = text.rfind("\n") + 1
+        if end < len(text):  # a line torn by a crash: dropped, and cut from the file
+            with open(self.data_path, "r+", newline="") as handle:
+                handle.truncate(len(text[:end].encode()))
+            text = text[:end]
+        if self.fmt == "csv":
+            rows = list(csv.reader(io.StringIO(text)))
+            if rows and tuple(rows[0]) != CSV_COLUMNS:
+                raise ResumeError(f"cannot resume {self.path}: its header is not rfexplain batch's CSV columns")
+            col = {name: k for k, name in enumerate(CSV_COLUMNS)}
+            for row in rows[1:]:
+                if len(row) != len(CSV_COLUMNS):
+                    raise ResumeError(f"cannot resume {self.path}: a row has {len(row)} cells, not {len(CSV_COLUMNS)}")
+                index = int(row[col["index"]])
+                self.lines[index] = _csv_line(row)
+                if row[col["error"]]:
+                    self.failed.add(index)
+                elif row[col["complete"]] == "False":
+                    self.cut.add(index)
+            return
+        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                raise ResumeError(f"cannot resume {self.data_path}: line {number} is not JSON") from None
+            index = int(doc["index"])
+            self.lines[index] = line
+            if doc.get("error"):
+                self.failed.add(index)
+            elif doc.get("complete") is False:
+                self.cut.add(index)
+
+    def _write_run(self, complete: bool) -> None:
+        doc = {"rfexplain_batch": 1, "format": self.fmt, "complete": complete, "run": self.run}
+
+        def write(tmp: Path) -> None:
+            tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+
+        _replace_atomically(self.run_path, write)
+
+    # -------------------------------------------------------------- writing
+    def _text(self, record: BatchRecord) -> str:
+        if self.fmt == "csv":
+            return _csv_line(csv_row(record))
+        doc = record.to_dict()
+        if self.fmt == "parquet" and isinstance(record.result, float) and math.isinf(record.result):
+            doc["result_inf"] = True
+        return json.dumps(doc, default=str) + "\n"
+
+    def _keep(self, index: int, text: str, record: BatchRecord) -> None:
+        self.lines[index] = text
+        if record.error:
+            self.failed.add(index)
+        elif record.complete is False:
+            self.cut.add(index)
+
+    def write(self, record: BatchRecord) -> None:
+        """Append one finished record and flush it to the operating system."""
+        assert self._file is not None, "the output is closed"
+        text = self._text(record)
+        self._file.write(text)
+        self._file.flush()
+        self._keep(record.index, text, record)
+
+    def finish(self, order: Sequence[int]) -> None:
+        """Rewrite the output in the order of ``order`` (indices; the others after them), by a
+        temporary file renamed over it, and mark the run complete."""
+        self.close()
+        rank = {i: k for k, i in enumerate(order)}
+        indices = sorted(self.lines, key=lambda i: (rank.get(i, len(rank)), i))
+        if self.fmt == "parquet":
+            from rfexplain.viz.frames import write_parquet
+
+            records = [self._record(json.loads(self.lines[i])) for i in indices]
+            _replace_atomically(self.path, lambda tmp: write_parquet(records, str(tmp)))
+            self.data_path.unlink(missing_ok=True)
+        else:
+
+            def write(tmp: Path) -> None:
+                with open(tmp, "w", newline="") as handle:
+                    if self.fmt == "csv":
+                        handle.write(_csv_line(CSV_COLUMNS))
+                    handle.writelines(self.lines[i] for i in indices)
+
+            _replace_atomically(self.path, write)
+        self._write_run(complete=True)
+
+    @staticmethod
+    def _record(doc: dict[str, Any]) -> BatchRecord:
+        if doc.pop("result_inf", False):
+            doc["result"] = math.inf
+        return BatchRecord(**doc)
+
+    def close(self) -> None:
+        """Close the file (what was written stays; the run is not marked complete)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None

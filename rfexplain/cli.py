@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rfexplain.core.budget import parse_bytes
 from rfexplain.core.errors import RFExplainError
 from rfexplain.core.jit import CompilingInBackgroundWarning
 from rfexplain.core.pyvalues import to_python
@@ -139,7 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("jsonl", "csv", "parquet"),
         help="output format (default: from -o's suffix, else jsonl; parquet needs rfexplain[parquet] and -o)",
     )
-    batch.add_argument("-o", "--output", help="output file (default stdout)")
+    batch.add_argument(
+        "-o",
+        "--output",
+        help="output file (default stdout), written record by record as they finish and put in row order at "
+        "the end; OUT.run.json beside it records the run (for --resume)",
+    )
+    batch.add_argument(
+        "--resume",
+        action="store_true",
+        help="complete the output of an interrupted run of this same command: explain only the rows not in -o "
+        "(refused when the model, query, options or rows differ)",
+    )
     batch.add_argument("--save-forest", help="also write the explained forest as JSON (reproducibility)")
     bar = batch.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
@@ -180,12 +192,23 @@ def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
         help="value ranges of numeric features, name=low:high,... , or 'data' for the minimum and maximum of the "
         "rows at hand (--dataset's, else --input's): reasons then hold for inputs within them",
     )
+    parser.add_argument(
+        "--max-memory",
+        metavar="BYTES",
+        help="memory budget of the compilers, in bytes or with a K/M/G suffix (e.g. 6G), or 'none' "
+        "(default: $RFEXPLAIN_MAX_MEMORY, else a quarter of the physical memory)",
+    )
 
 
 def _constraints(args: argparse.Namespace, rows: Any) -> dict[str, Any]:
     """The explainer's ``immutable=``, ``bounds=`` and ``data=`` from ``--immutable`` and ``--bounds``
     (``rows``: the rows ``--bounds data`` takes its ranges from, if any)."""
     options: dict[str, Any] = {}
+    if getattr(args, "max_memory", None) is not None:
+        try:
+            options["max_memory"] = parse_bytes(args.max_memory)
+        except ValueError as exc:
+            raise UsageError(f"--max-memory: {exc}") from None
     if args.immutable:
         options["immutable"] = [name.strip() for name in args.immutable.split(",") if name.strip()]
     if args.bounds is None:
@@ -230,17 +253,8 @@ _seconds = _at_least(float, 0, "a non-negative number of seconds")
 
 
 def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    parser.add_argument(
-        "--dataset",
-        required=required,
-        help="dataset name: iris, wine, breast_cancer, digits, a built-in benchmark (ann-thyroid, magic, ...; "
-        "see rfexplain.datasets.available()) or a CSV of --data",
-    )
-    parser.add_argument(
-        "--data",
-        help="folder of other CSVs, <name>.csv with the label last (default: $RFEXPLAIN_DATA); "
-        "a CSV there overrides the built-in copy of that name",
-    )
+    parser.add_argument("--dataset", required=required, help="dataset name (see rfexplain.datasets)")
+    parser.add_argument("--data", help="benchmark CSV directory (default: $RFEXPLAIN_DATA)")
     parser.add_argument("--trees", type=int, default=20, help="number of trees (default 20)")
     parser.add_argument("--depth", type=int, default=4, help="maximum depth (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -313,6 +327,77 @@ def read_input(path: str, forest: Any, model: Any) -> Any:
             frame = frame.iloc[:, :-1]  # one extra last column is the label, as for a plain model
         return frame
     return datasets.read_instances(path, forest.feature_names)
+
+
+def read_batch_input(path: str, forest: Any, model: Any) -> tuple[Any, dict[int, str]]:
+    """``(instances, bad rows)`` of ``batch --input``: as :func:`read_input`, except that a row
+    that is wrong on its own (too few or too many values, a value that is not a number) is kept
+    as a placeholder and named in ``bad rows`` (row number -> what is wrong, with its line in the
+    file), so that it gets its own error record. A header that does not name the model's columns
+    concerns every row and is refused (:class:`~rfexplain.InvalidInstanceError`)."""
+    import csv
+    import io
+
+    import numpy as np
+
+    from rfexplain.core.instances import pandas, reorder_by_name
+    from rfexplain.pipelines import is_transforming_pipeline
+
+    file = _existing_file(path, "a CSV file of instances")
+    with file.open(newline="") as handle:
+        reader = csv.reader(handle)
+        lines = [(reader.line_num, row) for row in reader if row]
+    if not lines:
+        raise UsageError(f"{path} has no data rows")
+    names = list(forest.feature_names)
+    width = len(names)
+    name = file.name
+    bad: dict[int, str] = {}
+    if model is not None and is_transforming_pipeline(model):  # original columns, matched by name
+        columns = [cell.strip() for cell in lines[0][1]]
+        keep = columns[:-1] if len(columns) == width + 1 and columns[-1] not in set(names) else columns
+        good: list[list[str]] = []
+        for k, (line, row) in enumerate(lines[1:]):
+            if len(row) != len(columns):
+                bad[k] = f"line {line} of {name} has {len(row)} values, expected {len(columns)} (its header's)"
+            else:
+                good.append(row[: len(keep)])
+        text = io.StringIO()
+        csv.writer(text).writerows([keep] + good)
+        frame = pandas().read_csv(io.StringIO(text.getvalue()), skipinitialspace=True)
+        positions = [k for k in range(len(lines) - 1) if k not in bad]
+        frame.index = positions
+        frame = frame.reindex(range(len(lines) - 1))
+        return frame, bad
+
+    def number(cell: str) -> float | None:
+        try:
+            return float(cell.strip().strip('"'))
+        except ValueError:
+            return None
+
+    first = [cell.strip().strip('"') for cell in lines[0][1]]
+    numbers = [number(cell) for cell in first[:width]]
+    header: list[str] | None = None
+    if any(v is None for v in numbers) and (set(first) & set(names) or all(v is None for v in numbers)):
+        header, lines = first, lines[1:]
+    if not lines:
+        raise UsageError(f"{path} has no data rows")
+    X = np.full((len(lines), width), np.nan)
+    for k, (line, row) in enumerate(lines):
+        if len(row) not in (width, width + 1):
+            bad[k] = f"line {line} of {name} has {len(row)} values, expected {width} (or {width + 1} with a label)"
+            continue
+        values = [number(cell) for cell in row[:width]]
+        wrong = [j for j, v in enumerate(values) if v is None]
+        if wrong:
+            column = (header or names)[wrong[0]]
+            bad[k] = f"line {line} of {name}: {column!r} is not a number: {row[wrong[0]].strip()!r}"
+            continue
+        X[k] = values
+    if header is not None:
+        X = reorder_by_name(X, header[:width], names, what=f"CSV file {path!r}")
+    return X, bad
 
 
 def train_forest(args: argparse.Namespace, test_size: float | None = None) -> Any:
@@ -493,27 +578,39 @@ def _parse_rows(text: str, n: int) -> range:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
+    """``rfexplain batch``: every record is written as soon as it is finished (see
+    :class:`~rfexplain.batch.StreamingOutput` for ``-o``; on stdout, in row order as soon as the
+    rows before it are done), so a Ctrl-C (exit 130) or a crash keeps every finished row, and
+    ``--resume`` completes the output of an interrupted run."""
     import time
 
-    from rfexplain.batch import write_csv, write_jsonl
+    from rfexplain.batch import StreamingOutput
     from rfexplain.explainer import Explainer
 
-    forest, model, pool, pool_ids = _instance_pool(args, args.model)
+    bad: dict[int, str] = {}
+    forest, model, pool, pool_ids = _instance_pool(args, args.model, bad)
     chosen = _parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     X = pool.iloc[list(chosen)] if hasattr(pool, "iloc") else pool[list(chosen)]
     ids = [pool_ids[k] for k in chosen]
+    row_errors = {k: bad[c] for k, c in enumerate(chosen) if c in bad}
     spec = query_named(args.query)
     kwargs = _query_arguments(spec, args, forest)
     if "target" in kwargs:
         forest.class_index(kwargs["target"])
     if args.limit is not None and not spec.enumerates:
         raise UsageError(f"--limit applies to enumerations, not {args.query}")
-    if args.save_forest:
-        Path(args.save_forest).write_text(forest.to_json())
     suffix = Path(args.output).suffix if args.output else ""
     fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(suffix, "jsonl")
     if fmt == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
+    if args.resume and not args.output:
+        raise UsageError("--resume needs -o FILE: the output of the run to complete")
+    if fmt == "parquet":
+        from rfexplain.viz.extras import require
+
+        require("pyarrow", "parquet", "writing Parquet")
+    if args.save_forest:
+        Path(args.save_forest).write_text(forest.to_json())
     constraints = _constraints(args, pool)
     if model is not None:
         names = list(forest.feature_names)
@@ -521,44 +618,133 @@ def cmd_batch(args: argparse.Namespace) -> int:
     else:
         explainer = Explainer(forest, engine=args.engine, vote=args.vote, **constraints)
     started = time.perf_counter()
+    output: Any = None
+    summary = _BatchSummary()
     try:
-        with _dask_backend(args.dask, args.jobs):
-            records = explainer.explain_many(
-                X,
-                args.query,
-                n_jobs=-1 if args.dask else args.jobs,
-                timeout=args.timeout,
-                progress=args.progress,
-                indices=ids,
-                **kwargs,
-            )
+        if args.output:
+            run = _run_identity(explainer, args.query, kwargs, args.timeout, fmt, X, ids)
+            output = StreamingOutput(args.output, fmt, run, resume=args.resume)
+            summary.resumed = len(output.done)
+        todo = [k for k, i in enumerate(ids) if output is None or i not in output.done]
+        if todo:
+            rows = X.iloc[todo] if hasattr(X, "iloc") else X[todo]
+            with _dask_backend(args.dask, args.jobs), contextlib.ExitStack() as stack:
+                stream = explainer.iter_explain(
+                    rows,
+                    args.query,
+                    n_jobs=-1 if args.dask else args.jobs,
+                    timeout=args.timeout,
+                    progress=args.progress,
+                    indices=[ids[k] for k in todo],
+                    row_errors={n: row_errors[k] for n, k in enumerate(todo) if k in row_errors},
+                    **kwargs,
+                )
+                stack.callback(stream.close)  # stops the workers at once on an interrupt
+                if output is not None:
+                    for record in stream:
+                        output.write(record)
+                        summary.add(record)
+                else:
+                    _write_in_order(stream, ids, fmt, summary)
+        if output is not None:
+            output.finish(ids)
+            summary.failed, summary.cut = len(output.failed), len(output.cut)
     finally:
+        if output is not None:
+            output.close()
         explainer.close()
     elapsed = time.perf_counter() - started
-    writer = write_csv if fmt == "csv" else write_jsonl
-    if fmt == "parquet":
-        from rfexplain.viz.frames import write_parquet
-
-        write_parquet(records, args.output)
-    elif args.output:
-        with open(args.output, "w", newline="") as handle:
-            writer(records, handle)
-    else:
-        writer(records, sys.stdout)
-    failed = sum(1 for r in records if r.error)
-    cut = sum(1 for r in records if r.complete is False)
+    total = summary.resumed + summary.count
+    resumed = f" ({summary.resumed} already in {args.output})" if summary.resumed else ""
     print(
-        f"rfexplain batch: {len(records)} instances, {len(records) - failed - cut} complete, {cut} cut by the budget, "
-        f"{failed} failed, {elapsed:.2f}s (engine {args.engine}, query {args.query}, "
-        f"{'dask ' + args.dask if args.dask else 'jobs ' + str(args.jobs)})",
+        f"rfexplain batch: {total} instances{resumed}, {total - summary.failed - summary.cut} complete, "
+        f"{summary.cut} cut by the budget, {summary.failed} failed, {elapsed:.2f}s (engine {args.engine}, "
+        f"query {args.query}, {'dask ' + args.dask if args.dask else 'jobs ' + str(args.jobs)})",
         file=sys.stderr,
     )
-    return 1 if failed else 0
+    return 1 if summary.failed else 0
 
 
-def _instance_pool(args: argparse.Namespace, path: str | None) -> tuple[Any, Any, Any, list[int]]:
+class _BatchSummary:
+    """Counts of a batch's records, for its last line on stderr."""
+
+    def __init__(self) -> None:
+        self.resumed = self.count = self.failed = self.cut = 0
+
+    def add(self, record: Any) -> None:
+        self.count += 1
+        self.failed += record.error is not None
+        self.cut += record.error is None and record.complete is False
+
+
+def _write_in_order(stream: Iterator[Any], ids: list[int], fmt: str, summary: _BatchSummary) -> None:
+    """The records on stdout in row order, each as soon as every row before it is done; on an
+    interrupt, the finished ones still waiting are written before it goes on."""
+    import csv
+
+    from rfexplain.batch import CSV_COLUMNS, csv_row
+
+    writer = csv.writer(sys.stdout) if fmt == "csv" else None
+
+    def emit(record: Any) -> None:
+        summary.add(record)
+        if writer is not None:
+            writer.writerow(csv_row(record))
+        else:
+            sys.stdout.write(json.dumps(record.to_dict(), default=str) + "\n")
+        sys.stdout.flush()
+
+    if writer is not None:
+        writer.writerow(CSV_COLUMNS)
+    waiting: dict[int, Any] = {}
+    next_row = 0
+    try:
+        for record in stream:
+            waiting[record.index] = record
+            while next_row < len(ids) and ids[next_row] in waiting:
+                emit(waiting.pop(ids[next_row]))
+                next_row += 1
+    finally:
+        rank = {i: k for k, i in enumerate(ids)}
+        for index in sorted(waiting, key=rank.__getitem__):
+            emit(waiting[index])
+
+
+def _run_identity(
+    explainer: Any, query: str, kwargs: dict[str, Any], timeout: Any, fmt: str, X: Any, ids: list[int]
+) -> dict[str, Any]:
+    """What ``--resume`` checks an output was written by: fingerprints of the forest, engine and
+    its options (with the constraints), and of the rows; the query, its arguments, the timeout
+    and the format."""
+    import hashlib
+
+    import numpy as np
+
+    from rfexplain.batch import EngineSpec
+
+    if hasattr(X, "to_json"):
+        rows = X.to_json(orient="split", date_format="iso", default_handler=str)
+    else:
+        rows = json.dumps(np.asarray(X, dtype=np.float64).tolist())
+    digest = hashlib.sha256(f"{rows}\0{ids}".encode()).hexdigest()
+    return {
+        "model": EngineSpec.of(explainer).key,
+        "engine": explainer.engine_name,
+        "query": query,
+        "arguments": json.dumps({k: to_python(v) for k, v in sorted(kwargs.items())}, default=str),
+        "timeout": timeout,
+        "format": fmt,
+        "rows": digest,
+    }
+
+
+def _instance_pool(
+    args: argparse.Namespace, path: str | None, bad: dict[int, str] | None = None
+) -> tuple[Any, Any, Any, list[int]]:
     """``(forest, model, rows, row ids)`` of ``batch`` and ``report``: a saved model or a forest
-    trained on ``--dataset``, and the rows to explain (``--input`` CSV, else the dataset's rows)."""
+    trained on ``--dataset``, and the rows to explain (``--input`` CSV, else the dataset's rows).
+    Given ``bad``, an ``--input`` row that is wrong on its own is named there (row number ->
+    what is wrong, :func:`read_batch_input`) instead of refusing the file."""
     from rfexplain import datasets
 
     pool: Any = None
@@ -573,7 +759,11 @@ def _instance_pool(args: argparse.Namespace, path: str | None) -> tuple[Any, Any
     else:
         raise UsageError("give a model file or --dataset")
     if args.input:
-        pool = read_input(args.input, forest, model)
+        if bad is None:
+            pool = read_input(args.input, forest, model)
+        else:
+            pool, found = read_batch_input(args.input, forest, model)
+            bad.update(found)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")

@@ -19,17 +19,17 @@ Example
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from rfexplain.batch import BatchRecord, explain_many
-from rfexplain.core.budget import Budget
+from rfexplain.batch import BatchRecord, explain_many, index_labels, iter_explain
+from rfexplain.core.budget import Budget, check_max_memory, default_max_memory
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
 from rfexplain.core.forest import VOTE_MODES, Forest
-from rfexplain.core.instances import as_matrix, check_feature_names, model_input, pandas
+from rfexplain.core.instances import as_matrix, check_feature_names, in_model_order, model_input, pandas
 from rfexplain.core.pyvalues import to_python
 from rfexplain.decision import Decision, SoftVoteWarning, hold_immutable, soft_vote_differs
 from rfexplain.engines.base import Instance
@@ -86,6 +86,12 @@ class Explainer:
         Features that may not change: necessary and contrastive reasons, robustness and flips are
         computed with them fixed at the instance's values ("what would have to change, given
         these cannot"). Sufficient reasons are not affected.
+    max_memory : int or None, optional
+        The memory budget of every query, in bytes (``None``: none): the compilers (the circuit
+        engine's decision graphs and vote counting) count the bytes of their arrays, unique tables
+        and memos as they grow and stop with :class:`~rfexplain.CompilationTooLargeError` (a
+        ``MemoryError``) before a growth would pass it. Default: ``$RFEXPLAIN_MAX_MEMORY``, else a
+        quarter of the machine's physical memory (:func:`~rfexplain.core.budget.default_max_memory`).
     progress : bool, optional
         Show a bar of a long single-answer query's steps on stderr (the SAT engine's sufficient
         and necessary reasons: the features decided so far), once it has run a second; by
@@ -107,9 +113,12 @@ class Explainer:
         data: Any = None,
         immutable: Sequence[str] = (),
         progress: bool | None = None,
+        max_memory: int | str | None = "default",
         **options: Any,
     ) -> None:
         self.pipeline: PipelineModel | None = None
+        #: The memory budget of every query, in bytes (``None``: none).
+        self.max_memory = default_max_memory() if max_memory == "default" else check_max_memory(max_memory)
         #: Whether long single-answer queries draw a step bar (``None``: when stderr is a terminal).
         self.progress = progress
         if isinstance(model_or_forest, Forest):
@@ -138,7 +147,7 @@ class Explainer:
         self.immutable = tuple(self._feature_index(name, "immutable") for name in _names(immutable, "immutable"))
         self.engine_name = engine
         self.options = dict(options)
-        with Budget(timeout=timeout).active() as budget:
+        with Budget(timeout=timeout, max_memory=self.max_memory).active() as budget:
             self.engine = engine_class(engine)(self.forest, **options)
             budget.check(f"building the {engine} engine")
 
@@ -224,6 +233,7 @@ class Explainer:
         chunk_size: int | None = None,
         backend: Any = None,
         as_frame: bool = False,
+        row_errors: Mapping[int, str] | None = None,
         **query_args: Any,
     ) -> list[BatchRecord] | Any:
         """Answer one Decision query on many instances, in parallel (see :mod:`rfexplain.batch`).
@@ -253,6 +263,9 @@ class Explainer:
         as_frame : bool
             Return a pandas DataFrame (:func:`rfexplain.viz.records_to_frame`, needs
             ``rfexplain[frames]``) instead of the records.
+        row_errors : mapping of int to str, optional
+            Rows already known to be bad (by row number in ``X``, with what is wrong, e.g. a
+            file reader's "line 7 has 3 values"): they get their error records without work.
         **query_args
             The query's own arguments (``limit=``, ``target=``).
 
@@ -260,7 +273,19 @@ class Explainer:
         -------
         list of BatchRecord
             One record per instance, in the order of ``X``; a failure is recorded on its
-            instance (``error``) and never loses the others.
+            instance (``error``) and never loses the others. A row that is not a valid instance
+            (wrong width, not a number, NaN or infinite, an unknown category, a value a
+            pipeline's column cannot take) is its own error record naming its row number (and
+            its index label, for a DataFrame indexed otherwise); only a problem of every row
+            (unknown or missing column names) refuses the batch.
+
+        Raises
+        ------
+        rfexplain.batch.BatchInterrupted
+            On Ctrl-C (``KeyboardInterrupt``, which it is), once the workers are stopped: its
+            ``records`` are the records finished before the interrupt, in the order of ``X``,
+            and ``pending`` the indices of the others. Use :meth:`iter_explain` to receive
+            records as they finish.
 
         Examples
         --------
@@ -273,9 +298,10 @@ class Explainer:
         >>> [len(r.result) for r in records if r.ok]
         [1, 1, 1]
         """
+        rows, errors, labels = self._batch_rows(X, row_errors)
         records = explain_many(
             self,
-            self.pipeline.encode(X) if self.pipeline is not None else X,
+            rows,
             query,
             n_jobs=n_jobs,
             timeout=timeout,
@@ -283,6 +309,8 @@ class Explainer:
             indices=indices,
             chunk_size=chunk_size,
             backend=backend,
+            row_errors=errors,
+            labels=labels,
             **query_args,
         )
         if as_frame:
@@ -290,6 +318,88 @@ class Explainer:
 
             return records_to_frame(records)
         return records
+
+    def iter_explain(
+        self,
+        X: Any,
+        query: str = "sufficient_reason",
+        *,
+        n_jobs: int | None = None,
+        timeout: float | None = None,
+        progress: bool | None = None,
+        indices: Sequence[int] | None = None,
+        chunk_size: int | None = None,
+        backend: Any = None,
+        row_errors: Mapping[int, str] | None = None,
+        **query_args: Any,
+    ) -> Generator[BatchRecord, None, None]:
+        """:meth:`explain_many`'s records one at a time, **as they finish**: in the order of
+        ``X`` with one job, in the order the workers finish them otherwise (``record.index``
+        says which row each is). The arguments and the rows are checked before the iterator is
+        returned (the same refusals as :meth:`explain_many`, whose arguments it takes but
+        ``as_frame``).
+
+        A separate method rather than an ``explain_many`` flag, so that each has one return
+        type: a list in the order of ``X`` (or a DataFrame) there, a lazy iterator in finishing
+        order here. Write each record as it comes (``rfexplain batch`` does) and nothing
+        finished is lost to a crash or a Ctrl-C; leaving the loop (``break``, an exception, a
+        ``KeyboardInterrupt``) or closing the iterator stops the workers, and every record
+        received so far is yours.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> X, y = load_iris(return_X_y=True)
+        >>> model = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+        >>> explainer = Explainer(model, engine="oracle")
+        >>> [r.index for r in explainer.iter_explain(X[:3], "robustness", n_jobs=1)]
+        [0, 1, 2]
+        """
+        rows, errors, labels = self._batch_rows(X, row_errors)
+        return iter_explain(
+            self,
+            rows,
+            query,
+            n_jobs=n_jobs,
+            timeout=timeout,
+            progress=progress,
+            indices=indices,
+            chunk_size=chunk_size,
+            backend=backend,
+            row_errors=errors,
+            labels=labels,
+            **query_args,
+        )
+
+    def _batch_rows(
+        self, X: Any, given: Mapping[int, str] | None = None
+    ) -> tuple[Any, dict[int, str] | None, list[Any] | None]:
+        """``(rows, row errors, index labels)`` of a batch: ``X`` itself for a plain model; for a
+        pipeline, its original rows as the forest's values, encoded row by row when the frame as
+        a whole fails, so that each bad row (a string in a numeric column, an unknown category)
+        is its own error and the others are answered. Missing or unknown column names concern
+        every row and refuse the batch."""
+        given = dict(given or {})
+        if self.pipeline is None:
+            return X, given, None
+        labels = index_labels(X)
+        try:
+            return self.pipeline.encode(X), given, labels
+        except (InvalidInstanceError, TypeError, ValueError):
+            if not hasattr(X, "iloc") or getattr(X, "ndim", 0) != 2:
+                raise
+        frame = in_model_order(X, self.forest.feature_names, by_position=False)  # every row's columns
+        rows = np.full((len(frame), self.forest.n_features), np.nan)
+        errors: dict[int, str] = {}
+        for k in range(len(frame)):
+            if k in given:
+                continue
+            try:
+                rows[k] = self.pipeline.encode(frame.iloc[[k]])[0]
+            except (InvalidInstanceError, TypeError, ValueError) as exc:
+                errors[k] = str(exc)
+        return rows, {**errors, **given}, labels
 
     def report(self, X: Any, path: Any, **options: Any) -> Any:
         """Write a self-contained HTML report explaining every row of ``X`` to ``path``

@@ -205,11 +205,18 @@ def test_argparse_usage_errors_are_status_2(argv: list[str]) -> None:
 
 
 def test_input_csv_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A row wrong on its own is its own error record (issue 59), the others are answered and
+    the status is 1; a header naming other columns concerns every row: one line, status 2."""
     path = _forest_file(tmp_path, capsys)
     bad = tmp_path / "rows.csv"
     bad.write_text("1,2,3,4\n1,2\n")
+    code, out, err = run(["batch", str(path), "--input", str(bad), "--engine", "oracle"], capsys)
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert code == 1 and [d["index"] for d in docs] == [0, 1] and docs[0]["error"] is None
+    assert "row 1: line 2 of rows.csv has 2 values, expected 4" in docs[1]["error"]
+    bad.write_text("a,b,c,d\n1,2,3,4\n")
     code, _, err = run(["batch", str(path), "--input", str(bad), "--engine", "oracle"], capsys)
-    assert code == 2 and "row 2 has 2 columns" in err and err.count("\n") == 1
+    assert code == 2 and "unknown ['a', 'b', 'c', 'd']" in err and err.count("\n") == 1
 
 
 def test_values_as_name_value_pairs_are_matched_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
