@@ -1,6 +1,9 @@
 """Explaining many instances at once, in parallel processes or on a Dask cluster.
 
-:meth:`rfexplain.Explainer.explain_many` is the entry point; this module holds the machinery.
+:meth:`rfexplain.Explainer.explain_many` (a list in the order of the rows) and
+:meth:`rfexplain.Explainer.iter_explain` (the records one by one as they finish) are the entry
+points; this module holds the machinery, and :class:`StreamingOutput`, the resumable output file
+of ``rfexplain batch``.
 
 How it runs
 -----------
@@ -22,6 +25,23 @@ record. With a ``timeout``, a task still running past its instances' deadlines p
 (:func:`task_deadline`) has its worker killed and replaced the same way; the instance that
 outlived its deadline gets ``complete=False, stopped_by="timeout"``.
 
+Interrupts and streaming
+------------------------
+Nothing finished is lost. Records leave the workers a chunk at a time (one instance at a time
+with one job) and :func:`iter_explain` yields each at once; a Ctrl-C stops the workers (none
+outlives the batch) and :func:`explain_many` raises :class:`BatchInterrupted`, a
+``KeyboardInterrupt`` carrying the records finished before it (in row order) and the indices of
+the others. A record still inside a worker's unfinished chunk is not finished: ``chunk_size=1``
+makes every instance its own chunk, at some cost in throughput on quick queries.
+
+:class:`StreamingOutput` writes each record to its file as it arrives (JSON lines and CSV
+appended and flushed; Parquet through JSON lines beside it), then rewrites the file in row
+order by a temporary file renamed over it, so that no output is ever half of a file: a crash
+leaves whole records (a line torn by the crash itself is dropped when resuming). The run that
+writes it is recorded beside it (``OUT.run.json``: fingerprints of the forest, engine, options
+and rows; the query, its arguments, the timeout and the format), and a resumed run explains only
+the rows missing from the output, after checking that it is the same run.
+
 Budgets
 -------
 ``timeout`` is a per-instance wall-clock budget in seconds, enforced cooperatively by the engines
@@ -33,8 +53,12 @@ Arguments
 ---------
 The query, its arguments (``limit=``, ``target=``: no other keyword), ``timeout`` and ``n_jobs``
 are checked once, before any work, and refused with a
-:class:`~rfexplain.core.errors.RFExplainError`. A row that is not a valid instance (wrong length,
-not numbers, NaN) gets its own error record; the other rows are answered.
+:class:`~rfexplain.core.errors.RFExplainError`, and so is a problem of every row (unknown or
+missing column names). A row that is not a valid instance (wrong length, not numbers, NaN or
+infinite, for a pipeline an unknown category or a string in a numeric column) gets its own error
+record, which names its row number (``"InvalidInstanceError: row 3 has NaN in feature 1 ..."``;
+``"row 3 (index 'b')"`` for a DataFrame indexed otherwise, ``"row 17"`` by its index when
+``indices`` are given); the other rows are answered.
 
 Example
 -------
