@@ -250,7 +250,8 @@ def test_pyxai_pool_kills_a_worker_past_the_limit(tmp_path: Path) -> None:
         first = pool.ask("sufficient", [1.0, 2.0], limit=0.3)
         assert first["status"] == "ok" and first["features"] == [0]
         hung = pool.ask("minimal_sufficient", [1.0, 2.0], limit=0.3)
-        assert hung["status"] == "killed" and pool.kills == 1 and 0.3 < hung["time"] < 5
+        assert hung["status"] == "killed" and pool.kills == 1 and 0.3 < hung["time"]
+        assert hung["time"] < 600  # killed, not waited out: the worker sleeps 600 s (no load bound)
         with pytest.raises(ProcessLookupError):
             os.kill(first["pid"], 0)  # the hung worker is gone
         again = pool.ask("sufficient", [1.0, 2.0], limit=0.3)
@@ -306,6 +307,8 @@ QUICK_RUNS = {
     "practical_forests": ["--datasets", "banknote", "--instances", "1", "--no-rfxpl"],
     "soft_vote": ["--datasets", "iris", "--instances", "1", "--enum-instances", "0", "--points", "1000"],
     "sat_shortest": ["--datasets", "iris", "--instances", "1"],
+    "cold_start": [],
+    "actionable": ["--datasets", "iris", "--rows", "1"],
 }
 #: Benchmarks that need a peer installed beside the checkout (their writers are tested below or
 #: in their own test file).
@@ -316,7 +319,15 @@ def test_every_benchmark_is_covered_by_the_quick_run_test() -> None:
     assert set(QUICK_RUNS) | NEEDS_A_PEER == {b.name for b in entry.BENCHMARKS}
 
 
-@pytest.mark.parametrize("name", sorted(QUICK_RUNS))
+#: The quick runs of a fraction of a second, in every test run; the others (benchmark smoke runs of
+#: a second or more, and any benchmark added later) run with ``python -m pytest -m slow``.
+CHEAP_QUICK_RUNS = {"add_outcomes", "add_table1", "circuit_scale", "sat_shortest"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [name if name in CHEAP_QUICK_RUNS else pytest.param(name, marks=pytest.mark.slow) for name in sorted(QUICK_RUNS)],
+)
 def test_quick_runs_write_only_quick_files_with_the_command_and_seed(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -367,6 +378,7 @@ def test_sat_table1_enumeration_past_its_cap_is_an_incomplete_row_not_a_crash() 
     assert all(r["complete"] and r["axps"] >= 1 and r["cxps"] >= 1 for r in full)
 
 
+@pytest.mark.slow
 def test_circuit_scale_reports_a_forest_stopped_at_the_cpu_limit_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
     """A child killed at its CPU limit ends the wait at once (the parent must not hold the child's
     end of the pipe open, or it waits out the wall-clock limit and blames the wall clock)."""
