@@ -95,6 +95,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("sat_shortest", "experiments.sat_shortest", "SAT engine: one shortest AXp and CXp per instance"),
     Benchmark("actionable", "experiments.actionable", "inflated sufficient reasons against the AXp (SAT engine)"),
     Benchmark("cold_start", "experiments.cold_start", "time to first answer: empty compiled-code cache vs warm"),
+    Benchmark(
+        "batch_throughput",
+        "experiments.batch_throughput",
+        "batch rows per second with streamed output and resume, against writing at the end",
+    ),
 )
 
 

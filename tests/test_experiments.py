@@ -308,6 +308,7 @@ QUICK_RUNS = {
     "soft_vote": ["--datasets", "iris", "--instances", "1", "--enum-instances", "0", "--points", "1000"],
     "sat_shortest": ["--datasets", "iris", "--instances", "1"],
     "cold_start": [],
+    "batch_throughput": ["--rows", "8", "--trees", "3", "--depth", "2", "--jobs", "1", "--engine", "oracle"],
     "actionable": ["--datasets", "iris", "--rows", "1"],
 }
 #: Benchmarks that need a peer installed beside the checkout (their writers are tested below or
