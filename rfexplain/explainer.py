@@ -86,16 +86,16 @@ class Explainer:
         Features that may not change: necessary and contrastive reasons, robustness and flips are
         computed with them fixed at the instance's values ("what would have to change, given
         these cannot"). Sufficient reasons are not affected.
+    progress : bool, optional
+        Show a bar of a long single-answer query's steps on stderr (the SAT engine's sufficient
+        and necessary reasons: the features decided so far), once it has run a second; by
+        default only when stderr is a terminal. ``explain_many`` has its own ``progress=``.
     max_memory : int or None, optional
         The memory budget of every query, in bytes (``None``: none): the compilers (the circuit
         engine's decision graphs and vote counting) count the bytes of their arrays, unique tables
         and memos as they grow and stop with :class:`~rfexplain.CompilationTooLargeError` (a
         ``MemoryError``) before a growth would pass it. Default: ``$RFEXPLAIN_MAX_MEMORY``, else a
         quarter of the machine's physical memory (:func:`~rfexplain.core.budget.default_max_memory`).
-    progress : bool, optional
-        Show a bar of a long single-answer query's steps on stderr (the SAT engine's sufficient
-        and necessary reasons: the features decided so far), once it has run a second; by
-        default only when stderr is a terminal. ``explain_many`` has its own ``progress=``.
     **options
         Passed to the engine (e.g. ``solver=`` and ``card=`` for ``"sat"``).
     """
