@@ -9,7 +9,8 @@ writes a self-contained HTML report.
 Errors: bad input (an :class:`~rfexplain.core.errors.RFExplainError`, a file that cannot be read
 or written, or an argparse usage error) prints one line on stderr and exits with status 2. Any
 other exception is a bug of rfexplain: one line asking to report it, exit status 1; ``--debug``
-prints the traceback too. Ctrl-C prints one line and exits with status 130; running out of
+prints the traceback too. Ctrl-C prints one line and exits with status 130 (``batch`` has
+written every record finished before it; ``--resume`` completes the output); running out of
 memory prints one line and exits with status 2.
 """
 
@@ -107,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer one query about many instances in parallel (JSON lines or CSV)",
         description="Explain many instances. With --dataset and no model file, a forest is trained on a "
         "train split and the test rows are explained; with a model file, the rows of --dataset or --input "
-        "are explained. Exit status 1 when some instance failed (its record says why).",
+        "are explained. Each record is written as soon as it is finished, so a Ctrl-C (exit 130) keeps every "
+        "finished row and --resume completes the output. A bad row of --input is its own error record. Exit "
+        "status 1 when some instance failed (its record says why).",
     )
     batch.add_argument("model", nargs="?", help="forest JSON or joblib/pickle model (or use --dataset)")
     _add_training_options(batch, required=False)
@@ -611,7 +614,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         require("pyarrow", "parquet", "writing Parquet")
     if args.save_forest:
         Path(args.save_forest).write_text(forest.to_json())
-    constraints = _constraints(args, pool)
+    good = [k for k in range(len(pool)) if k not in bad]  # --bounds data: the rows read whole
+    constraints = _constraints(args, pool.iloc[good] if hasattr(pool, "iloc") else pool[good])
     if model is not None:
         names = list(forest.feature_names)
         explainer = Explainer(model, engine=args.engine, feature_names=names, vote=args.vote, **constraints)
