@@ -479,17 +479,24 @@ def _stream(
     bar = Progress(len(plan.items) + len(plan.refused), f"{query} ({explainer.engine_name})", enabled=progress)
     finished: list[BatchRecord] = []
     try:
-        for record in plan.refused:
-            bar.update(1, failed=1)
-            finished.append(record)
-            yield record
-        if not _uses_processes(n_jobs, backend):
-            for i, row, s, where in plan.items:
-                record = _explain_one(explainer, i, row, query, plan.args, timeout, s, where)
+        if not _uses_processes(n_jobs, backend):  # in the order of the rows, the refused ones included
+            refused = {r.index: r for r in plan.refused}
+            items = {item[0]: item for item in plan.items}
+            for index in plan.ids:
+                if index in refused:
+                    record = refused[index]
+                else:
+                    i, row, s, where = items[index]
+                    record = _explain_one(explainer, i, row, query, plan.args, timeout, s, where)
                 bar.update(1, failed=int(record.error is not None))
                 finished.append(record)
                 yield record
-        elif plan.items:
+            return
+        for record in plan.refused:  # finished before any work
+            bar.update(1, failed=1)
+            finished.append(record)
+            yield record
+        if plan.items:
             workers = max(1, joblib.effective_n_jobs(n_jobs if n_jobs is not None else -1))
             size = chunk_size or max(1, min(64, math.ceil(len(plan.items) / (4 * workers))))
             chunks = [plan.items[k : k + size] for k in range(0, len(plan.items), size)]
@@ -501,9 +508,9 @@ def _stream(
                     yield record
     finally:
         bar.close()
-    if warn:
-        position = {i: k for k, i in enumerate(plan.ids)}
-        _warn_soft_vote(explainer, sorted(finished, key=lambda r: position[r.index]))
+        if warn and len(finished) == len(plan.ids):  # the whole batch, once
+            position = {i: k for k, i in enumerate(plan.ids)}
+            _warn_soft_vote(explainer, sorted(finished, key=lambda r: position[r.index]))
 
 
 def iter_explain(
@@ -774,6 +781,18 @@ RUN_SUFFIX = ".run.json"
 PARTIAL_SUFFIX = ".partial.jsonl"
 
 
+#: How a resume error names each field of a run record that differs.
+_RUN_FIELDS = {
+    "model": "the model (forest, engine class or options)",
+    "engine": "the engine",
+    "query": "the query",
+    "arguments": "the query's arguments",
+    "timeout": "the timeout",
+    "format": "the format",
+    "rows": "the rows",
+}
+
+
 class ResumeError(InvalidArgumentError):
     """An output cannot be resumed: written by another run (model, query, options or rows), or
     not by :class:`StreamingOutput` at all. The message says which and what to do."""
@@ -856,11 +875,13 @@ class StreamingOutput:
         except ValueError:
             raise ResumeError(f"cannot resume {self.path}: its run record {self.run_path} is not JSON") from None
         before = saved.get("run", {}) if isinstance(saved, dict) else {}
-        differ = sorted(k for k in set(before) | set(self.run) if before.get(k) != self.run.get(k))
+        differ = [k for k in sorted(set(before) | set(self.run)) if before.get(k) != self.run.get(k)]
         if differ:
+            what = [_RUN_FIELDS.get(k, k) for k in differ]
+            listed = what[0] if len(what) == 1 else f"{', '.join(what[:-1])} and {what[-1]}"
             raise ResumeError(
-                f"cannot resume {self.path}: it was written by another run ({', '.join(differ)} differ"
-                f"{'s' if len(differ) == 1 else ''}); run without --resume to start over, or write to another -o"
+                f"cannot resume {self.path}: it was written by another run ({listed} "
+                f"differ{'s' if len(what) == 1 else ''}); run without --resume to start over, or write to another -o"
             )
         if self.fmt == "parquet" and not self.data_path.exists() and self.path.exists():
             from rfexplain.core.instances import pandas

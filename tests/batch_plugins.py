@@ -17,11 +17,18 @@ from rfexplain.engines.base import Instance
 from rfexplain.oracle import OracleEngine
 
 
+def pause(seconds: float) -> None:
+    """The slow mode's wait between two polls of its budget (a test may count them)."""
+    time.sleep(seconds)
+
+
 class ProbeEngine(OracleEngine):
     """The oracle engine, plus: writes ``<pid>-<n>`` files into ``log_dir`` when constructed; on an
     instance whose feature 0 equals ``poison`` it raises (``mode="raise"``) or kills its process
-    (``mode="exit"``) or ignores its budget for two minutes (``mode="hang"``); ``mode="slow"``
-    makes every enumeration yield nothing, and robustness answer nothing, until the budget ends."""
+    (``mode="exit"``) or ignores its budget for two minutes (``mode="hang"``, between the files
+    ``hung-<pid>`` and ``woke-<pid>`` in ``log_dir``); ``mode="slow"`` makes every enumeration
+    yield nothing, and robustness answer nothing, until the budget ends, polling it between
+    :func:`pause` s of 0.01 s."""
 
     name = "probe"
 
@@ -29,6 +36,7 @@ class ProbeEngine(OracleEngine):
         super().__init__(forest)
         self.poison = poison
         self.mode = mode
+        self.log_dir = log_dir
         if log_dir:
             Path(log_dir, f"{os.getpid()}-{time.monotonic_ns()}").write_text("built")
 
@@ -37,7 +45,11 @@ class ProbeEngine(OracleEngine):
             if self.mode == "exit":
                 os._exit(3)
             if self.mode == "hang":
+                if self.log_dir:
+                    Path(self.log_dir, f"hung-{os.getpid()}").write_text("hung")
                 time.sleep(120)
+                if self.log_dir:
+                    Path(self.log_dir, f"woke-{os.getpid()}").write_text("woke")
             raise RuntimeError(f"poisoned instance {instance.values[0]}")
 
     def sufficient_reason(self, instance: Instance) -> Reason:
@@ -59,12 +71,12 @@ class ProbeEngine(OracleEngine):
         budget = Budget.current()
         while self.mode == "slow" and budget is not None:
             budget.check("probing")
-            time.sleep(0.01)
+            pause(0.01)
         return super().robustness(instance)
 
     @staticmethod
     def _stall(budget: Budget) -> Iterator[Reason]:
         while not budget.expired():
-            time.sleep(0.01)
+            pause(0.01)
         return
         yield  # pragma: no cover - makes this a generator

@@ -3,7 +3,9 @@
 Every query an engine lists in ``queries`` is compared with the brute-force oracle on random
 small forests (``tests/strategies.py``): whole *sets* of reasons, not samples. Witnesses are
 checked with :func:`rfexplain.verify` against the forest. A subclass sets ``engine`` (the registry
-name) and may set ``options`` and ``max_examples``::
+name) and may set ``options`` and ``max_examples`` (its full budget, drawn under the ``"ci"``
+hypothesis profile, scaled down under ``"fast"``: ``tests/hypothesis_budget.py``; each subclass
+also gets a slow twin drawing the full budgets, see :meth:`EngineContract.__init_subclass__`)::
 
     class TestSatEngine(EngineContract):
         engine = "sat"
@@ -12,6 +14,7 @@ name) and may set ``options`` and ``max_examples``::
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,6 +26,7 @@ from rfexplain import Budget, verify
 from rfexplain.engines import engine_class
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
+from tests.hypothesis_budget import examples
 from tests.strategies import forests, forests_and_instances
 
 
@@ -77,10 +81,27 @@ class EngineContract:
     engine: ClassVar[str]
     options: ClassVar[dict[str, Any]] = {}
     max_examples: ClassVar[int] = 60
+    #: Draw every budget in full whatever the hypothesis profile (the slow twins).
+    full_budget: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every contract gets a twin in its module, ``<name>FullBudget``, marked slow, that draws
+        the full budgets: the default run checks each engine against the oracle on a fraction of
+        the examples (the ``"fast"`` profile), ``python -m pytest -m slow`` on all of them."""
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("full_budget") or not cls.__name__.startswith("Test"):
+            return
+        twin = type(f"{cls.__name__}FullBudget", (cls,), {"full_budget": True, "__module__": cls.__module__})
+        setattr(sys.modules[cls.__module__], twin.__name__, pytest.mark.slow(twin))
+
     #: The vote mode of the random forests (``"soft"`` gives every leaf an impure vector).
     vote: ClassVar[str] = "hard"
 
     # ------------------------------------------------------------------ helpers
+    def examples(self, full: int) -> int:
+        """A property test's budget of examples: ``full`` scaled to the hypothesis profile."""
+        return full if self.full_budget else examples(full)
+
     def make(self, forest: Any) -> Any:
         return engine_class(self.engine)(forest, **self.options)
 
@@ -98,7 +119,7 @@ class EngineContract:
 
     def run(self, check: Any) -> None:
         @settings(
-            max_examples=self.max_examples,
+            max_examples=self.examples(self.max_examples),
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )
@@ -167,7 +188,7 @@ class EngineContract:
         self.require("necessary_reason")
 
         @settings(
-            max_examples=self.max_examples,
+            max_examples=self.examples(self.max_examples),
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )
@@ -194,7 +215,7 @@ class EngineContract:
         self.require("sufficient_reason")
         self.require("necessary_reason")
 
-        @settings(max_examples=max(10, self.max_examples // 3), deadline=None)
+        @settings(max_examples=self.examples(max(10, self.max_examples // 3)), deadline=None)
         @given(forests(min_trees=2), st.randoms(use_true_random=False))
         def property_test(forest: Any, rnd: Any) -> None:
             grid = Oracle(forest).grid
@@ -302,7 +323,7 @@ class EngineContract:
         self.require("sufficient_reasons")
         from rfexplain import Explainer
 
-        @settings(max_examples=20, deadline=None)
+        @settings(max_examples=self.examples(20), deadline=None)
         @given(forests(min_trees=3, vote=self.vote), st.integers(0, 2))
         def property_test(forest: Any, limit: int) -> None:
             decision = Explainer(forest, engine=self.engine, **self.options).explain(
@@ -321,7 +342,7 @@ class EngineContract:
         self.require("necessary_reasons")
         from rfexplain import Explainer
 
-        @settings(max_examples=10, deadline=None)
+        @settings(max_examples=self.examples(10), deadline=None)
         @given(forests(min_trees=2, vote=self.vote))
         def property_test(forest: Any) -> None:
             decision = Explainer(forest, engine=self.engine, **self.options).explain(
@@ -342,7 +363,7 @@ class EngineContract:
         if not missing:
             pytest.skip("engine answers every query")
 
-        @settings(max_examples=3, deadline=None)
+        @settings(max_examples=self.examples(3), deadline=None)
         @given(forests_and_instances(vote=self.vote))
         def property_test(case: Any) -> None:
             forest, instance = case

@@ -18,6 +18,7 @@ from rfexplain.core.errors import UnsupportedQueryError
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from tests.handmade import forest as handmade_forest
+from tests.hypothesis_budget import examples
 from tests.strategies import forests, forests_and_instances
 
 
@@ -35,7 +36,7 @@ def test_majority_ties_go_to_lowest_index() -> None:
     assert majority_index((0, 0, 0)) == 0
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     forests(max_trees=8),
     st.booleans(),
@@ -57,7 +58,7 @@ def test_add_decides_like_the_forest_on_every_state_vector(
     assert (got == counts).all()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(forests(max_trees=8, vote="soft"), st.booleans(), st.sampled_from(["balanced", "sequential"]))
 def test_soft_vote_add_aggregates_exact_class_vectors(forest: Forest, reduce: bool, strategy: str) -> None:
     """Under the soft vote the class-vector ADD holds the exact summed leaf weights and the
@@ -78,7 +79,7 @@ def test_soft_vote_add_aggregates_exact_class_vectors(forest: Forest, reduce: bo
     )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(forests(max_trees=8), st.sampled_from(["frequency", "index"]))
 def test_counts_per_class_equal_the_oracle(forest: Forest, order: str) -> None:
     oracle = Oracle(forest)
@@ -87,7 +88,7 @@ def test_counts_per_class_equal_the_oracle(forest: Forest, order: str) -> None:
     assert sum(agg.counts()) == math.prod(forest.states_per_feature)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(forests(max_trees=7))
 def test_reduced_majority_add_is_a_normal_form(forest: Forest) -> None:
     """Reversing the trees changes every intermediate diagram but not the reduced result."""
@@ -98,7 +99,7 @@ def test_reduced_majority_add_is_a_normal_form(forest: Forest) -> None:
     assert to_dot(a).count("->") == to_dot(b).count("->")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(forests(max_trees=7))
 def test_reduction_never_grows_the_diagram(forest: Forest) -> None:
     reduced = aggregate(forest, reduce=True)
@@ -106,7 +107,7 @@ def test_reduction_never_grows_the_diagram(forest: Forest) -> None:
     assert reduced.manager.size(reduced.majority) <= symbolic.manager.size(symbolic.majority)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(forests_and_instances(max_trees=7))
 def test_outcome_explanation_is_sufficient_and_condition_minimal(case: tuple[Forest, Instance]) -> None:
     forest, instance = case

@@ -17,6 +17,7 @@ from rfexplain.comparators import add_core
 from rfexplain.comparators.add import TERMINAL, ADDTooLargeError, AggregatedForest, aggregate
 from rfexplain.core.budget import BudgetExpired
 from rfexplain.oracle import Oracle
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -46,7 +47,7 @@ def tiny_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(add_core, "GC_MIN", 0)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     forests(max_trees=8),
     st.booleans(),
@@ -67,7 +68,7 @@ def test_compact_core_builds_the_python_cores_diagrams(
     assert (compact.class_vector is None) == (not keep)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.one_of(forests(max_trees=8), forests(max_trees=8, vote="soft")),
     st.booleans(),
@@ -99,7 +100,7 @@ def test_early_decision_needs_the_compact_core_and_no_class_vector() -> None:
         aggregate(forest, core="python", keep_class_vector=False, decide_early=True)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(forests(max_trees=8, vote="soft"), st.booleans())
 def test_compact_core_sums_exact_soft_weights(forest: Forest, reduce: bool) -> None:
     oracle = Oracle(forest)
@@ -108,7 +109,7 @@ def test_compact_core_sums_exact_soft_weights(forest: Forest, reduce: bool) -> N
     assert [compact.predict_states_one(z) for z in oracle.grid] == list(oracle.labels)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(forests(min_trees=3, max_trees=9), st.booleans(), st.sampled_from(["balanced", "sequential"]))
 def test_slices_evictions_and_collections_change_nothing(forest: Forest, reduce: bool, strategy: str) -> None:
     oracle = Oracle(forest)

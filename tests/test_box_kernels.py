@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain.sat import box_kernels as kernels
+from tests.hypothesis_budget import examples
 
 
 @st.composite
@@ -56,7 +57,7 @@ def _ending_inside(high: np.ndarray, rows: np.ndarray, lo: np.ndarray, hi: np.nd
     return ((ends >= lo) & (ends < hi)).sum(axis=0)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(leaf_boxes())
 def test_one_pass_split_gives_the_halves_and_their_bounds(case: dict[str, Any]) -> None:
     low, high, trees, rows = case["low"], case["high"], case["trees"], case["rows"]
@@ -82,7 +83,7 @@ def test_one_pass_split_gives_the_halves_and_their_bounds(case: dict[str, Any]) 
             assert np.isclose(got, max(totals) if not_kind else min(totals))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(leaf_boxes())
 def test_childrens_interval_counts_follow_from_the_parents(case: dict[str, Any]) -> None:
     low, high, rows, lo, hi, j, split = (case[k] for k in ("low", "high", "rows", "lo", "hi", "j", "split"))
@@ -102,7 +103,7 @@ def test_childrens_interval_counts_follow_from_the_parents(case: dict[str, Any])
         assert out[-1] == 1
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(-5, 40), min_size=1, max_size=120), st.data())
 def test_select_and_small_sort_agree_with_numpy(values: list[int], data: Any) -> None:
     k = data.draw(st.integers(1, len(values)))
@@ -161,7 +162,7 @@ def test_the_engine_compiles_no_kernel_after_its_leaf_table_is_built() -> None:
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(leaf_boxes(), st.integers(0, 2**32 - 1))
 def test_pair_bound_is_the_best_consistent_pair_of_each_paired_tree(case: dict[str, Any], seed: int) -> None:
     """The pair bound against its definition (one other class, rows in decreasing margin within

@@ -30,6 +30,7 @@ import rfexplain as rx
 from rfexplain.batch import BatchRecord
 from rfexplain.engines import engine_class
 from tests.engine_contract import _key, canonical_by_brute_force
+from tests.hypothesis_budget import examples
 from tests.strategies import forests_and_instances
 
 X, Y = load_wine(return_X_y=True)
@@ -105,6 +106,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_answers_survive_hash_seeds_and_a_json_round_trip(tmp_path: Path) -> None:
     forest_file = tmp_path / "forest.json"
     forest_file.write_text(rx.Forest.from_sklearn(MODEL).to_json())
@@ -131,7 +133,9 @@ def test_answers_survive_hash_seeds_and_a_json_round_trip(tmp_path: Path) -> Non
         assert json.loads(done.stdout) == expected, seed
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(forests_and_instances(), st.randoms(use_true_random=False))
 def test_sat_circuit_and_oracle_give_the_same_single_answers(case: Any, rnd: random.Random) -> None:
     forest, instance = case
@@ -152,7 +156,9 @@ def test_sat_circuit_and_oracle_give_the_same_single_answers(case: Any, rnd: ran
 
 @pytest.mark.parametrize("vote", ["hard", "soft"])
 @pytest.mark.parametrize("prefilter", [True, False])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(data=st.data(), rnd=st.randoms(use_true_random=False))
 def test_the_axp_dropping_features_in_blocks_is_plain_deletions(
     vote: str, prefilter: bool, data: Any, rnd: random.Random

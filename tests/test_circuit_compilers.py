@@ -15,6 +15,7 @@ from rfexplain import Forest
 from rfexplain.circuit.compilers import ClassFormulas, DGManager, NNFManager, sortnet, threshold
 from rfexplain.circuit.compilers.classformula import dg_to_nnf, vote_thresholds
 from rfexplain.circuit.compilers.votecount import VoteCounter
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -94,7 +95,7 @@ def _check_feasible_labels(dg: DGManager, root: int) -> None:
 
 
 @pytest.mark.parametrize("ordered", [True, False])
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests(), data=st.data())
 def test_apply_and_negation_are_exact(ordered: bool, forest: Forest, data: Any) -> None:
     cf = ClassFormulas(forest, ordered=ordered, method="count" if ordered else "sortnet")
@@ -122,7 +123,7 @@ def test_apply_and_negation_are_exact(ordered: bool, forest: Forest, data: Any) 
         (False, "sortnet", "python"),
     ],
 )
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests())
 def test_algorithms_3_3a_3b_equal_the_forest(ordered: bool, method: str, core: str, forest: Forest) -> None:
     """``ordered``: trees first turned into ordered graphs (the default); otherwise the trees'
@@ -166,7 +167,7 @@ def _same_graphs_both_ways(forest: Forest) -> None:
             assert cf.vote_graph(i, j) == by_network, (i, j)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests())
 def test_counting_builds_the_sorting_networks_graph(forest: Forest) -> None:
     _same_graphs_both_ways(forest)
@@ -230,7 +231,7 @@ sklearn = pytest.importorskip("sklearn")
 
 @pytest.mark.parametrize(
     "loader,trees,depth",
-    [("load_iris", 25, 4), ("load_wine", 10, 3), ("load_breast_cancer", 8, 3)],
+    [("load_iris", 25, 4), ("load_wine", 10, 3), pytest.param("load_breast_cancer", 8, 3, marks=pytest.mark.slow)],
 )
 def test_class_formulas_on_sklearn_forests(loader: str, trees: int, depth: int) -> None:
     from sklearn import datasets

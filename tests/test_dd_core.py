@@ -15,6 +15,7 @@ from rfexplain.circuit.compilers.classformula import ClassFormulas, vote_thresho
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget, BudgetExpired
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -55,7 +56,7 @@ def same_vote_graphs(forest: Forest, *, compact_first: bool = False) -> tuple[in
     return product, graph
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forest=forests(), compact_first=st.booleans())
 def test_compact_core_builds_the_python_cores_nodes(forest: Forest, compact_first: bool) -> None:
     same_vote_graphs(forest, compact_first=compact_first)
@@ -83,6 +84,7 @@ def test_compact_core_on_sklearn_forests_in_small_slices(
         assert product > 2048 and graph > 2048
 
 
+@pytest.mark.slow
 def test_every_interned_tuple_is_distinct(monkeypatch: pytest.MonkeyPatch) -> None:
     """A child tuple's hash is derived from its parent's: were it ever not the hash of the tuple
     itself, a tuple met again would miss its entry and be interned twice (the graphs would still
@@ -166,7 +168,7 @@ def test_unknown_core_is_a_value_error() -> None:
         ClassFormulas(forest, core="cudd")
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(values=st.lists(st.integers(0, 2**25), min_size=1, max_size=200), small=st.booleans())
 def test_distinct_values_are_numpys_unique(values: list[int], small: bool) -> None:
     """Both ways of ``_distinct`` (a table below 2**24 values, sorting above) are np.unique."""
@@ -179,7 +181,7 @@ def test_distinct_values_are_numpys_unique(values: list[int], small: bool) -> No
     assert got.tolist() == want.tolist() and inverse.tolist() == want_inverse.tolist()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(low=st.integers(-(2**40), 2**40), width=st.integers(0, 2**41))
 def test_packed_memo_bounds_only_narrow(low: int, width: int) -> None:
     """A memo entry's need bounds, packed as two int16 halves of an int32, answer for the needs

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from rfexplain.circuit.compilers import dg_kernels
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.core.errors import CompilationTooLargeError
+from tests.hypothesis_budget import examples
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     var=st.integers(0, 2**20),
     edges=st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 2**31 - 1)), min_size=0, max_size=9),
@@ -28,7 +29,7 @@ def test_python_hash_equals_the_compiled_hash(var: int, edges: list[tuple[int, i
     assert dg_kernels.node_hash(var, mids.tolist(), kids.tolist()) == compiled
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     n_states=st.lists(st.integers(2, 150), min_size=1, max_size=4),
     seed=st.integers(0, 2**32 - 1),

@@ -18,6 +18,7 @@ import rfexplain as rx
 from rfexplain import Forest
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidInstanceError, UnsupportedQueryError
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 ENGINES = ("oracle", "sat", "circuit")
@@ -54,7 +55,7 @@ def constrained(draw: st.DrawFn) -> tuple[Forest, list[float], dict[int, tuple[f
     return forest, x, bounds, immutable
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=constrained(), engine=st.sampled_from(ENGINES))
 def test_bounds_and_immutable_against_brute_force(
     case: tuple[Forest, list[float], dict[int, tuple[float, float]], list[int]], engine: str

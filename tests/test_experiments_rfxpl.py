@@ -91,7 +91,8 @@ def test_json_worker_kills_a_child_past_its_limit_and_starts_another(tmp_path: P
         first = worker.ask({"sleep": False}, limit=30)
         assert first["status"] == "ok"
         hung = worker.ask({"sleep": True}, limit=0.3)
-        assert hung["status"] == "killed" and worker.kills == 1 and 0.3 <= hung["wall"] < 5
+        assert hung["status"] == "killed" and worker.kills == 1 and 0.3 <= hung["wall"]
+        assert hung["wall"] < 600  # killed, not waited out: the child sleeps 600 s (no load bound)
         assert hung["cpu_at_kill"] is not None and hung["cpu_at_kill"] < hung["wall"]  # it slept
         with pytest.raises(ProcessLookupError):
             os.kill(first["pid"], 0)
@@ -103,6 +104,7 @@ def test_json_worker_kills_a_child_past_its_limit_and_starts_another(tmp_path: P
         JsonWorker([sys.executable, str(broken)], log=tmp_path / "log").start()
 
 
+@pytest.mark.slow
 def test_side_by_side_times_both_and_checks_the_peers_axps(tmp_path: Path) -> None:
     model, X = _forest()
     chosen = X[:4].copy()
@@ -131,6 +133,7 @@ def test_side_by_side_times_both_and_checks_the_peers_axps(tmp_path: Path) -> No
     assert summary["ours_size"] == 1 and summary["rfxpl_size"] == 3
 
 
+@pytest.mark.slow
 def test_a_side_killed_three_times_in_a_row_skips_the_rest(tmp_path: Path) -> None:
     model, X = _forest()
     chosen = X[:5].copy()
@@ -192,6 +195,7 @@ def test_a_peer_that_cannot_load_the_forest_is_not_retried_per_instance(tmp_path
     assert [r["status"] for r in rows if r["solver"] == "rfexplain"] == ["ok"] * 3
 
 
+@pytest.mark.slow
 def test_a_side_past_its_budget_on_a_forest_skips_the_rest(tmp_path: Path) -> None:
     model, X = _forest()
     chosen = X[:3].copy()

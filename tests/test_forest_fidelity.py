@@ -23,6 +23,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from rfexplain import Forest
 from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
+from tests.hypothesis_budget import examples
 
 
 def sklearn_hard_vote(model: Any, X: np.ndarray) -> np.ndarray:
@@ -117,7 +118,7 @@ def test_single_leaf_trees_and_constant_features() -> None:
     check_fidelity(model, X)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     n_classes=st.integers(2, 5),
     n_trees=st.integers(1, 8),
@@ -163,7 +164,7 @@ def test_agreement_reports_soft_vote_differences() -> None:
     assert Forest.from_sklearn(model).agreement(X, model).fraction == 1.0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.lists(
@@ -258,7 +259,7 @@ def test_thresholds_in_one_float32_gap_become_one_test() -> None:
         assert forest.predict([[float(x)]])[0] == int(sum(votes) >= 2)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.lists(st.floats(min_value=0.0, max_value=1.0, allow_subnormal=True), min_size=2, max_size=2),

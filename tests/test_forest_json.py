@@ -12,10 +12,11 @@ from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Forest, ForestFormatError
 from rfexplain.core.forest import FOREST_FORMAT_VERSION
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(forests())
 def test_round_trip_random_forests(forest: Forest) -> None:
     again = Forest.from_json(forest.to_json())

@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain.circuit.compilers.growable import GrowableArray
+from tests.hypothesis_budget import examples
 
 remaps = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not hasattr(mmap, "MAP_PRIVATE"), reason="mremap is Linux's"
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     dtype=st.sampled_from([np.uint16, np.int32, np.int64]),
     cols=st.sampled_from([0, 2, 4]),

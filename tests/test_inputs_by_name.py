@@ -18,6 +18,7 @@ from sklearn.ensemble import RandomForestClassifier
 import rfexplain as rx
 from rfexplain.cli import main
 from rfexplain.core.errors import InvalidInstanceError
+from tests.hypothesis_budget import examples
 
 DATA = load_iris(as_frame=True)
 MODEL = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(DATA.data, DATA.target)
@@ -88,7 +89,7 @@ def test_no_feature_name_warning_from_internal_model_calls() -> None:
         rx.Forest.from_sklearn(MODEL).agreement(DATA.data, MODEL)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.integers(0, 149), min_size=1, max_size=6, unique=True), perm=st.permutations(range(4)))
 def test_arrays_shuffled_frames_and_csv_agree_with_sklearn(
     rows: list[int], perm: list[int], tmp_path_factory: pytest.TempPathFactory

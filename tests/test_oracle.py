@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from tests import handmade
+from tests.hypothesis_budget import examples
 from tests.strategies import forests_and_instances
 
 
@@ -128,7 +129,7 @@ def test_shortest_flip_example() -> None:
 
 
 # ---------------------------------------------------------------------- consistency
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(forests_and_instances())
 def test_hitting_set_duality(case: Any) -> None:
     forest, v = case
@@ -145,7 +146,7 @@ def test_hitting_set_duality(case: Any) -> None:
     assert oracle.robustness(v) == min((len(n) for n in necessary), default=float("inf"))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(forests_and_instances())
 def test_complete_and_general_reasons(case: Any) -> None:
     forest, v = case
@@ -159,7 +160,7 @@ def test_complete_and_general_reasons(case: Any) -> None:
     assert feature_sets(oracle.general_sufficient_reasons(v)) == feature_sets(oracle.sufficient_reasons(v))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(forests_and_instances())
 def test_general_necessary_reasons_and_shortest_flips(case: Any) -> None:
     forest, v = case
@@ -189,7 +190,7 @@ def test_general_necessary_reasons_and_shortest_flips(case: Any) -> None:
     assert violations == set(oracle.shortest_flip_states(v))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(forests_and_instances(min_classes=3))
 def test_contrastive_reasons_refine_necessary_reasons(case: Any) -> None:
     forest, v = case

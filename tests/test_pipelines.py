@@ -39,6 +39,7 @@ import rfexplain as rx
 from rfexplain import Forest
 from rfexplain.core.errors import InvalidInstanceError, UnsupportedModelError, UnsupportedQueryError
 from rfexplain.pipelines import OTHER, PipelineModel
+from tests.hypothesis_budget import examples
 
 ENGINES = ("sat", "circuit")
 SCALERS = {
@@ -110,7 +111,7 @@ cases = st.tuples(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases)
 def test_translation_is_exact_on_every_state_vector(case: tuple[int, str, str, int, int]) -> None:
     pipe, frame = make_case(*case)
@@ -149,7 +150,7 @@ def _engines_for(pipe: Pipeline, vote: str) -> dict[str, rx.Explainer]:
     return out
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases, row=st.integers(0, 59), unknown=st.booleans(), vote=st.sampled_from(["auto", "hard"]))
 def test_every_engine_agrees_with_the_oracle_in_original_features(
     case: tuple[int, str, str, int, int], row: int, unknown: bool, vote: str

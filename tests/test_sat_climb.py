@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.prefilter import InstanceFilter, LeafTable
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -42,7 +43,7 @@ def _meets(
     return (decided != cls) if kind == "not" else (decided == cls)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, max_features=4, max_depth=4), st.data())
 def test_every_point_the_climb_finds_meets_the_condition(forest: Any, data: Any) -> None:
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
@@ -55,7 +56,7 @@ def test_every_point_the_climb_finds_meets_the_condition(forest: Any, data: Any)
         assert _meets(forest, free, cells, states, found, kind, cls)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, max_features=4, max_depth=4), st.data())
 def test_with_one_feature_free_the_climb_finds_a_point_iff_one_exists(forest: Any, data: Any) -> None:
     candidates = [f for f in range(forest.n_features) if forest.states_per_feature[f] > 1]
@@ -99,7 +100,7 @@ def test_the_climb_is_seeded_per_query() -> None:
     assert np.array_equal(first, second)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=6, max_classes=3, max_features=4, max_depth=4), st.data())
 def test_the_compiled_cell_representatives_are_the_prefilters_cells(forest: Any, data: Any) -> None:
     """:func:`~rfexplain.sat.climb_kernels.representatives` (one allowed state per cell, for the
@@ -123,7 +124,7 @@ def test_the_compiled_cell_representatives_are_the_prefilters_cells(forest: Any,
         assert values[at[j] : at[j + 1]].tolist() == screen._cells(f, lows[:, j], highs[:, j], 0, int(top[j])).tolist()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
         lambda vote: forests(max_trees=6, max_classes=3, max_features=4, vote=vote)
@@ -173,7 +174,7 @@ def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any
         assert not exists  # one move searches every cell (soft: a near tie may stop the climb)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, max_features=4, max_depth=4), st.data())
 def test_a_climb_starts_from_the_latest_counterexamples(forest: Any, data: Any) -> None:
     """A filter's climbs start from the counterexamples it found last
@@ -205,7 +206,7 @@ def test_a_climb_starts_from_the_latest_counterexamples(forest: Any, data: Any) 
     assert found.tolist() == [int(np.searchsorted(reps, witness[f], side="right")) - 1 for f, reps in zip(free, cells)]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 5), st.integers(0, 2**32 - 1), st.data())
 def test_kicked_restarts_stay_on_the_allowed_positions(n_free: int, seed: int, data: Any) -> None:
     """The restarts after the first start from the best end point with random features moved

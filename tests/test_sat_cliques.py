@@ -19,6 +19,7 @@ from rfexplain.sat import prefilter
 from rfexplain.sat.cliques import CliqueSearch, search_levels
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.prefilter import InstanceFilter, LeafTable
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -26,7 +27,7 @@ def _adjacency(bits: np.ndarray, v: int, u: int) -> bool:
     return bool((int(bits[v, u >> 6]) >> (u & 63)) & 1)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.data())
 def test_kernel_finds_a_clique_heavier_than_the_goal_iff_one_exists(data: Any) -> None:
     """Random intervals (one or two features) as vertices, random weights (some zero), random
@@ -105,7 +106,7 @@ def _race_arguments(forest: Any, data: Any) -> tuple[Any, ...] | None:
     return race.arguments, truth, states, free, kind, cls
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, max_features=4), st.data())
 def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any, data: Any) -> None:
     """Every hard-vote query the clique search can decide ("not" any class; "predicts" with two
@@ -170,7 +171,7 @@ def test_leaves_meet_only_on_states_a_float32_value_takes(allowed: list[int], fo
         assert search.witness.tolist() == [1]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=2, max_features=4), st.data())
 def test_the_hard_vote_race_with_the_clique_search_settles_right(forest: Any, data: Any) -> None:
     """Boxes searched one at a time and never whole, so that the clique search joins after the
@@ -306,12 +307,14 @@ def _max_clique_size(neighbours: list[set[int]]) -> int:
     return best
 
 
-def test_kernel_decides_equal_weight_cliques_on_larger_graphs() -> None:
+@pytest.mark.parametrize("graphs", [15, pytest.param(60, marks=pytest.mark.slow)])
+def test_kernel_decides_equal_weight_cliques_on_larger_graphs(graphs: int) -> None:
     """Equal weights (the hard vote's case, where Re-NUMBER and MaxCLQ's bound settle classes) on
     random graphs of 20-60 vertices, goals around the largest clique, resumed in small slices: the
-    search finds a clique exactly when one beats the goal."""
+    search finds a clique exactly when one beats the goal (the first 15 graphs in every run, all 60
+    in the slow one)."""
     rng = np.random.default_rng(11)
-    for _ in range(60):
+    for _ in range(graphs):
         n = int(rng.integers(20, 61))
         adj, neighbours = _random_graph(rng, n, float(rng.uniform(0.4, 0.9)))
         best = _max_clique_size(neighbours)

@@ -14,6 +14,7 @@ from pysat.solvers import Solver
 
 from rfexplain.sat.encodings import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, ForestEncoding, Var, VarPool
 from tests.handmade import rfxpl_running_example
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -35,7 +36,7 @@ def _check_formulas(forest: Any, card: str, multiclass: str, soft_bits: int | No
                         assert enc.decode(solver.get_model()) == tuple(int(s) for s in z)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     forests(max_trees=9, max_classes=5),
     st.sampled_from(CARD_ENCODINGS),
@@ -45,7 +46,7 @@ def test_formulas_decide_like_the_forest(forest: Any, card: str, multiclass: str
     _check_formulas(forest, card, multiclass)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=9, max_classes=5, vote="soft"))
 def test_soft_vote_formulas_decide_like_the_forest(forest: Any) -> None:
     """The adder-network comparisons of the soft vote, exact ties and near-ties included."""
@@ -53,7 +54,7 @@ def test_soft_vote_formulas_decide_like_the_forest(forest: Any) -> None:
     _check_formulas(forest, "cardnetwrk", "selectors", soft_bits=1)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=9, max_classes=5, vote="soft"), st.sampled_from([1, 2, 12]))
 def test_relaxed_soft_vote_formulas_are_implied_and_refined_to_exact(forest: Any, bits: int) -> None:
     """A relaxed soft-vote formula holds wherever the exact one does, and the refinement loop of

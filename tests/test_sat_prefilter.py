@@ -20,6 +20,7 @@ from rfexplain.sat import prefilter
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.engine import SatEngine
 from rfexplain.sat.prefilter import InstanceFilter, LeafTable
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -61,13 +62,13 @@ def _check(forest: Any, data: Any, box_points: int) -> int:
     return settled
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4), st.sampled_from([0, 4, 256]), st.data())
 def test_prefilter_hard_vote_settles_right(forest: Any, box_points: int, data: Any) -> None:
     _check(forest, data, box_points)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=7, max_classes=4, vote="soft"), st.sampled_from([0, 4, 256]), st.data())
 def test_prefilter_soft_vote_settles_right(forest: Any, box_points: int, data: Any) -> None:
     """Bounds, small boxes and (with ``box_points=0``) the branch and bound, with exact ties and
@@ -75,7 +76,7 @@ def test_prefilter_soft_vote_settles_right(forest: Any, box_points: int, data: A
     _check(forest, data, box_points)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     forests(max_trees=6, max_classes=3, max_features=5, max_depth=4, vote="soft"), st.sampled_from([0, 3]), st.data()
 )
@@ -151,7 +152,7 @@ def test_prefilter_is_on_by_default_under_both_votes() -> None:
     assert not SatEngine(hard, prefilter=False).prefilter and not SatEngine(soft, prefilter=False).prefilter
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=5, max_classes=3, max_features=4, max_depth=5))
 def test_leaf_table_rows_are_the_feasible_leaf_paths(forest: Any) -> None:
     """The table's vectorised leaf boxes are exactly the boxes of the feasible root-to-leaf
@@ -173,7 +174,7 @@ def test_leaf_table_rows_are_the_feasible_leaf_paths(forest: Any) -> None:
             assert table.score[row].tolist() == [float(c == label) for c in range(forest.n_classes)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=6, max_classes=3, max_features=4, max_depth=4), st.data())
 def test_one_state_per_cell_stands_for_every_state(forest: Any, data: Any) -> None:
     """Every allowed state of a free feature sends every point (agreeing with the instance on the
@@ -217,7 +218,7 @@ def test_queries_the_prefilter_settles_build_no_formula() -> None:
         assert any(oracle.loaded for oracle in plain._oracles.values()) and plain.describe()["formulas"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=6, max_classes=4, max_features=4, max_depth=4), st.data())
 def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any) -> None:
     """The CNF over the reachable leaves (:mod:`rfexplain.sat.reduced`) answers every query as
@@ -256,7 +257,7 @@ def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly(monkeypatc
     assert InstanceFilter(table, (1,)).decide([], "not", 0) is None
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=6, max_classes=3, max_features=5, max_depth=4), st.data())
 def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: Any) -> None:
     """The compiled search stopped after every box (one-box slices) and starting from a one-box
@@ -288,7 +289,7 @@ def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> N
         screen.decide([], "not", 0, budget=Budget(timeout=0.0))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
         lambda vote: forests(max_trees=6, max_classes=3, max_features=5, max_depth=4, vote=vote)
@@ -308,7 +309,7 @@ def test_each_split_rule_alone_and_raced_settles_right(forest: Any, rules: tuple
         prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES = old
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests(vote=vote, max_features=5)), st.data())
 def test_the_compiled_bound_core_deletes_as_the_definition_does(forest: Any, data: Any) -> None:
     """The bound core is deletion in ``fixed``'s order against the leaf bounds: the compiled
@@ -330,7 +331,7 @@ def test_the_compiled_bound_core_deletes_as_the_definition_does(forest: Any, dat
             assert screen._bound_core(fixed, kind, c) == frozenset(expected), (kind, c, fixed)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
         lambda vote: forests(max_trees=7, max_classes=3, max_features=4, max_depth=4, vote=vote)
@@ -385,7 +386,7 @@ def test_pairing_merges_the_trees_whose_best_leaves_disagree() -> None:
     assert partner.tolist() == [1, 0, -1]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
         lambda vote: forests(max_trees=7, max_classes=3, max_features=5, max_depth=4, vote=vote)
@@ -409,7 +410,7 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
         prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = old
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
         lambda vote: forests(max_trees=8, max_classes=3, max_features=5, max_depth=4, vote=vote)
@@ -504,7 +505,7 @@ def _assert_exact(forest: Any, query: tuple[Any, ...], settled: Any) -> None:
         assert (forest.decide(settled.witness) != cls) if kind == "not" else (forest.decide(settled.witness) == cls)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     forests(max_trees=6, max_classes=4, max_features=4, max_depth=4),
     st.sampled_from(["solver", "search", "both", "climb"]),
@@ -546,7 +547,7 @@ def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest
         assert screen._open is None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests(max_features=5, vote=vote)), st.data())
 def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any, data: Any) -> None:
     """The branch and bound's turns (which search takes a slice, when the paired table joins)
@@ -580,7 +581,7 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     assert [run.state.tolist() for run in pieces.runs] == [run.state.tolist() for run in whole.runs]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests(max_trees=6, max_features=4, vote=vote)),
     st.data(),
@@ -685,7 +686,7 @@ def test_warm_up_loads_the_loops_of_the_queries(cliques: bool) -> None:
     assert out.stdout.strip() == str([True, True, cliques])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.integers(0, 6), st.integers(0, 140), st.data())
 def test_packed_rows_keep_every_flag(rows: int, columns: int, data: Any) -> None:
     """:func:`prefilter._pack_bits` (the instance filter's leaves outside the instance, one word per

@@ -23,6 +23,7 @@ from rfexplain.engines.base import Instance
 from rfexplain.oracle.engine import Oracle
 from rfexplain.sat.encodings import CARD_ENCODINGS
 from rfexplain.sat.engine import SatEngine
+from tests.hypothesis_budget import examples
 from tests.strategies import forests_and_instances
 
 #: name -> (loader, trees, depth); small enough that every enumeration completes in well under a second.
@@ -32,7 +33,13 @@ MODELS = {
     "breast_cancer": (load_breast_cancer, 20, 2),
 }
 N_INSTANCES = 4
+#: CPU seconds (the budgets of these tests read this process's CPU time: ``cpu_clock`` in
+#: tests/conftest.py), so that a loaded machine does not cut an enumeration short.
 TIMEOUT = 60.0
+#: The larger forests are checked by ``python -m pytest -m slow``; iris (100 trees) in every run.
+LARGER = pytest.mark.slow
+
+pytestmark = pytest.mark.usefixtures("cpu_clock")
 
 
 @cache
@@ -59,7 +66,9 @@ def _all(engine: SatEngine, query: str, *args: Any) -> list[Any]:
     return reasons
 
 
-@pytest.fixture(scope="module", params=sorted(MODELS))
+@pytest.fixture(
+    scope="module", params=[pytest.param(name, marks=LARGER) if name != "iris" else name for name in sorted(MODELS)]
+)
 def case(request: Any) -> Any:
     model, rows, forest = _model(request.param)
     engine = SatEngine(forest)
@@ -127,7 +136,7 @@ def _count_minimal_hitting_sets(family: list[frozenset[int]]) -> int:
     )
 
 
-@pytest.mark.parametrize("name", ["wine", "breast_cancer"])
+@pytest.mark.parametrize("name", [pytest.param("wine", marks=LARGER), "breast_cancer"])
 def test_every_cardinality_encoding_gives_identical_explanations(name: str) -> None:
     model, rows, forest = _model(name)
     reference = None
@@ -246,7 +255,7 @@ def test_the_dual_loop_hits_axps_not_raw_cores(name: str, monkeypatch: pytest.Mo
             hits.clear()
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(lambda vote: forests_and_instances(vote=vote)),
     st.randoms(use_true_random=False),
@@ -283,7 +292,7 @@ def test_correction_sets_are_counterexamples_reduced_toward_the_instance(case: A
             search.correction_set(instance.states)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(1, 2**12 - 1), max_size=40), st.integers(1, 2**12 - 1))
 def test_the_latest_set_meeting_a_hitting_set_in_one_feature(masks: list[int], hs: int) -> None:
     """The AXp witnesses come from the latest correction set meeting the AXp in one feature; the

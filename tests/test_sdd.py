@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rfexplain import Forest, datasets
 from rfexplain.comparators.sdd import SDDForest, count_models, equivalent
 from rfexplain.oracle import Oracle
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 classformula = pytest.importorskip("rfexplain.circuit.compilers.classformula")
@@ -28,7 +29,7 @@ def _sklearn_forest(name: str, n_trees: int, depth: int, seed: int = 0) -> Fores
     return Forest.from_sklearn(model, vote="hard")  # the SDD comparator compiles the hard vote
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(forests(), st.sampled_from(["order", "indicator"]), st.sampled_from(["balanced", "features", "right"]))
 def test_counts_equal_the_oracle(forest: Forest, encoding: str, vtree: str) -> None:
     oracle = Oracle(forest)
@@ -39,7 +40,7 @@ def test_counts_equal_the_oracle(forest: Forest, encoding: str, vtree: str) -> N
     assert sum(sdd.fractions()) == 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(forests(), st.sampled_from(["order", "indicator"]))
 def test_class_formulas_are_the_forest_on_every_state_vector(forest: Forest, encoding: str) -> None:
     oracle = Oracle(forest)
@@ -50,14 +51,14 @@ def test_class_formulas_are_the_forest_on_every_state_vector(forest: Forest, enc
             assert sdd.holds(node, z) == (label == c)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(forests(), st.sampled_from(["nnf", "3A", "3B"]), st.sampled_from(CORES))
 def test_circuit_class_formulas_are_equivalent(forest: Forest, compiler: str, core: str) -> None:
     formulas = classformula.ClassFormulas(forest, core=core)
     assert equivalent(forest, formulas, compiler=compiler)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(forests(min_classes=2))
 def test_a_wrong_formula_is_caught_with_a_real_counterexample(forest: Forest) -> None:
     oracle = Oracle(forest)

@@ -20,6 +20,7 @@ from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from rfexplain.sat.encodings.cnf import SOFT_BITS
 from rfexplain.sat.engine import SatEngine
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -143,7 +144,7 @@ def test_circuit_engine_refuses_the_soft_vote_and_names_the_engines_that_answer(
     assert explainer.forest.vote == "soft" and explainer.forest.votes_agree
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(forests(vote="soft"))
 def test_soft_forest_json_round_trips_losslessly(forest: Forest) -> None:
     again = Forest.from_json(forest.to_json())

@@ -21,6 +21,7 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 import rfexplain as rx
 from rfexplain.core.budget import Budget
 from rfexplain.verify import Box, BoxSearch, _trees_of
+from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
 
@@ -38,7 +39,7 @@ def _searches(draw: st.DrawFn) -> tuple[BoxSearch, Box, frozenset[int]]:
     return search, box, classes
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_searches())
 def test_the_verifiers_search_answers_as_brute_force(
     case: tuple[BoxSearch, list[tuple[int, ...]], frozenset[int]],

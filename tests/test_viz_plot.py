@@ -142,6 +142,7 @@ def loans():
     return rx.Explainer(pipe, engine="circuit", vote="hard"), X_test
 
 
+@pytest.mark.slow
 def test_categorical_rows_are_category_strips_with_the_reasons_categories_shaded(loans) -> None:
     explainer, X_test = loans
     space = explainer.forest.space
@@ -180,6 +181,7 @@ def test_categorical_rows_are_category_strips_with_the_reasons_categories_shaded
     assert all(checked.values()), checked
 
 
+@pytest.mark.slow
 def test_categorical_reason_plot_shades_a_set_of_categories(loans) -> None:
     explainer, X_test = loans
     decision = explainer.explain(X_test.iloc[0])

@@ -145,6 +145,7 @@ def test_report_in_headless_chromium(report, tmp_path: Path) -> None:
     assert blue.sum() > 500
 
 
+@pytest.mark.slow
 def test_a_pipeline_report_in_its_original_columns(tmp_path: Path) -> None:
     """A pipeline's report explains rows of its original columns (matched by name), with
     categorical values by name; the second engine explains the same forest, immutable features
