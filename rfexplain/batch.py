@@ -849,14 +849,14 @@ class StreamingOutput:
         fresh = not resume or not (self.run_path.exists() or self.path.exists() or self.data_path.exists())
         if not fresh:
             self._load()
-        self._write_run(complete=False)
-        if fresh or not self.data_path.exists():
-            with open(self.data_path, "w", newline="") as handle:
+        if fresh or not self.data_path.exists():  # emptied before the run record names this run
+            with open(self.data_path, "w", newline="", encoding="utf-8") as handle:
                 if fmt == "csv":
                     handle.write(_csv_line(CSV_COLUMNS))
                 for line in self.lines.values():
                     handle.write(line)
-        self._file: IO[str] | None = open(self.data_path, "a", newline="")
+        self._write_run(complete=False)
+        self._file: IO[str] | None = open(self.data_path, "a", newline="", encoding="utf-8")
 
     @property
     def done(self) -> set[int]:
@@ -871,7 +871,7 @@ class StreamingOutput:
                 "rfexplain batch -o; run without --resume to overwrite it"
             )
         try:
-            saved = json.loads(self.run_path.read_text())
+            saved = json.loads(self.run_path.read_text(encoding="utf-8"))
         except ValueError:
             raise ResumeError(f"cannot resume {self.path}: its run record {self.run_path} is not JSON") from None
         before = saved.get("run", {}) if isinstance(saved, dict) else {}
@@ -892,11 +892,11 @@ class StreamingOutput:
             return
         if not self.data_path.exists():
             return
-        with open(self.data_path, newline="") as handle:
+        with open(self.data_path, newline="", encoding="utf-8") as handle:
             text = handle.read()
         end = text.rfind("\n") + 1
         if end < len(text):  # a line torn by a crash: dropped, and cut from the file
-            with open(self.data_path, "r+", newline="") as handle:
+            with open(self.data_path, "r+", newline="", encoding="utf-8") as handle:
                 handle.truncate(len(text[:end].encode()))
             text = text[:end]
         if self.fmt == "csv":
@@ -930,7 +930,7 @@ class StreamingOutput:
         doc = {"rfexplain_batch": 1, "format": self.fmt, "complete": complete, "run": self.run}
 
         def write(tmp: Path) -> None:
-            tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+            tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
 
         _replace_atomically(self.run_path, write)
 
@@ -973,7 +973,7 @@ class StreamingOutput:
         else:
 
             def write(tmp: Path) -> None:
-                with open(tmp, "w", newline="") as handle:
+                with open(tmp, "w", newline="", encoding="utf-8") as handle:
                     if self.fmt == "csv":
                         handle.write(_csv_line(CSV_COLUMNS))
                     handle.writelines(self.lines[i] for i in indices)

@@ -324,3 +324,36 @@ def test_a_worker_killed_by_sigkill_gives_one_error_record() -> None:
     assert [r.index for r in failed] == [4] and (failed[0].error or "").startswith("worker died")
     reference = rx.Explainer(MODEL, engine="oracle").explain_many(ROWS, n_jobs=1)
     assert [r.feature_sets() for r in records if r.ok] == [r.feature_sets() for r in reference if r.index != 4]
+
+
+def test_a_crash_while_the_output_is_rewritten_leaves_the_streamed_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The final rewrite in row order goes through a temporary file renamed over the output: a
+    crash during it (here, the disk failing at the sync) leaves the streamed output, every
+    record whole, and no temporary file; --resume then finishes it."""
+    import rfexplain.batch as batch
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("names the file being synced through /proc")
+    reference = tmp_path / "reference.csv"
+    assert _cli(tmp_path, reference) == 0
+
+    real_sync = os.fsync
+
+    def failing_sync(fd: int) -> None:  # the output's rewrite fails, its run record is written
+        name = Path(os.readlink(f"/proc/self/fd/{fd}")).name
+        if name.startswith(".out.csv.") and not name.startswith(".out.csv.run.json."):
+            raise OSError("disk failed")
+        real_sync(fd)
+
+    out = tmp_path / "out.csv"
+    with monkeypatch.context() as patch:
+        patch.setattr(batch.os, "fsync", failing_sync)
+        assert _cli(tmp_path, out) == 2
+    assert "disk failed" in capsys.readouterr().err
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    streamed = _read(out, "csv")
+    assert sorted(int(d["index"]) for d in streamed) == list(range(N_ROWS))
+    assert _cli(tmp_path, out, "--resume") == 0
+    assert [_same(d) for d in _read(out, "csv")] == [_same(d) for d in _read(reference, "csv")]

@@ -12,7 +12,7 @@ computation signals expiry by returning a sentinel such as ``None``.
 
 Inside the engines other limits count work rather than time, and decide how it is shared, not
 when a query gives up: the SAT engine runs solver calls in chunks of conflicts
-(:mod:`rfexplain.sat.solving`) so that the deadline is polled between them; its prefilter caps
+(:func:`rfexplain.sat.deciders.portfolio.in_chunks`) so that the deadline is polled between them; its deciders cap
 its branch and bound in boxes (node budgets, after which a query goes to the solver) and splits
 CPU time between the searches it races (CPU shares); the circuit engine and the ADD comparator
 cap their diagrams in nodes (``max_nodes``).
