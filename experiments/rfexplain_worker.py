@@ -30,7 +30,7 @@ def main() -> int:
 
     from rfexplain import Forest
     from rfexplain.engines.base import Instance
-    from rfexplain.sat import prefilter
+    from rfexplain.sat.deciders import leaves
     from rfexplain.sat.engine import SatEngine
 
     cpu, wall = time.process_time(), time.perf_counter()
@@ -41,7 +41,7 @@ def main() -> int:
     # loading does (reported as load_*, not in any instance's time); until 2026-12-06 only the
     # branch and bound's was loaded here, and the climb's and the clique search's (about 0.05 s)
     # landed in the first instance's time
-    prefilter.warm_up(np.dtype(np.int32))
+    leaves.warm_up(np.dtype(np.int32))
     options = {"card": sys.argv[2]} if len(sys.argv) > 2 else {}
     proto.write(
         json.dumps({"ready": True, "load_cpu": time.process_time() - cpu, "load_wall": time.perf_counter() - wall})

@@ -68,6 +68,8 @@ class _Held:
     forest: Forest
     engine: Engine
     engine_name: str
+    #: the memory budget of its queries (the explainer's)
+    max_memory: int | str | None = "default"
 
 
 class Decision:
@@ -148,7 +150,7 @@ class Decision:
             raise QueryArgumentError(f"{name} takes no limit (it answers one result)")
         if spec.kind is not Kind.REASON and order is not None:
             raise QueryArgumentError(f"{name} takes no order (only the single-reason queries do)")
-        budget = Budget(limit=limit, timeout=timeout)
+        budget = Budget(limit=limit, timeout=timeout, max_memory=getattr(self.explainer, "max_memory", "default"))
         args: tuple[Any, ...] = ()
         if spec.takes_target:
             index = self.forest.class_index(target)
@@ -283,5 +285,6 @@ def hold_immutable(decision: Decision, immutable: Sequence[int], options: Mappin
     instance = decision.instance
     fixed = restrict(decision.forest, fixed={f: instance.states[f] for f in immutable})
     name = decision.explainer.engine_name
-    held = _Held(fixed, engine_class(name)(fixed, **options), name)
+    memory = getattr(decision.explainer, "max_memory", "default")
+    held = _Held(fixed, engine_class(name)(fixed, **options), name, memory)
     decision.fixed = Decision(held, Instance.of(fixed, np.asarray([instance.values])), decision.sklearn_prediction)

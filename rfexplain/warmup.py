@@ -56,10 +56,10 @@ def compile_all(report: Callable[[str, float], None] | None = None) -> float:
 
     from rfexplain.circuit.compilers import dd_core
     from rfexplain.core import jit
-    from rfexplain.sat import prefilter
+    from rfexplain.sat.deciders import leaves
 
     steps: list[tuple[str, Callable[[], None]]] = [
-        ("SAT engine: branch and bound, climb, clique search", lambda: prefilter.warm_up(np.dtype(np.int32))),
+        ("SAT engine: branch and bound, climb, clique search", lambda: leaves.warm_up(np.dtype(np.int32))),
         ("circuit engine: vote counter and decision graphs", dd_core.warm_up),
         ("queries of every engine and the verifier", _queries),
     ]

@@ -162,6 +162,26 @@ def test_the_circuit_engine_is_layered() -> None:
     assert wrong == []
 
 
+def test_the_sat_engine_is_layered() -> None:
+    """The deciders, then their portfolio, then the search, then the engine module: no decider
+    imports the portfolio (which owns their turns) or another decider (``leaves``, what they
+    all read, and ``base``, what they answer, are shared; the climb reads the reduced CNF's cell
+    ranges), and none imports the search or the engine."""
+    deciders = "rfexplain.sat.deciders."
+    shared = {deciders + name for name in ("base", "leaves")} | {deciders[:-1]}
+    allowed = {deciders + "climb": {deciders + "reduced_cnf"}}
+    wrong = []
+    for module in MODULES:
+        if not module.startswith(deciders) or module == deciders + "portfolio":
+            continue
+        for imported in _imports(module):
+            if imported.startswith(("rfexplain.sat.search", "rfexplain.sat.engine")):
+                wrong.append((module, imported))
+            elif imported.startswith(deciders) and imported not in shared | allowed.get(module, set()) | {module}:
+                wrong.append((module, imported))
+    assert wrong == []
+
+
 def test_the_engines_do_not_import_each_other() -> None:
     """Stated on its own, since it is the point of having two engines and an oracle."""
     for module in MODULES:

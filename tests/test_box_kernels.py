@@ -117,7 +117,7 @@ def test_select_and_small_sort_agree_with_numpy(values: list[int], data: Any) ->
 
 
 def test_the_engine_compiles_no_kernel_after_its_leaf_table_is_built() -> None:
-    """Every kernel the prefilter calls from Python is loaded when its leaf table is built
+    """Every kernel the deciders call from Python is loaded when its leaf table is built
     (:func:`~rfexplain.sat.box_kernels.warm_up`), so numba's one-off load (about 10 ms per kernel
     from its cache) never lands inside a timed query. Checked in a fresh interpreter: the
     signatures of every kernel after a forest's leaf table is built are all those that AXps, CXps
@@ -134,7 +134,7 @@ def test_the_engine_compiles_no_kernel_after_its_leaf_table_is_built() -> None:
         from sklearn.ensemble import RandomForestClassifier
         from rfexplain import Forest
         from rfexplain.engines.base import Instance
-        from rfexplain.sat import box_kernels, prefilter
+        from rfexplain.sat import box_kernels
         from rfexplain.sat.engine import SatEngine
 
         def signatures():
@@ -142,10 +142,10 @@ def test_the_engine_compiles_no_kernel_after_its_leaf_table_is_built() -> None:
 
         X, y = load_wine(return_X_y=True)
         model = RandomForestClassifier(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
-        prefilter.PAIR_GROWTH = 100.0  # the paired search's kernels are called too
         for vote in ("hard", "soft"):
             forest = Forest.from_sklearn(model, vote=vote)
-            with SatEngine(forest) as engine:
+            # the paired search's kernels are called too
+            with SatEngine(forest, tuning={"pair_growth": 100.0}) as engine:
                 instance = Instance.of(forest, X[0])
                 engine.oracle("not", instance.prediction)  # builds the leaf table
                 before = signatures()

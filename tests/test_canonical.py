@@ -163,24 +163,18 @@ def test_sat_circuit_and_oracle_give_the_same_single_answers(case: Any, rnd: ran
 def test_the_axp_dropping_features_in_blocks_is_plain_deletions(
     vote: str, prefilter: bool, data: Any, rnd: random.Random
 ) -> None:
-    """Blocks after every successful deletion (``AXP_BLOCK_AFTER = 1``, the most block calls):
+    """Blocks after every successful deletion (``axp_block_after=1``, the most block calls):
     the SAT engine's AXp is still the one plain deletion in that order gives, with valid
     witnesses (the engine checks each against the forest's own decision)."""
-    from rfexplain.sat import search
     from rfexplain.sat.engine import SatEngine
 
     forest, instance = data.draw(forests_and_instances(vote=vote, max_features=6))
     order = list(range(forest.n_features))
     rnd.shuffle(order)
-    old = search.AXP_BLOCK_AFTER
-    search.AXP_BLOCK_AFTER = 1
-    try:
-        with SatEngine(forest, prefilter=prefilter) as engine:
-            for o in (None, order):
-                expected_axp, _ = canonical_by_brute_force(forest, instance, o)
-                assert _key(engine.sufficient_reason(instance, o)) == ("sufficient", expected_axp)
-    finally:
-        search.AXP_BLOCK_AFTER = old
+    with SatEngine(forest, prefilter=prefilter, tuning={"axp_block_after": 1}) as engine:
+        for o in (None, order):
+            expected_axp, _ = canonical_by_brute_force(forest, instance, o)
+            assert _key(engine.sufficient_reason(instance, o)) == ("sufficient", expected_axp)
 
 
 def test_blocks_change_the_calls_not_the_axps_on_a_real_forest(monkeypatch: Any) -> None:
@@ -198,9 +192,8 @@ def test_blocks_change_the_calls_not_the_axps_on_a_real_forest(monkeypatch: Any)
     monkeypatch.setattr(search.Search, "has_counterexample", counted)
     results = {}
     for after in (0, 1, 3):
-        monkeypatch.setattr(search, "AXP_BLOCK_AFTER", after)
         calls.append(0)
-        with rx.Explainer(MODEL, engine="sat", vote="hard") as explainer:
+        with rx.Explainer(MODEL, engine="sat", vote="hard", tuning={"axp_block_after": after}) as explainer:
             results[after] = [_key(explainer.explain(x).sufficient_reason()) for x in X[::3]]
     assert results[1] == results[0] and results[3] == results[0]
     assert calls[1] != calls[0]

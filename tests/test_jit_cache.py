@@ -76,7 +76,9 @@ def _iris_model():
 def test_before_the_loops_are_compiled_queries_take_the_uncompiled_route(monkeypatch):
     """A fresh install: no query calls a compiled loop (nothing compiles inside a budget), one
     background compilation is asked for, and the answers are the compiled route's."""
-    from rfexplain.sat import box_kernels, prefilter
+    from rfexplain.sat import box_kernels
+    from rfexplain.sat import engine as sat_engine
+    from rfexplain.sat.deciders import leaves
 
     data, model = _iris_model()
     compiled_answers = []
@@ -95,8 +97,9 @@ def test_before_the_loops_are_compiled_queries_take_the_uncompiled_route(monkeyp
     def refuse(*args, **kwargs):
         raise AssertionError("a compiled loop was called before the loops were ready")
 
-    for name in ("warm_up", "InstanceFilter"):
-        monkeypatch.setattr(prefilter, name, refuse)
+    for module in (leaves, sat_engine):  # the deciders that run compiled loops
+        for name in ("warm_up", "InstanceLeaves"):
+            monkeypatch.setattr(module, name, refuse)
     for name in ("hard_winner", "reduce_hard_point", "reduce_soft_point"):
         monkeypatch.setattr(box_kernels, name, refuse)
     for vote in ("hard", "soft"):

@@ -11,8 +11,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rfexplain.sat.deciders.climb import Climb
+from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable
+from rfexplain.sat.deciders.portfolio import Race
 from rfexplain.sat.encodings import ForestEncoding
-from rfexplain.sat.prefilter import InstanceFilter, LeafTable
 from tests.hypothesis_budget import examples
 from tests.strategies import forests
 
@@ -24,11 +26,11 @@ def _query(forest: Any, data: Any, fixed: list[int]) -> tuple[Any, ...]:
     states = grid[data.draw(st.integers(0, len(grid) - 1))]
     kind = data.draw(st.sampled_from(["not", "predicts"]))
     cls = data.draw(st.integers(0, forest.n_classes - 1))
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
-    cells = [screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)]
-    climb = screen._climber(free, lows, highs, cells, rows, kind, cls)
+    screen = InstanceLeaves(LeafTable(ForestEncoding(forest)), states)
+    rows = screen.reachable(fixed)
+    free, lows, highs = screen.free_boxes(fixed, rows)
+    cells = [screen.cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)]
+    climb = Climb.over_cells(screen, free, lows, highs, cells, rows, kind, cls).climb
     agree = np.all(grid[:, fixed] == states[fixed], axis=1)
     holds = (decisions != cls) if kind == "not" else (decisions == cls)
     return climb, free, cells, states, kind, cls, bool(np.any(agree & holds))
@@ -86,14 +88,14 @@ def test_the_climb_is_seeded_per_query() -> None:
     cls = forest.decide(tuple(int(s) for s in instance))
 
     def climbed() -> np.ndarray | None:
-        screen = InstanceFilter(table, instance)
+        screen = InstanceLeaves(table, instance)
         fixed = list(range(10))
-        rows = screen._reachable(fixed)
-        free, lows, highs = screen._free_boxes(fixed, rows)
+        rows = screen.reachable(fixed)
+        free, lows, highs = screen.free_boxes(fixed, rows)
         cells = [
-            screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)
+            screen.cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)
         ]
-        return screen._climber(free, lows, highs, cells, rows, "not", cls).run(50)
+        return Climb.over_cells(screen, free, lows, highs, cells, rows, "not", cls).climb.run(50)
 
     first, second = climbed(), climbed()
     assert first is not None and second is not None
@@ -102,17 +104,17 @@ def test_the_climb_is_seeded_per_query() -> None:
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=6, max_classes=3, max_features=4, max_depth=4), st.data())
-def test_the_compiled_cell_representatives_are_the_prefilters_cells(forest: Any, data: Any) -> None:
+def test_the_compiled_cell_representatives_are_the_instances_cells(forest: Any, data: Any) -> None:
     """:func:`~rfexplain.sat.climb_kernels.representatives` (one allowed state per cell, for the
-    climb of the branch and bound's race) gives each free feature the states ``_cells`` gives."""
+    climb of the branch and bound's race) gives each free feature the states :meth:`.InstanceLeaves.cells` gives."""
     from rfexplain.sat.climb_kernels import representatives
 
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     table = LeafTable(ForestEncoding(forest))
-    screen = InstanceFilter(table, grid[data.draw(st.integers(0, len(grid) - 1))])
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
+    screen = InstanceLeaves(table, grid[data.draw(st.integers(0, len(grid) - 1))])
+    rows = screen.reachable(fixed)
+    free, lows, highs = screen.free_boxes(fixed, rows)
     top = np.asarray([forest.states_per_feature[f] - 1 for f in free], dtype=np.int64)
     allowed = [table.allowed[f] for f in free]
     flat = np.concatenate(allowed) if allowed else np.zeros(0, dtype=np.int64)
@@ -121,7 +123,7 @@ def test_the_compiled_cell_representatives_are_the_prefilters_cells(forest: Any,
     at = np.zeros(len(free) + 1, dtype=np.int64)
     representatives(lows, highs, top, flat, starts, np.zeros(2 * len(rows) + 1, np.int64), values, at)
     for j, f in enumerate(free):
-        assert values[at[j] : at[j + 1]].tolist() == screen._cells(f, lows[:, j], highs[:, j], 0, int(top[j])).tolist()
+        assert values[at[j] : at[j + 1]].tolist() == screen.cells(f, lows[:, j], highs[:, j], 0, int(top[j])).tolist()
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -133,11 +135,9 @@ def test_the_compiled_cell_representatives_are_the_prefilters_cells(forest: Any,
 )
 def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any) -> None:
     """The climb the branch and bound's race runs at the end of its slices (on the free
-    features' cell representatives, :data:`~rfexplain.sat.prefilter.SLICE_CLIMBS`) answers only
+    features' cell representatives, the tuning's ``slice_climbs``) answers only
     with a witness that agrees with the instance on the fixed features and meets the condition
     under the forest's exact vote, and always finds one with a single feature free."""
-    from rfexplain.sat import prefilter
-
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     states = grid[data.draw(st.integers(0, len(grid) - 1))]
     kind = data.draw(st.sampled_from(["not", "predicts"]))
@@ -148,12 +148,12 @@ def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any
         fixed = [f for f in range(forest.n_features) if f != left]
     else:
         fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
+    screen = InstanceLeaves(LeafTable(ForestEncoding(forest)), states)
+    rows = screen.reachable(fixed)
+    free, lows, highs = screen.free_boxes(fixed, rows)
     if not free:
         return
-    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+    race = Race(screen, free, rows, (lows, highs), kind, cls)
     race.clique, race.turn = None, 1  # as at the end of the first slice, wherever the clique search is
     settled = None
     for _ in range(20):
@@ -178,7 +178,7 @@ def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any
 @given(forests(max_trees=7, max_classes=4, max_features=4, max_depth=4), st.data())
 def test_a_climb_starts_from_the_latest_counterexamples(forest: Any, data: Any) -> None:
     """A filter's climbs start from the counterexamples it found last
-    (:meth:`InstanceFilter._starts`): one that is still a counterexample of the query (it agrees
+    (:meth:`.InstanceLeaves.starts`): one that is still a counterexample of the query (it agrees
     with the instance on the query's fixed features) is found by the first restart, in its own
     cells."""
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
@@ -189,17 +189,17 @@ def test_a_climb_starts_from_the_latest_counterexamples(forest: Any, data: Any) 
     cls = data.draw(st.integers(0, forest.n_classes - 1))
     holds = (decisions != cls) if kind == "not" else (decisions == cls)
     witnesses = np.flatnonzero(np.all(grid[:, fixed] == states[fixed], axis=1) & holds)
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
+    screen = InstanceLeaves(LeafTable(ForestEncoding(forest)), states)
+    rows = screen.reachable(fixed)
+    free, lows, highs = screen.free_boxes(fixed, rows)
     if not free or not len(witnesses):
         return
     witness = grid[witnesses[data.draw(st.integers(0, len(witnesses) - 1))]]
     others = [grid[data.draw(st.integers(0, len(grid) - 1))] for _ in range(data.draw(st.integers(0, 2)))]
     for point in [*others, witness]:  # the latest first: the witness
-        screen._witness(free, point[free])
-    cells = [screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)]
-    found = screen._climber(free, lows, highs, cells, rows, kind, cls).run(1)
+        screen.witness(free, point[free])
+    cells = [screen.cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1) for j, f in enumerate(free)]
+    found = Climb.over_cells(screen, free, lows, highs, cells, rows, kind, cls).climb.run(1)
     assert found is not None
     assert _meets(forest, free, cells, states, found, kind, cls)
     # the start itself: the witness's cells (a point where the condition holds is not moved)

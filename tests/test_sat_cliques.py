@@ -1,4 +1,4 @@
-"""The prefilter's clique search (:mod:`rfexplain.sat.cliques`, :mod:`rfexplain.sat.clique_kernels`)
+"""The clique decider's search (:mod:`rfexplain.sat.cliques`, :mod:`rfexplain.sat.clique_kernels`)
 against brute force: the kernel decides "is there a clique heavier than the goal?" on random
 weighted graphs, resumed in slices; on random forests the search over the reachable leaves'
 boxes answers every hard-vote query it takes as the forest does, with witnesses that are
@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfexplain.sat import clique_kernels as kernels
-from rfexplain.sat import prefilter
 from rfexplain.sat.cliques import CliqueSearch, search_levels
+from rfexplain.sat.deciders.cliques import Cliques
+from rfexplain.sat.deciders.leaves import LeafTable
 from rfexplain.sat.encodings import ForestEncoding
-from rfexplain.sat.prefilter import InstanceFilter, LeafTable
 from tests.hypothesis_budget import examples
+from tests.sat_deciders import race_of, screen_of, settle
 from tests.strategies import forests
 
 
@@ -94,16 +95,16 @@ def _race_arguments(forest: Any, data: Any) -> tuple[Any, ...] | None:
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     kind = "not" if forest.n_classes > 2 else data.draw(st.sampled_from(["not", "predicts"]))
     cls = data.draw(st.integers(0, forest.n_classes - 1))
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
+    screen = screen_of(LeafTable(ForestEncoding(forest)), states)
+    assert screen.leaves is not None
+    free = screen.leaves.free_boxes(fixed, screen.leaves.reachable(fixed))[0]
     if not free:
         return None
-    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
+    race = race_of(screen, fixed, kind, cls)
     agree = np.all(grid[:, fixed] == states[fixed], axis=1)
     labels = forest.predict_states(grid)
     truth = bool(np.any(agree & ((labels != cls) if kind == "not" else (labels == cls))))
-    return race.arguments, truth, states, free, kind, cls
+    return race.boxes.arguments, truth, states, free, kind, cls
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -181,24 +182,19 @@ def test_the_hard_vote_race_with_the_clique_search_settles_right(forest: Any, da
     labels = forest.predict_states(grid)
     states = grid[data.draw(st.integers(0, len(grid) - 1))]
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefilter, "BNB_SLICE", 1)
-        patch.setattr(prefilter, "FIRST_SLICE", 1)
-        patch.setattr(prefilter, "BOX_POINTS", 0)
-        patch.setattr(prefilter, "HARD_BNB_NODES", 10**6)
-        patch.setattr(prefilter, "CLIQUE_TURNS", 10**9)
-        screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-        for kind in ("not", "predicts"):
-            for c in range(forest.n_classes):
-                decided = screen.decide(fixed, kind, c)
-                if decided is None:
-                    continue
-                agree = np.all(grid[:, fixed] == states[fixed], axis=1)
-                truth = bool(np.any(agree & ((labels != c) if kind == "not" else (labels == c))))
-                assert decided.sat == truth
-                if decided.sat:
-                    got = forest.decide(decided.witness)
-                    assert (got != c) if kind == "not" else (got == c)
+    tuning = {"bnb_slice": 1, "first_slice": 1, "box_points": 0, "hard_bnb_nodes": 10**6, "clique_turns": 10**9}
+    screen = screen_of(LeafTable(ForestEncoding(forest)), states, **tuning)
+    for kind in ("not", "predicts"):
+        for c in range(forest.n_classes):
+            decided = settle(screen, fixed, kind, c)
+            if decided is None:
+                continue
+            agree = np.all(grid[:, fixed] == states[fixed], axis=1)
+            truth = bool(np.any(agree & ((labels != c) if kind == "not" else (labels == c))))
+            assert decided.sat == truth
+            if decided.sat:
+                got = forest.decide(decided.witness)
+                assert (got != c) if kind == "not" else (got == c)
 
 
 def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) -> None:
@@ -213,27 +209,25 @@ def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) ->
     X, y = load_breast_cancer(return_X_y=True)
     model = RandomForestClassifier(n_estimators=15, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="hard")
-    monkeypatch.setattr(prefilter, "BNB_SLICE", 1)
-    monkeypatch.setattr(prefilter, "FIRST_SLICE", 1)
-    monkeypatch.setattr(prefilter, "BOX_POINTS", 0)
-    monkeypatch.setattr(prefilter, "CLIQUE_RACE_CLIMB_AFTER", 10**9)  # no climb takes its answers
+    # no climb takes its answers
+    tuning = {"bnb_slice": 1, "first_slice": 1, "box_points": 0, "clique_race_climb_after": 10**9}
     answers: list[Any] = []
-    original = prefilter._BoxRace._advance_clique
+    original = Cliques.step
 
-    def advance_clique(self: Any, nodes: int) -> Any:
-        settled, examined = original(self, nodes)
+    def step(self: Any, work: int) -> Any:
+        settled, examined = original(self, work)
         if settled is not None:
             answers.append(settled)
         return settled, examined
 
-    monkeypatch.setattr(prefilter._BoxRace, "_advance_clique", advance_clique)
+    monkeypatch.setattr(Cliques, "step", step)
     table = LeafTable(ForestEncoding(forest))
     for row in X[:5]:
         instance = Instance.of(forest, row)
-        screen = InstanceFilter(table, instance.states)
+        screen = screen_of(table, instance.states, **tuning)
         for k in range(forest.n_features):
             for fixed in (list(range(k)), list(range(k, forest.n_features))):
-                screen.decide(fixed, "not", instance.prediction)
+                settle(screen, fixed, "not", instance.prediction)
     assert any(not a.sat for a in answers) and any(a.sat for a in answers)
 
 

@@ -1,5 +1,6 @@
-"""The SAT engine's prefilter (:mod:`rfexplain.sat.prefilter`) against brute force: every query
-it settles is settled right, every witness it gives is one and every core it gives suffices,
+"""The SAT engine's deciders before the full CNF (:mod:`rfexplain.sat.deciders`: bounds, box
+search, cliques, climbs, the reduced CNF) against brute force: every question they settle is
+settled right, every witness they give is one and every core they give suffices,
 under both votes and both conditions ("does not predict c", "predicts t")."""
 
 from __future__ import annotations
@@ -16,11 +17,16 @@ from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Forest
 from rfexplain.engines.base import Instance
-from rfexplain.sat import prefilter
+from rfexplain.sat.deciders import leaves as leaves_module
+from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.bounds import Bounds, slack
+from rfexplain.sat.deciders.leaves import LeafTable
+from rfexplain.sat.deciders.portfolio import Portfolio
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.engine import SatEngine
-from rfexplain.sat.prefilter import InstanceFilter, LeafTable
+from rfexplain.sat.tuning import NEAR_TIE
 from tests.hypothesis_budget import examples
+from tests.sat_deciders import decide_reduced, race_of, screen_of, settle
 from tests.strategies import forests
 
 
@@ -30,35 +36,30 @@ def _truth(grid: np.ndarray, labels: np.ndarray, states: tuple[int, ...], fixed:
     return bool(np.any(agree & hold))
 
 
-def _check(forest: Any, data: Any, box_points: int) -> int:
+def _check(forest: Any, data: Any, box_points: int, **tuning: Any) -> int:
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     labels = forest.predict_states(grid)
     table = LeafTable(ForestEncoding(forest))
     settled = 0
-    old = prefilter.BOX_POINTS
-    prefilter.BOX_POINTS = box_points
-    try:
-        for _ in range(6):
-            states = tuple(int(s) for s in grid[data.draw(st.integers(0, len(grid) - 1))])
-            screen = InstanceFilter(table, states)
-            fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
-            for kind in ("not", "predicts"):
-                for c in range(forest.n_classes):
-                    decided = screen.decide(fixed, kind, c)
-                    if decided is None:
-                        continue
-                    settled += 1
-                    assert decided.sat == _truth(grid, labels, states, fixed, kind, c), (kind, c, fixed)
-                    if decided.core is not None:  # a bound core: fixed features that suffice too
-                        assert not decided.sat and decided.core <= set(fixed)
-                        assert not _truth(grid, labels, states, sorted(decided.core), kind, c), (kind, c, fixed)
-                    if decided.sat:
-                        w = decided.witness
-                        assert w is not None and all(w[f] == states[f] for f in fixed)
-                        got = int(forest.predict_states(np.asarray([w]))[0])
-                        assert (got != c) if kind == "not" else (got == c)
-    finally:
-        prefilter.BOX_POINTS = old
+    for _ in range(6):
+        states = tuple(int(s) for s in grid[data.draw(st.integers(0, len(grid) - 1))])
+        screen = screen_of(table, states, box_points=box_points, **tuning)
+        fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
+        for kind in ("not", "predicts"):
+            for c in range(forest.n_classes):
+                decided = settle(screen, fixed, kind, c)
+                if decided is None:
+                    continue
+                settled += 1
+                assert decided.sat == _truth(grid, labels, states, fixed, kind, c), (kind, c, fixed)
+                if decided.core is not None:  # a bound core: fixed features that suffice too
+                    assert not decided.sat and decided.core <= set(fixed)
+                    assert not _truth(grid, labels, states, sorted(decided.core), kind, c), (kind, c, fixed)
+                if decided.sat:
+                    w = decided.witness
+                    assert w is not None and all(w[f] == states[f] for f in fixed)
+                    got = int(forest.predict_states(np.asarray([w]))[0])
+                    assert (got != c) if kind == "not" else (got == c)
     return settled
 
 
@@ -133,10 +134,10 @@ def test_prefilter_decides_float64_near_ties_exactly() -> None:
     assert exact_soft_winner(left) == 1 and sum(v[0] for v in left) == sum(v[1] for v in left)
     forest = _near_tie_forest()
     assert forest.predict([[0.0], [1.0]]).tolist() == ["b", "a"]
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), (1,))
-    decided = screen.decide([], "not", 0)
+    screen = screen_of(LeafTable(ForestEncoding(forest)), (1,))
+    decided = settle(screen, [], "not", 0)
     assert decided is not None and decided.sat and decided.witness == (0,)
-    assert screen.decide([0], "not", 0) == prefilter.Settled(False, core=frozenset({0}))
+    assert settle(screen, [0], "not", 0) == Answer(False, core=frozenset({0}))
     with SatEngine(forest) as engine:
         reason = engine.sufficient_reason(Instance.of(forest, [1.0]))
         assert set(reason.literals) == {0}
@@ -183,12 +184,13 @@ def test_one_state_per_cell_stands_for_every_state(forest: Any, data: Any) -> No
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     table = LeafTable(ForestEncoding(forest))
     states = grid[data.draw(st.integers(0, len(grid) - 1))]
-    screen = InstanceFilter(table, states)
+    screen = screen_of(table, states).leaves
+    assert screen is not None
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     reachable = np.flatnonzero(~np.any(screen.outside[:, fixed], axis=1))
     agree = grid[np.all(grid[:, fixed] == states[fixed], axis=1)]
     for f in set(range(forest.n_features)) - set(fixed):
-        cells = screen._cells(f, table.low[reachable, f], table.high[reachable, f], 0, forest.n_states(f) - 1)
+        cells = screen.cells(f, table.low[reachable, f], table.high[reachable, f], 0, forest.n_states(f) - 1)
         assert list(cells) == sorted(set(cells.tolist())) and set(cells.tolist()) <= set(table.allowed[f].tolist())
         for s in table.allowed[f]:
             stand_in = cells[cells <= s].max()
@@ -221,7 +223,7 @@ def test_queries_the_prefilter_settles_build_no_formula() -> None:
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=6, max_classes=4, max_features=4, max_depth=4), st.data())
 def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any) -> None:
-    """The CNF over the reachable leaves (:mod:`rfexplain.sat.reduced`) answers every query as
+    """The CNF over the reachable leaves (:mod:`rfexplain.sat.deciders.reduced_cnf`) answers every query as
     brute force over all state vectors does, and its witnesses agree with the instance on the
     fixed features and meet the condition."""
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
@@ -230,8 +232,7 @@ def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     kind = data.draw(st.sampled_from(["not", "predicts"]))
     cls = data.draw(st.integers(0, forest.n_classes - 1))
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states, reduced_solver="g3")
-    settled = screen.decide_reduced(fixed, kind, cls)
+    settled = decide_reduced(screen_of(LeafTable(ForestEncoding(forest)), states), fixed, kind, cls)
     agree = np.all(grid[:, fixed] == states[fixed], axis=1)
     holds = (decisions != cls) if kind == "not" else (decisions == cls)
     assert settled.sat == bool(np.any(agree & holds))
@@ -242,19 +243,17 @@ def test_reduced_formula_decides_every_hard_query_exactly(forest: Any, data: Any
         assert (forest.decide(settled.witness) != cls) if kind == "not" else (forest.decide(settled.witness) == cls)
 
 
-def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly(monkeypatch: Any) -> None:
+def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly() -> None:
     """With no box small enough to search whole, the compiled branch and bound meets the float64
     tie at state 0, sets it aside and the exact decision makes it the witness; with no room to
     set it aside the query goes to the solver (``None``), never to a float64 guess (a fresh
     filter: this one would start its climb from the witness it found)."""
-    monkeypatch.setattr(prefilter, "BOX_POINTS", 0)
     table = LeafTable(ForestEncoding(_near_tie_forest()))
-    screen = InstanceFilter(table, (1,))
-    decided = screen.decide([], "not", 0)
+    screen = screen_of(table, (1,), box_points=0)
+    decided = settle(screen, [], "not", 0)
     assert decided is not None and decided.sat and decided.witness == (0,)
-    assert screen.decide([], "predicts", 1) == decided
-    monkeypatch.setattr(prefilter, "BNB_TIES", 0)
-    assert InstanceFilter(table, (1,)).decide([], "not", 0) is None
+    assert settle(screen, [], "predicts", 1) == decided
+    assert settle(screen_of(table, (1,), box_points=0, bnb_ties=0), [], "not", 0) is None
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -264,15 +263,10 @@ def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: An
     stack and the smallest row pool (room for the first box's halves), so that it resumes
     thousands of times and grows both: the answers
     stay exact (the hard vote, every query through the branch and bound)."""
-    old = prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL
-    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = 1, 1, 1, 2
-    try:
-        _check(forest, data, 0)
-    finally:
-        prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.BNB_STACK, prefilter.BNB_POOL = old
+    _check(forest, data, 0, bnb_slice=1, first_slice=1, bnb_stack=1, bnb_pool=2)
 
 
-def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> None:
+def test_branch_and_bound_polls_the_budget_between_slices() -> None:
     """A soft-vote query the branch and bound needs many boxes for stops with ``BudgetExpired``
     when its budget has run out, instead of finishing the search."""
     from rfexplain.core.budget import Budget, BudgetExpired
@@ -280,13 +274,11 @@ def test_branch_and_bound_polls_the_budget_between_slices(monkeypatch: Any) -> N
     X, y = load_wine(return_X_y=True)
     model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="soft")
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), Instance.of(forest, X[0]).states)
-    monkeypatch.setattr(prefilter, "BOX_POINTS", 1)
-    monkeypatch.setattr(prefilter, "BNB_SLICE", 1)
-    monkeypatch.setattr(prefilter, "FIRST_SLICE", 1)
-    assert screen.decide([], "not", 0) is not None  # decided without a budget
+    table = LeafTable(ForestEncoding(forest))
+    screen = screen_of(table, Instance.of(forest, X[0]).states, box_points=1, bnb_slice=1, first_slice=1)
+    assert settle(screen, [], "not", 0) is not None  # decided without a budget
     with pytest.raises(BudgetExpired, match="searching boxes"):
-        screen.decide([], "not", 0, budget=Budget(timeout=0.0))
+        settle(screen, [], "not", 0, budget=Budget(timeout=0.0))
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -301,12 +293,7 @@ def test_each_split_rule_alone_and_raced_settles_right(forest: Any, rules: tuple
     """The race may end with either split rule's search, so each must be exact alone: the guided
     rule alone, the leaf-end rule alone and both raced from the first box (one-box slices),
     every query through the branch and bound."""
-    old = prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES
-    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES = 1, 1, rules
-    try:
-        _check(forest, data, 0)
-    finally:
-        prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.SPLIT_RULES = old
+    _check(forest, data, 0, bnb_slice=1, first_slice=1, split_rules=rules)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -316,7 +303,8 @@ def test_the_compiled_bound_core_deletes_as_the_definition_does(forest: Any, dat
     kernel must keep exactly the features the step-by-step definition keeps."""
     table = LeafTable(ForestEncoding(forest))
     states = [data.draw(st.integers(0, n - 1)) for n in forest.states_per_feature]
-    screen = InstanceFilter(table, states)
+    screen = screen_of(table, states).leaves
+    assert screen is not None
     fixed = data.draw(st.permutations(range(forest.n_features)))
     for kind in ("not", "predicts"):
         for c in range(forest.n_classes):
@@ -324,11 +312,11 @@ def test_the_compiled_bound_core_deletes_as_the_definition_does(forest: Any, dat
             expected = []
             for f in fixed:
                 trial = misses - screen.outside[:, f]
-                if screen._may_hold(np.flatnonzero(trial == 0), kind, c):
+                if slack(screen, np.flatnonzero(trial == 0), kind, c) > -NEAR_TIE:
                     expected.append(f)
                 else:
                     misses = trial
-            assert screen._bound_core(fixed, kind, c) == frozenset(expected), (kind, c, fixed)
+            assert Bounds(screen).core(fixed, kind, c) == frozenset(expected), (kind, c, fixed)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -397,17 +385,7 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
     """Every query through the branch and bound, one box per slice, so that the search on the
     paired table (every pairing round taken, whatever it costs) joins after the first box and
     settles most queries: the answers, witnesses and cores stay exact."""
-    old = prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES
-    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = (
-        1,
-        1,
-        float("inf"),
-        1_000_000,
-    )
-    try:
-        _check(forest, data, 0)
-    finally:
-        prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_GROWTH, prefilter.HARD_BNB_NODES = old
+    _check(forest, data, 0, bnb_slice=1, first_slice=1, pair_growth=float("inf"), hard_bnb_nodes=1_000_000)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -424,25 +402,7 @@ def test_branch_and_bound_with_the_pair_bound_from_the_first_box_settles_right(
     """Every query through the branch and bound with the pair bound (two classes) judging the
     children from the first box on (and one-box slices, so that the search stops and resumes around
     it): the answers, witnesses and cores stay exact, under each split rule."""
-    old = (
-        prefilter.BNB_SLICE,
-        prefilter.FIRST_SLICE,
-        prefilter.PAIR_BOUND_AFTER,
-        prefilter.SPLIT_RULES,
-        prefilter.HARD_BNB_NODES,
-    )
-    prefilter.BNB_SLICE, prefilter.FIRST_SLICE, prefilter.PAIR_BOUND_AFTER, prefilter.SPLIT_RULES = 1, 1, 0, rules
-    prefilter.HARD_BNB_NODES = 1_000_000
-    try:
-        _check(forest, data, 0)
-    finally:
-        (
-            prefilter.BNB_SLICE,
-            prefilter.FIRST_SLICE,
-            prefilter.PAIR_BOUND_AFTER,
-            prefilter.SPLIT_RULES,
-            prefilter.HARD_BNB_NODES,
-        ) = old
+    _check(forest, data, 0, bnb_slice=1, first_slice=1, pair_bound_after=0, split_rules=rules, hard_bnb_nodes=1_000_000)
 
 
 @pytest.mark.parametrize("vote", ["hard", "soft"])
@@ -461,19 +421,11 @@ def test_the_pair_bound_prunes_boxes_the_per_tree_bound_keeps(vote: str, dataset
         fixed = sorted(engine.sufficient_reason(instance).features)
     table = LeafTable(ForestEncoding(forest))
     boxes = {}
-    old = prefilter.PAIR_BOUND_AFTER
-    try:
-        for after in (0, 10**9):
-            prefilter.PAIR_BOUND_AFTER = after
-            screen = InstanceFilter(table, instance.states)
-            rows = screen._reachable(fixed)
-            free, lows, highs = screen._free_boxes(fixed, rows)
-            race = prefilter._BoxRace(screen, free, rows, (lows, highs), "not", instance.prediction)
-            settled = race.advance(10**7)
-            assert settled is not None and not settled.sat
-            boxes[after] = race.runs[0].boxes
-    finally:
-        prefilter.PAIR_BOUND_AFTER = old
+    for after in (0, 10**9):
+        race = race_of(screen_of(table, instance.states, pair_bound_after=after), fixed, "not", instance.prediction)
+        settled = race.advance(10**7)
+        assert settled is not None and not settled.sat
+        boxes[after] = race.boxes.runs[0].boxes
     assert boxes[0] < boxes[10**9], boxes
 
 
@@ -512,38 +464,40 @@ def _assert_exact(forest: Any, query: tuple[Any, ...], settled: Any) -> None:
     st.data(),
 )
 def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest: Any, winner: str, data: Any) -> None:
-    """A query whose branch and bound :meth:`InstanceFilter.decide` stopped at its node budget
+    """A query whose branch and bound :meth:`.Portfolio.settle` stopped at its node budget
     (one box) goes on beside the reduced formula's solver, in one-box slices and one-conflict
     turns: exact whichever side answers — the solver alone (the search never gets a turn), the
     search alone (the solver never finishes), both taking turns (the counterexample search
     finding nothing), or the counterexample search (one restart a turn) with the branch and
     bound (the solver never finishes)."""
     from rfexplain.sat.climb import MarginClimb
-    from rfexplain.sat.reduced import ReducedQuery
+    from rfexplain.sat.deciders.reduced_cnf import ReducedQuery
 
     query = _hard_query(forest, data)
     _, _, states, fixed, kind, cls = query
+    tuning: dict[str, Any] = {
+        "box_points": 0,
+        "hard_bnb_nodes": 1,
+        "bnb_slice": 1,
+        "first_slice": 1,
+        "race_conflicts": 1,
+        "climb_restarts": 1,
+    }
+    if winner == "solver":
+        tuning["solver_share"] = float("inf")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefilter, "BOX_POINTS", 0)
-        patch.setattr(prefilter, "HARD_BNB_NODES", 1)
-        patch.setattr(prefilter, "BNB_SLICE", 1)
-        patch.setattr(prefilter, "FIRST_SLICE", 1)
-        patch.setattr(prefilter, "RACE_CONFLICTS", 1)
-        patch.setattr(prefilter, "CLIMB_RESTARTS", 1)
         if winner != "climb":
             patch.setattr(MarginClimb, "run", lambda self, restarts: None)
-        if winner == "solver":
-            patch.setattr(prefilter, "SOLVER_SHARE", float("inf"))
         if winner in ("search", "climb"):
             patch.setattr(ReducedQuery, "run", lambda self, conflicts: None)
-        screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states, reduced_solver="g3")
-        decided = screen.decide(fixed, kind, cls)
+        screen = screen_of(LeafTable(ForestEncoding(forest)), states, **tuning)
+        decided = settle(screen, fixed, kind, cls)
         if decided is not None:
             _assert_exact(forest, query, decided)
             return
         if winner in ("search", "climb"):
             assert screen._open is not None  # the stopped search answers what the climb does not
-        _assert_exact(forest, query, screen.decide_reduced(fixed, kind, cls))
+        _assert_exact(forest, query, decide_reduced(screen, fixed, kind, cls))
         assert screen._open is None
 
 
@@ -557,28 +511,23 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     states = grid[data.draw(st.integers(0, len(grid) - 1))]
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefilter, "BOX_POINTS", 0)
-        patch.setattr(prefilter, "BNB_SLICE", 3)
-        patch.setattr(prefilter, "FIRST_SLICE", 3)
-        patch.setattr(prefilter, "PAIR_GROWTH", float("inf"))
-        screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-        rows = screen._reachable(fixed)
-        if not screen._may_hold(rows, kind, cls):
-            return
-        free, lows, highs = screen._free_boxes(fixed, rows)
-        whole = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
-        answer = whole.advance(10**6)
-        fresh = InstanceFilter(screen.table, states)  # no climb from the witness ``whole`` found
-        pieces = prefilter._BoxRace(fresh, free, rows, (lows, highs), kind, cls)
-        resumed = None
-        for _ in range(10**6):
-            resumed = pieces.advance(data.draw(st.integers(1, 5)))
-            if resumed is not None or pieces.finished:
-                break
+    table = LeafTable(ForestEncoding(forest))
+    tuning = {"box_points": 0, "bnb_slice": 3, "first_slice": 3, "pair_growth": float("inf")}
+    screen = screen_of(table, states, **tuning)
+    assert screen.leaves is not None
+    if slack(screen.leaves, screen.leaves.reachable(fixed), kind, cls) <= -NEAR_TIE:
+        return
+    whole = race_of(screen, fixed, kind, cls)
+    answer = whole.advance(10**6)
+    pieces = race_of(screen_of(table, states, **tuning), fixed, kind, cls)  # no climb from ``whole``'s witness
+    resumed = None
+    for _ in range(10**6):
+        resumed = pieces.advance(data.draw(st.integers(1, 5)))
+        if resumed is not None or pieces.finished:
+            break
     assert resumed == answer
-    assert pieces.turn == whole.turn and pieces.paired == whole.paired
-    assert [run.state.tolist() for run in pieces.runs] == [run.state.tolist() for run in whole.runs]
+    assert pieces.turn == whole.turn and pieces.boxes.paired == whole.boxes.paired
+    assert [run.state.tolist() for run in pieces.boxes.runs] == [run.state.tolist() for run in whole.boxes.runs]
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -588,10 +537,10 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
 )
 def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: Any) -> None:
     """At the end of its first slice a query's race climbs from the counterexamples the
-    instance's filter found last (:meth:`prefilter._BoxRace._climb_turn`): a counterexample of a
+    instance's deciders found last (:meth:`.Race._climb_turn`): a counterexample of a
     query with more fixed features is one of every query with fewer, and is found at once, with
     a witness that agrees with the instance on the fixed features and meets the condition. Where
-    the clique search has joined, the same from turn :data:`prefilter.CLIQUE_RACE_CLIMB_AFTER`
+    the clique search has joined, the same from turn ``clique_race_climb_after``
     on, and not once a solver runs beside the race."""
     grid = np.asarray(list(itertools.product(*[range(n) for n in forest.states_per_feature])), dtype=np.int64)
     decisions = forest.predict_states(grid)
@@ -601,38 +550,39 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
     fixed = sorted(data.draw(st.sets(st.sampled_from(earlier)))) if earlier else []
     holds = (decisions != cls) if kind == "not" else (decisions == cls)
     witnesses = np.flatnonzero(np.all(grid[:, earlier] == states[earlier], axis=1) & holds)
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), states)
-    rows = screen._reachable(fixed)
-    free, lows, highs = screen._free_boxes(fixed, rows)
-    race = prefilter._BoxRace(screen, free, rows, (lows, highs), kind, cls)
-    race.clique, race.turn = None, 1  # as at the end of the first slice, wherever the clique search is
+    # no random restart: the start itself
+    portfolio = screen_of(LeafTable(ForestEncoding(forest)), states, slice_climbs=0, clique_race_climbs=0)
+    screen = portfolio.leaves
+    assert screen is not None
+    rows = screen.reachable(fixed)
+    free, lows, highs = screen.free_boxes(fixed, rows)
+    race = race_of(portfolio, fixed, kind, cls)
+    race.clique, race.turn, race.climbing = None, 1, True  # as at the end of the first slice
     if not free or not len(witnesses):
         return
     found = grid[witnesses[data.draw(st.integers(0, len(witnesses) - 1))]]
-    screen._witness(list(range(forest.n_features)), found)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefilter, "SLICE_CLIMBS", 0)  # no random restart: the start itself
-        patch.setattr(prefilter, "CLIQUE_RACE_CLIMBS", 0)
-        if forest.vote == "hard" and data.draw(st.booleans()):  # the clique search has joined:
-            race.clique = object()  # only whether it joined matters here
-            race.turn = prefilter.CLIQUE_RACE_CLIMB_AFTER - 1  # no climb before its turn,
-            assert race._climb_turn() is None and race.climb is None
-            race.turn, race.alone = prefilter.CLIQUE_RACE_CLIMB_AFTER, False  # nor beside a solver
-            assert race._climb_turn() is None and race.climb is None
-            race.alone = True
-        settled = race._climb_turn()
+    screen.witness(list(range(forest.n_features)), found)
+    after = screen.tuning.clique_race_climb_after
+    if forest.vote == "hard" and data.draw(st.booleans()):  # the clique search has joined:
+        race.clique = object()  # type: ignore[assignment]  # only whether it joined matters here
+        race.turn = after - 1  # no climb before its turn,
+        assert race._climb_turn() is None and race.climb is None
+        race.turn, race.alone = after, False  # nor beside a solver
+        assert race._climb_turn() is None and race.climb is None
+        race.alone = True
+    settled = race._climb_turn()
     assert settled is not None and settled.sat
     witness = np.asarray(settled.witness)
     assert np.array_equal(witness[fixed], states[fixed])
     decided = int(forest.predict_states(witness[None, :])[0])
     assert (decided != cls) if kind == "not" else (decided == cls)
     for j, f in enumerate(free):  # the start itself: the found counterexample's cells
-        reps = screen._cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1)
+        reps = screen.cells(f, lows[:, j], highs[:, j], 0, forest.states_per_feature[f] - 1)
         assert witness[f] == reps[np.searchsorted(reps, found[f], side="right") - 1]
 
 
 def test_the_solver_takes_the_clique_race_climbs_over() -> None:
-    """:meth:`InstanceFilter.decide_reduced` resumes an open race with its climbs off (the
+    """:meth:`.Portfolio.decide_reduced` resumes an open race with its climbs off (the
     query's own climb runs beside the solver)."""
     stumps = [
         {
@@ -645,26 +595,24 @@ def test_the_solver_takes_the_clique_race_climbs_over() -> None:
         for t in (0.5, 1.5, 2.5)
     ]
     forest = Forest.from_raw_trees(stumps, n_features=1, classes=["a", "b"])
-    screen = InstanceFilter(LeafTable(ForestEncoding(forest)), (0,), reduced_solver="g3")
-    rows = screen._reachable([])
-    free, lows, highs = screen._free_boxes([], rows)
-    race = prefilter._BoxRace(screen, free, rows, (lows, highs), "not", 0)
+    screen = screen_of(LeafTable(ForestEncoding(forest)), (0,))
+    race = race_of(screen, [], "not", 0)
     screen._open = (((), "not", 0), race)
     seen: list[bool] = []
 
-    def beside(self: InstanceFilter, encode: Any, cells: Any, resumed: Any, *rest: Any) -> prefilter.Settled:
+    def beside(self: Portfolio, encode: Any, resumed: Any, *rest: Any) -> Answer:
         seen.append(resumed.alone)
-        return prefilter.Settled(False)
+        return Answer(False)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prefilter.InstanceFilter, "_solve_beside", beside)
-        screen.decide_reduced([], "not", 0)
+        patch.setattr(Portfolio, "_beside", beside)
+        decide_reduced(screen, [], "not", 0)
     assert seen == [False] and race.alone is False
 
 
 @pytest.mark.parametrize("cliques", [True, False])
 def test_warm_up_loads_the_loops_of_the_queries(cliques: bool) -> None:
-    """:func:`prefilter.warm_up` loads the branch and bound's, the climb's and (with ``cliques``)
+    """:func:`.leaves.warm_up` loads the branch and bound's, the climb's and (with ``cliques``)
     the clique search's compiled loops, which the benchmarks' workers count as loading, not as
     the first instance's time. Checked in a fresh interpreter, where nothing else loaded them."""
     import subprocess
@@ -674,11 +622,12 @@ def test_warm_up_loads_the_loops_of_the_queries(cliques: bool) -> None:
     script = textwrap.dedent(
         f"""
         import numpy as np
-        from rfexplain.sat import box_kernels, climb_kernels, clique_kernels, prefilter
+        from rfexplain.sat import box_kernels, climb_kernels, clique_kernels
+        from rfexplain.sat.deciders import leaves
 
         kernels = (box_kernels.search, climb_kernels.climb, clique_kernels.search)
         assert not any(k.signatures for k in kernels)
-        prefilter.warm_up(np.dtype(np.int32), cliques={cliques})
+        leaves.warm_up(np.dtype(np.int32), cliques={cliques})
         print([bool(k.signatures) for k in kernels])
         """
     )
@@ -689,15 +638,15 @@ def test_warm_up_loads_the_loops_of_the_queries(cliques: bool) -> None:
 @settings(max_examples=examples(50), deadline=None)
 @given(st.integers(0, 6), st.integers(0, 140), st.data())
 def test_packed_rows_keep_every_flag(rows: int, columns: int, data: Any) -> None:
-    """:func:`prefilter._pack_bits` (the instance filter's leaves outside the instance, one word per
+    """:func:`.leaves.pack_bits` (the instance's leaves outside the instance, one word per
     64 features) keeps bit ``j % 64`` of word ``j // 64`` equal to column ``j``, and an ``and``
-    with a packed feature set finds the rows :meth:`InstanceFilter._reachable` must drop."""
+    with a packed feature set finds the rows :meth:`.InstanceLeaves.reachable` must drop."""
     flags = np.asarray(data.draw(st.lists(st.booleans(), min_size=rows * columns, max_size=rows * columns)), dtype=bool)
     flags = flags.reshape(rows, columns)
-    packed = prefilter._pack_bits(flags)
+    packed = leaves_module.pack_bits(flags)
     assert packed.shape == (rows, (columns + 63) // 64) and packed.dtype == np.uint64
     for j in range(columns):
         assert np.array_equal((packed[:, j // 64] >> np.uint64(j % 64)) & np.uint64(1), flags[:, j])
     chosen = np.asarray(data.draw(st.lists(st.booleans(), min_size=columns, max_size=columns)), dtype=bool)
-    hit = (packed & prefilter._pack_bits(chosen[None, :])[0]).any(axis=1)
+    hit = (packed & leaves_module.pack_bits(chosen[None, :])[0]).any(axis=1)
     assert np.array_equal(hit, flags[:, chosen].any(axis=1))

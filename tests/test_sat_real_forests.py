@@ -167,35 +167,24 @@ def test_reduced_formula_gives_the_whole_forest_solvers_answers(monkeypatch: Any
     leave more features free than the boxes search whole, so the reduced formula of the reachable
     leaves decides them (counted; the whole formula's first try is switched off, as on large
     forests; so is the branch and bound, which settles all of them on this forest); the canonical
-    AXp and CXp are those of the whole forest's formula without the prefilter, and every witness
-    verifies with the model."""
-    from rfexplain.sat import engine as engine_module
-    from rfexplain.sat import prefilter
+    AXp and CXp are those of the full CNF alone, and every witness verifies with the model."""
+    from rfexplain.sat.deciders.portfolio import Portfolio
 
-    monkeypatch.setattr(engine_module, "WHOLE_FORMULA_LEAVES", 0)
-    monkeypatch.setattr(prefilter, "HARD_BNB_NODES", 0)
     X, y = load_breast_cancer(return_X_y=True)
     model = RandomForestClassifier(n_estimators=25, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="hard")
     calls = 0
-    with SatEngine(forest) as reduced, SatEngine(forest, prefilter=False) as whole:
-        original = reduced._search
+    original = Portfolio.decide_reduced
 
-        def counting(instance: Instance, target: int | None = None) -> Any:
-            nonlocal calls
-            search = original(instance, target)
-            assert search.screen is not None and search.screen.reduced_solver == "g3"
-            decide_reduced = search.screen.decide_reduced
+    def counted(self: Portfolio, *args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        assert self.reduced_solver == "g3"
+        calls += 1
+        return original(self, *args, **kwargs)
 
-            def counted(*args: Any, **kwargs: Any) -> Any:
-                nonlocal calls
-                calls += 1
-                return decide_reduced(*args, **kwargs)
-
-            search.screen.decide_reduced = counted  # type: ignore[method-assign]
-            return search
-
-        reduced._search = counting  # type: ignore[method-assign]
+    monkeypatch.setattr(Portfolio, "decide_reduced", counted)
+    tuning = {"whole_formula_leaves": 0, "hard_bnb_nodes": 0}
+    with SatEngine(forest, tuning=tuning) as reduced, SatEngine(forest, prefilter=False) as whole:
         for x in X[::60]:
             instance = Instance.of(forest, x)
             axp = reduced.sufficient_reason(instance)

@@ -7,9 +7,21 @@ from tests.engine_contract import EngineContract
 
 
 class TestSatEngineSoftVote(EngineContract):
+    """The whole portfolio of deciders."""
+
     engine = "sat"
     vote: ClassVar[str] = "soft"
+    options: ClassVar[dict[str, Any]] = {"prefilter": True}
     max_examples = 80
+
+
+class TestSatEngineSoftVoteFullCnfAlone(EngineContract):
+    """The reference decider alone (the full CNF with its exact weighted comparisons)."""
+
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    options: ClassVar[dict[str, Any]] = {"prefilter": True, "deciders": ("full_cnf",)}
+    max_examples = 30
 
 
 class TestOracleEngineSoftVote(EngineContract):

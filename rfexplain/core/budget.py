@@ -23,6 +23,16 @@ poll :func:`Budget.current` instead, so every query is bounded without widening 
 The same way, a long search reports how far it is (:meth:`Budget.step`, e.g. the features the
 SAT engine's deletion loop has decided) to whoever listens (:attr:`Budget.on_step`: the progress
 bar of :class:`~rfexplain.decision.Decision`).
+
+A budget also bounds memory (``max_memory=``, bytes; by default a quarter of the machine's
+physical memory, :func:`default_max_memory`): the compilers (the circuit engine's decision
+graphs and vote counting, the ADD comparator) count the bytes of their own arrays, unique tables
+and memos as they grow and call :meth:`Budget.require` *before* each growth, which raises
+:class:`~rfexplain.core.errors.CompilationTooLargeError` (a ``MemoryError``) when the growth
+would take them past the budget. Accounting the compilers' structures rather than polling the
+process's resident memory makes the stop happen before the memory is taken, deterministically
+(the same forest stops at the same point on every machine), and leaves out memory the compilers
+do not own (the forest, the interpreter, a caller's data).
 """
 
 from __future__ import annotations
@@ -30,17 +40,39 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from rfexplain.core.display import render
-from rfexplain.core.errors import RFExplainError
+from rfexplain.core.errors import CompilationTooLargeError, RFExplainError
 
-__all__ = ["Budget", "BudgetExpired", "BudgetArgumentError", "Enumeration", "check_limit", "check_timeout"]
+__all__ = [
+    "Budget",
+    "BudgetExpired",
+    "BudgetArgumentError",
+    "Enumeration",
+    "check_limit",
+    "check_timeout",
+    "check_max_memory",
+    "default_max_memory",
+    "poll",
+    "require",
+    "active_or",
+    "parse_bytes",
+    "MAX_MEMORY_ENV",
+]
+
+#: The environment variable that sets the default memory budget (bytes, or with a ``K``/``M``/``G``
+#: suffix, powers of 1024; ``none`` for no budget), e.g. for a benchmark that knows it needs more
+#: than a quarter of the machine.
+MAX_MEMORY_ENV = "RFEXPLAIN_MAX_MEMORY"
+#: The default memory budget where the physical memory cannot be read: 4 GiB.
+FALLBACK_MAX_MEMORY = 4 << 30
 
 T = TypeVar("T")
 
@@ -57,12 +89,25 @@ class BudgetExpired(RFExplainError, TimeoutError):
 
 
 class Budget:
-    """A wall-clock budget for one query; ``limit`` is enforced by :class:`Enumeration`."""
+    """A wall-clock and memory budget for one query; ``limit`` is enforced by :class:`Enumeration`.
 
-    def __init__(self, *, limit: int | None = None, timeout: float | None = None) -> None:
+    ``max_memory`` (bytes) bounds what the compilers account (:meth:`require`); ``"default"``
+    is :func:`default_max_memory`, ``None`` no bound. ``clock`` reads the time in seconds
+    (``time.monotonic``; tests pass a fake one)."""
+
+    def __init__(
+        self,
+        *,
+        limit: int | None = None,
+        timeout: float | None = None,
+        max_memory: int | str | None = "default",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limit = check_limit(limit)
         self.timeout = check_timeout(timeout)
-        self.started = time.monotonic()
+        self.max_memory = default_max_memory() if max_memory == "default" else check_max_memory(max_memory)
+        self._clock = clock
+        self.started = clock()
         self.deadline = None if self.timeout is None else self.started + self.timeout
         self.timed_out = False
         #: Called with ``(done, total)`` by :meth:`step`; ``None``: nobody listens.
@@ -96,11 +141,11 @@ class Budget:
         """Seconds left, or ``None`` without a timeout (never negative)."""
         if self.deadline is None:
             return None
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline - self._clock())
 
     def expired(self) -> bool:
         """True once the deadline has passed; the engine must then stop and return."""
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.deadline is not None and self._clock() >= self.deadline:
             self.timed_out = True
         return self.timed_out
 
@@ -112,7 +157,19 @@ class Budget:
             raise BudgetExpired(f"the time budget of {self.timeout} s expired{where}")
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return self._clock() - self.started
+
+    def require(self, nbytes: int, doing: str = "") -> None:
+        """Raise :class:`~rfexplain.core.errors.CompilationTooLargeError` when a compiler would
+        hold ``nbytes`` accounted bytes, past :attr:`max_memory` (called before the growth, so the
+        memory is never taken)."""
+        if self.max_memory is not None and nbytes > self.max_memory:
+            where = f" {doing}" if doing else ""
+            raise CompilationTooLargeError(
+                f"compiling{where} would hold {_human(nbytes)}, past the memory budget of "
+                f"{_human(self.max_memory)} (max_memory=, or ${MAX_MEMORY_ENV}); use a smaller "
+                "forest, a larger max_memory or the sat engine"
+            )
 
     def step(self, done: int, total: int) -> None:
         """Report that a search has done ``done`` of its ``total`` steps (to :attr:`on_step`)."""
@@ -143,8 +200,93 @@ def check_timeout(timeout: object) -> float | None:
     return None if math.isinf(float(timeout)) else float(timeout)
 
 
+def _human(nbytes: int) -> str:
+    """Bytes in KiB, MiB or GiB, whichever reads best."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):,.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
+def check_max_memory(max_memory: object) -> int | None:
+    """``max_memory`` in bytes (a positive integer; ``inf`` means none) or ``None``;
+    :class:`BudgetArgumentError` else."""
+    if max_memory is None:
+        return None
+    if isinstance(max_memory, numbers.Real) and not isinstance(max_memory, bool) and math.isinf(float(max_memory)):
+        if float(max_memory) > 0:
+            return None
+        _bad_memory(max_memory)
+    try:
+        value = operator.index(max_memory)  # type: ignore[arg-type]
+    except TypeError:
+        value = 0
+    if isinstance(max_memory, bool) or value <= 0:
+        _bad_memory(max_memory)
+    return value
+
+
+def _bad_memory(max_memory: object) -> NoReturn:
+    raise BudgetArgumentError(f"max_memory must be a positive number of bytes or None. Got {max_memory!r} instead.")
+
+
+def parse_bytes(text: str) -> int | None:
+    """A number of bytes written as an integer with an optional ``K``/``M``/``G``/``T`` suffix
+    (powers of 1024, a trailing ``B`` or ``iB`` allowed) or ``none``: ``"6G"`` is 6 GiB."""
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    if t in ("NONE", "INF", ""):
+        if t == "":
+            raise BudgetArgumentError(f"not a number of bytes: {text!r}")
+        return None
+    scale = 1
+    if t[-1:] in "KMGT":
+        scale = 1 << (10 * ("KMGT".index(t[-1]) + 1))
+        t = t[:-1]
+    try:
+        value = float(t)
+    except ValueError:
+        raise BudgetArgumentError(f"not a number of bytes: {text!r}") from None
+    return check_max_memory(int(value * scale))
+
+
+def default_max_memory() -> int | None:
+    """The default memory budget: ``$RFEXPLAIN_MAX_MEMORY`` if set (:func:`parse_bytes`), else a
+    quarter of the machine's physical memory (``os.sysconf``), else 4 GiB where it cannot be read."""
+    env = os.environ.get(MAX_MEMORY_ENV)
+    if env:
+        return parse_bytes(env)
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return FALLBACK_MAX_MEMORY
+    return total // 4 if total > 0 else FALLBACK_MAX_MEMORY
+
+
+def poll(doing: str = "") -> None:
+    """Check the active budget (:meth:`Budget.current`), if any: :class:`BudgetExpired` once its
+    deadline has passed. For loops that are not handed a budget."""
+    budget = _ACTIVE.get()
+    if budget is not None:
+        budget.check(doing)
+
+
+def active_or(budget: Budget | None) -> Budget | None:
+    """``budget``, or else the active one (:meth:`Budget.current`)."""
+    return budget if budget is not None else _ACTIVE.get()
+
+
+def require(budget: Budget | None, nbytes: int, doing: str = "") -> None:
+    """:meth:`Budget.require` on ``budget`` (or the active one); without any, against
+    :func:`default_max_memory`."""
+    budget = active_or(budget)
+    if budget is not None:
+        budget.require(nbytes, doing)
+    else:
+        Budget(max_memory="default").require(nbytes, doing)
+
+
 class BudgetArgumentError(RFExplainError, ValueError):
-    """A ``limit=`` or ``timeout=`` that is not one."""
+    """A ``limit=``, ``timeout=`` or ``max_memory=`` that is not one."""
 
 
 class Enumeration(Iterator[T]):

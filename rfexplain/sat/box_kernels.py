@@ -1,5 +1,5 @@
 """The compiled loop of the prefilter's branch and bound over leaf boxes
-(:meth:`rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`), compiled by numba [Lam15].
+(:class:`rfexplain.sat.deciders.boxes.Boxes`), compiled by numba [Lam15].
 
 The search is the one the prefilter's docstring describes: a box of the free features' state
 intervals is dropped when the per-tree leaf bound (:func:`bound`) rules
@@ -15,7 +15,7 @@ overwrite its own range. Two split rules:
   sooner).
 
 Neither wins everywhere, so the prefilter races them
-(:meth:`~rfexplain.sat.prefilter.InstanceFilter._branch_and_bound`).
+(:class:`~rfexplain.sat.deciders.boxes.Boxes`).
 
 The bounds can be tightened by merging trees in pairs (:func:`pair_partners`,
 :func:`merge_pairs`): a merged tree's leaves are the pairs of leaves whose boxes meet, so its
@@ -40,7 +40,7 @@ touching anything, and the caller grows them and calls again.
 
 Points are decided in float64: hard-vote sums are vote counts (exact); a soft-vote point whose
 two best classes are within ``near_tie`` is not decided here but stored in the tie buffer, for
-the caller to decide in exact arithmetic (:data:`~rfexplain.sat.prefilter.NEAR_TIE`).
+the caller to decide in exact arithmetic (:data:`~rfexplain.sat.tuning.NEAR_TIE`).
 
 [Lam15] Lam, Pitrou and Seibert, "Numba: a LLVM-based Python JIT compiler", LLVM-HPC 2015.
 [Che19] Chen, Zhang, Si, Li, Boning and Hsieh, "Robustness Verification of Tree-based Models",
@@ -101,7 +101,7 @@ def _class_totals(positions, count, trees, margins):  # pragma: no cover - compi
 def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
     """An upper bound on the margin by which the condition can hold with the leaves
     ``positions[:count]`` (rows of ``margins``/``trees``, grouped by tree): per other class, the
-    sum over trees of the best margin a leaf gives (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`),
+    sum over trees of the best margin a leaf gives (:meth:`~rfexplain.sat.deciders.leaves.LeafTable.margins`),
     less its ``penalty``; "not" (``not_kind``) needs one class, "predicts" beats them all."""
     if margins.shape[1] == 0:
         return -np.inf if not_kind else np.inf
@@ -123,7 +123,7 @@ def _binding_class(positions, count, trees, margins, penalty, not_kind):  # prag
 
 @kernel
 def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept):  # pragma: no cover - compiled
-    """Deletion against the bounds (:meth:`~rfexplain.sat.prefilter.InstanceFilter._bound_core`):
+    """Deletion against the bounds (:meth:`~rfexplain.sat.deciders.bounds.Bounds.core`):
     for each feature ``fixed[i]`` in turn, ``kept[i]`` is cleared when the leaves the instance
     reaches without it (and without the features dropped before it) still bound the margin below
     ``-near_tie``; ``outside[leaf, f]`` says the instance's state of ``f`` is outside the leaf's
@@ -729,7 +729,7 @@ def search(
 
     ``low``/``high``: the reachable leaves' boxes on the free features (one row per leaf, grouped
     by tree, ``trees`` their trees); ``margins``/``penalty``: their bound inputs
-    (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`); ``scores``: their class score vectors;
+    (:meth:`~rfexplain.sat.deciders.leaves.LeafTable.margins`); ``scores``: their class score vectors;
     ``allowed[allowed_at[j]:allowed_at[j + 1]]``: the states of free feature ``j`` a witness may
     use; ``guided``: split by :func:`_guided_split` where it finds a split, else by the leaf-end
     rule; ``partner``: with one other class, the trees paired for :func:`pair_bound` (by tree

@@ -3,7 +3,7 @@
 A satisfiable query of the SAT engine ("some input agreeing with the instance on the fixed
 features makes the forest not predict ``c``", or "predict ``t``") can keep both exact searches
 busy for minutes on scikit-learn's unlimited-depth forests: the reduced formula's solver
-(:mod:`rfexplain.sat.reduced`) and the branch and bound (:mod:`rfexplain.sat.prefilter`) each walk
+(:mod:`rfexplain.sat.deciders.reduced_cnf`) and the box search (:mod:`rfexplain.sat.deciders.boxes`) each walk
 a huge space in a fixed order, where a local search on the margin often finds a
 counterexample at once.
 
@@ -34,7 +34,7 @@ engine passes the last counterexamples it found for the same instance in the sam
 free features the next query's counterexample often shares.
 
 The SAT engine runs it under the hard vote beside the reduced formula's solver and the branch
-and bound (:meth:`~rfexplain.sat.prefilter.InstanceFilter.decide_reduced`), and in the branch
+and bound (:meth:`~rfexplain.sat.deciders.portfolio.Portfolio.decide_reduced`), and in the branch
 and bound's race (where the clique search joins, hard vote between two classes, from its third
 slice and until the solver joins), on one representative state per cell. The loop is compiled
 (:mod:`.climb_kernels`). It is a heuristic for the satisfiable side only: it proves nothing when
@@ -74,7 +74,7 @@ class MarginClimb:
         Each reachable leaf's box as an inclusive range of positions per free feature.
     margins : float array of shape (leaves, challengers)
         Per leaf, its contribution to each challenger's margin (as
-        :meth:`~rfexplain.sat.prefilter.LeafTable.margins` gives them).
+        :meth:`~rfexplain.sat.deciders.leaves.LeafTable.margins` gives them).
     penalty : float array of shape (challengers,)
         What each challenger's summed margin must exceed besides.
     sizes : sequence of int

@@ -1,14 +1,15 @@
-"""A query of the prefilter decided as a heaviest clique among the reachable leaves' boxes.
+"""A question decided as a heaviest clique among the reachable leaves' boxes (the search itself).
 
 Axis-parallel boxes have the Helly property: boxes that meet pairwise share a point (intervals do,
 feature by feature). A point reaches exactly one leaf per tree, and leaves of one tree are
 disjoint, so the sets of leaves some point reaches are exactly the maximal cliques of the graph
 whose vertices are the reachable leaves and whose edges join leaves whose boxes meet on every
 free feature. A query "can some challenger ``d`` beat ``c``?" adds, per tree, the score
-difference of the leaf reached (:meth:`~rfexplain.sat.prefilter.LeafTable.margins`); less each
+difference of the leaf reached (:meth:`~rfexplain.sat.deciders.leaves.LeafTable.margins`); less each
 tree's smallest difference, every leaf weighs at least zero, so the largest margin is the trees'
 smallest differences plus the weight of a heaviest clique, and the query holds iff some clique
-beats ``penalty - baseline`` (with the prefilter's tolerance for soft-vote near ties). This is the
+beats ``penalty - baseline`` (with the tolerance for soft-vote near ties,
+:data:`~rfexplain.sat.tuning.NEAR_TIE`). This is the
 maximum-clique view of tree-ensemble verification (Kantchelian, Tygar and Joseph (2016) [KTJ16]
 state it as a MILP; Chen et al. (2019) [Che19] bound it with cliques of trees); here it is
 searched exactly by a colouring branch and bound (:mod:`.clique_kernels`), whose colour classes
@@ -33,26 +34,9 @@ from typing import Any
 import numpy as np
 
 from rfexplain.sat import clique_kernels as kernels
+from rfexplain.sat.tuning import DEFAULT_TUNING
 
-__all__ = ["MAX_LEAVES", "MAX_VERTICES", "CliqueSearch", "search_levels"]
-
-#: Most vertices (reachable leaves of positive weight) a graph searched at once has: its levels
-#: hold one colour order per vertex of the clique (8 bytes per vertex and level, twice). A larger
-#: graph is never built whole: its cubes are split until they are this small, and each builds
-#: its own graph from its leaves' intervals.
-MAX_VERTICES = 20_000
-#: Most reachable leaves a query the clique search takes on has (their intervals, 16 bytes per
-#: free feature each).
-MAX_LEAVES = 200_000
-
-
-#: Splits of a query's box into cubes, each searched as the clique search of its own leaves: a
-#: cube of a split more than this many times is searched whole (the cubes' orders and graphs
-#: cost more as they multiply, and a satisfiable step may find its cube later).
-CUBE_DEPTH = 6
-#: A cube with fewer vertices than this is searched whole (the smallest-last order and the
-#: induced graph of a cube cost about as many word operations as the square of its vertices).
-CUBE_VERTICES = 512
+__all__ = ["CliqueSearch", "search_levels"]
 
 
 @dataclass
@@ -97,13 +81,13 @@ class CliqueSearch:
         max_vertices: int | None = None,
     ) -> None:
         """``cube_depth``/``cube_vertices``/``max_vertices``: the cube splitting's limits
-        (default :data:`CUBE_DEPTH`, :data:`CUBE_VERTICES`, :data:`MAX_VERTICES`)."""
+        (default: :data:`~rfexplain.sat.tuning.DEFAULT_TUNING`'s)."""
         low, high, trees, margins, penalty = arguments[:5]
         allowed, allowed_at = arguments[6], arguments[7]
         self.near_tie = float(arguments[11])
-        self.cube_depth = CUBE_DEPTH if cube_depth is None else cube_depth
-        self.cube_vertices = CUBE_VERTICES if cube_vertices is None else cube_vertices
-        self.max_vertices = MAX_VERTICES if max_vertices is None else max_vertices
+        self.cube_depth = DEFAULT_TUNING.cube_depth if cube_depth is None else cube_depth
+        self.cube_vertices = DEFAULT_TUNING.cube_vertices if cube_vertices is None else cube_vertices
+        self.max_vertices = DEFAULT_TUNING.max_vertices if max_vertices is None else max_vertices
         n_free = low.shape[1]
         self.allowed = [allowed[allowed_at[j] : allowed_at[j + 1]] for j in range(n_free)]
         # leaf intervals over the allowed states (a leaf with none on some feature is never reached)
@@ -129,17 +113,17 @@ class CliqueSearch:
         self._search: tuple[Any, ...] | None = None
 
     @staticmethod
-    def applies(arguments: tuple[Any, ...]) -> bool:
+    def applies(arguments: tuple[Any, ...], *, max_leaves: int = DEFAULT_TUNING.max_leaves) -> bool:
         """Whether the box search's ``arguments`` are a hard-vote query between two classes (one
         challenger, whose leaves all weigh the same: the maximum clique problem, where the
-        colouring bounds are strong) over at most :data:`MAX_LEAVES` reachable leaves (a query
-        with more than :data:`MAX_VERTICES` is searched in cubes).
+        colouring bounds are strong) over at most ``max_leaves`` reachable leaves (a query
+        with more than ``max_vertices`` is searched in cubes).
 
         With more classes a leaf of a third class weighs half a challenger's leaf, and the
         weighted colourings bound poorly; under the soft vote almost every leaf weighs something
-        (see :mod:`.prefilter`)."""
+        (see :mod:`rfexplain.sat.deciders.cliques`)."""
         margins, soft = arguments[3], arguments[10]
-        return not soft and margins.shape[1] == 1 and 0 < len(margins) <= MAX_LEAVES
+        return not soft and margins.shape[1] == 1 and 0 < len(margins) <= max_leaves
 
     def step(self, node_limit: int) -> int:
         """Search for about ``node_limit`` units of work: :data:`.clique_kernels.FOUND` (a witness),

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,26 +50,20 @@ from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
+from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS
+from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
+from rfexplain.sat.deciders.portfolio import in_chunks
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.cnf import SOFT_BITS
-from rfexplain.sat.prefilter import InstanceFilter, LeafTable, warm_up
+from rfexplain.sat.encodings.pool import Var
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
+from rfexplain.sat.tuning import SatTuning
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
 
 
 #: Glucose 3: incremental, gives cores, and can be budgeted (CaDiCaL works too via ``solver=``).
 DEFAULT_SOLVER = "g3"
-
-
-#: With reduced formulas, forests of at most this many leaves first give each open query to the
-#: whole forest's solver for :data:`FIRST_CONFLICTS` conflicts (its cores let the deletion loop
-#: skip calls; the reduced formula has none); larger forests, whose whole formula takes seconds
-#: to build, go straight to the reduced formula.
-WHOLE_FORMULA_LEAVES = 20_000
-
-#: Conflicts of the whole formula's first try (see :data:`WHOLE_FORMULA_LEAVES`).
-FIRST_CONFLICTS = 1000
 
 
 def _solver_aliases() -> list[str]:
@@ -103,17 +97,24 @@ class SatEngine(EngineBase):
         made exact when a candidate counterexample needs it (default
         :data:`~rfexplain.sat.encodings.cnf.SOFT_BITS`); ``None`` encodes everything exactly.
     prefilter : bool or None
-        Settle the queries whose answer the instance's reachable leaves make plain before
-        calling the solver (:mod:`rfexplain.sat.prefilter`, compiled loops). ``None`` (the
-        default): on once the compiled loops are ready (:func:`rfexplain.core.jit.compiled_loops_ready`;
-        on a fresh install they compile in the background meanwhile, and the queries ask the
-        full formula alone), ``True``: on at once (compiling in this process on first use),
-        ``False``: off. The answers are the same either way; only witnesses may differ.
+        Whether the queries go to the whole portfolio of deciders
+        (:mod:`rfexplain.sat.deciders.portfolio`) or to the full CNF alone. ``None`` (the
+        default): the portfolio once the compiled loops are ready
+        (:func:`rfexplain.core.jit.compiled_loops_ready`; on a fresh install they compile in the
+        background meanwhile, and only the deciders that need no compiled loop run: the full
+        CNF), ``True``: the portfolio at once (compiling in this process on first use),
+        ``False``: the full CNF alone. The answers are the same either way; only witnesses may
+        differ.
     reduced : bool
-        Hard vote, with the prefilter: decide the queries it leaves open on a CNF of the leaves the
-        instance can still reach (:mod:`rfexplain.sat.reduced`, with ``solver``) instead of the
-        whole forest's formula (default on; forests of at most :data:`WHOLE_FORMULA_LEAVES`
-        leaves give the whole formula :data:`FIRST_CONFLICTS` conflicts first).
+        Hard vote: let the reduced CNF (:mod:`rfexplain.sat.deciders.reduced_cnf`, with
+        ``solver``) decide the questions the race leaves open instead of the full CNF (default
+        on; ``False`` is ``deciders`` without ``"reduced_cnf"``).
+    deciders : collection of str or None
+        The deciders the portfolio may use (:data:`~rfexplain.sat.deciders.base.DECIDERS`;
+        default all). ``"full_cnf"``, the reference decider, is always on.
+    tuning : SatTuning, mapping or None
+        The deciders' tuning (:class:`~rfexplain.sat.tuning.SatTuning`, or a mapping of its
+        field names to values over the defaults).
 
     The measurements behind these defaults are in ``docs/decisions.md`` ("SAT engine: options").
     """
@@ -129,6 +130,7 @@ class SatEngine(EngineBase):
             "shortest_necessary_reasons",
             "contrastive_reasons",
             "robustness",
+            "inflated_sufficient_reason",
         }
     )
 
@@ -142,6 +144,8 @@ class SatEngine(EngineBase):
         soft_bits: int | None = SOFT_BITS,
         prefilter: bool | None = None,
         reduced: bool = True,
+        deciders: Collection[str] | None = None,
+        tuning: SatTuning | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(forest)
         aliases = _solver_aliases()
@@ -154,10 +158,19 @@ class SatEngine(EngineBase):
         self.multiclass = multiclass
         self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
         self.stats = SolverStats()
+        self.tuning = SatTuning.of(tuning)
+        chosen = set(DECIDERS if deciders is None else deciders)
+        unknown = sorted(chosen - set(DECIDERS))
+        if unknown:
+            raise InvalidOptionError(f"deciders must be among {list(DECIDERS)}. Got {unknown} instead.")
+        if not reduced:
+            chosen.discard("reduced_cnf")
+        chosen.add("full_cnf")
+        #: The deciders the portfolio may use when the compiled loops are (:attr:`deciders`).
+        self._deciders = frozenset(chosen)
         self._prefilter_option = prefilter
-        self._reduced_option = bool(reduced)
-        small = sum(t.n_leaves for t in forest.trees) <= WHOLE_FORMULA_LEAVES
-        self._first_conflicts = FIRST_CONFLICTS if small else None
+        small = sum(t.n_leaves for t in forest.trees) <= self.tuning.whole_formula_leaves
+        self._first_conflicts = self.tuning.first_conflicts if small else None
         self._leaf_table: LeafTable | None = None
         #: :meth:`Forest.flat_trees`, once the hard vote's witnesses are checked (:meth:`_classify`)
         self._flat_trees: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -165,6 +178,8 @@ class SatEngine(EngineBase):
         self._representatives: dict[tuple[int, int], float] = {}
         self._cache_instance: Instance | None = None
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
+        #: the activation literals of the categorical boxes of :meth:`box_counterexample`
+        self._box_switches: list[int] = []
         #: CPU seconds spent loading (or compiling, under ``$RFEXPLAIN_JIT=wait`` on an empty
         #: cache) the compiled loops when the engine was built, outside every query's budget
         self.compile_seconds = 0.0
@@ -181,7 +196,7 @@ class SatEngine(EngineBase):
         if key not in self._oracles:
             self._oracles[key] = SelectorOracle(self.encoding, kind, cls, solver=self.solver, stats=self.stats)
         if self._leaf_table is None and self.prefilter:
-            self._leaf_table = LeafTable(self.encoding)
+            self._leaf_table = LeafTable(self.encoding, self.tuning)
         return self._oracles[key]
 
     @property
@@ -198,23 +213,38 @@ class SatEngine(EngineBase):
 
     @property
     def prefilter(self) -> bool:
-        """Whether the queries go through the leaf-box prefilter now (the ``prefilter`` option)."""
+        """Whether the queries go to the portfolio of deciders now (the ``prefilter`` option),
+        rather than to the full CNF alone."""
         return bool(self._prefilter_option) if self._prefilter_option is not None else self.compiled
 
     @property
+    def deciders(self) -> frozenset[str]:
+        """The deciders the queries use now: the chosen ones with the portfolio, else (before
+        the compiled loops are ready, or ``prefilter=False``) those that need no compiled loop."""
+        if self.prefilter:
+            return self._deciders
+        return self._deciders - COMPILED_DECIDERS
+
+    @property
     def reduced(self) -> bool:
-        """Whether the prefilter's open hard-vote queries go to the reduced formula now."""
-        return self._reduced_option and self.prefilter and not self.encoding.soft
+        """Whether the hard vote's open questions go to the reduced CNF now."""
+        return "reduced_cnf" in self.deciders and not self.encoding.soft
 
     def _search(self, instance: Instance, target: int | None = None) -> Search:
         oracle = self.oracle("not", instance.prediction) if target is None else self.oracle("predicts", target)
-        screen = (
-            InstanceFilter(self._leaf_table, instance.states, reduced_solver=self.solver if self.reduced else None)
-            if self._leaf_table is not None
-            else None
-        )
+        deciders = self.deciders
+        leaves = None
+        if self._leaf_table is not None and deciders & COMPILED_DECIDERS:
+            leaves = InstanceLeaves(self._leaf_table, instance.states)
         return Search(
-            oracle, instance.states, screen, first_conflicts=self._first_conflicts, compiled=self.compiled
+            oracle,
+            instance.states,
+            leaves,
+            deciders=deciders,
+            tuning=self.tuning,
+            first_conflicts=self._first_conflicts,
+            reduced_solver=self.solver,
+            compiled=self.compiled,
         )
 
     def _classify(self, z: tuple[int, ...]) -> int:
@@ -305,6 +335,37 @@ class SatEngine(EngineBase):
         if found.counterexample is None:
             return None
         return self._reason("necessary", instance, found)
+
+    def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """One call of the solver of "not the instance's class" (the full formula, with the soft
+        vote's refinement): an interval of states is two assumptions on the order variables
+        ``x_f > t_j`` of its ends, any other set a clause over its states' selectors, switched on
+        by a fresh assumption."""
+        oracle = self.oracle("not", instance.prediction)
+        pool = self.encoding.pool
+        assumptions: list[int] = []
+        for f, allowed in sorted(box.items()):
+            n = self.forest.states_per_feature[f]
+            if n <= 1 or len(allowed) == n:
+                continue
+            low, high = min(allowed), max(allowed)
+            if len(allowed) == high - low + 1:
+                if low > 0:
+                    assumptions.append(pool.var(Var.gt(f, low - 1)))
+                if high < n - 1:
+                    assumptions.append(-pool.var(Var.gt(f, high)))
+            else:
+                switch = pool.var(Var.aux("box", len(self._box_switches)))
+                self._box_switches.append(switch)
+                oracle.solver.add_clause([-switch, *(self.encoding.selector(f, s) for s in sorted(allowed))])
+                assumptions.append(switch)
+        found = in_chunks(
+            lambda conflicts: oracle.run(assumptions, conflicts),
+            Budget.current(),
+            self.tuning.conflict_chunk,
+            "searching a box",
+        )
+        return self.encoding.decode(oracle.model()) if found else None
 
     def robustness(self, instance: Instance) -> float:
         """Size of a minimum CXp (MaxSAT), ``math.inf`` if the decision cannot be flipped."""

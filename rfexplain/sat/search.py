@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,161 +27,18 @@ import numpy as np
 from pysat.examples.hitman import Hitman
 from pysat.examples.rc2 import RC2
 from pysat.formula import WCNF
-from pysat.solvers import Solver
 
 from rfexplain.core.bits import mask_of
 from rfexplain.core.budget import Budget
-from rfexplain.sat.encodings import ForestEncoding, Formula
-from rfexplain.sat.encodings.softvote import Comparison
-from rfexplain.sat.prefilter import NEAR_TIE, InstanceFilter, Settled
-from rfexplain.sat.solving import CONFLICT_CHUNK, solve_within
+from rfexplain.sat.deciders.base import DECIDERS, Question
+from rfexplain.sat.deciders.full_cnf import FullCnf, SelectorOracle, SolverStats
+from rfexplain.sat.deciders.leaves import InstanceLeaves
+from rfexplain.sat.deciders.portfolio import Portfolio, in_chunks
+from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE, SatTuning
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SolverStats:
-    """Counters over the SAT calls of an engine (read by the benchmark); times are CPU seconds
-    of this process (``time.process_time``), not wall-clock time."""
-
-    sat_calls: int = 0
-    unsat_calls: int = 0
-    sat_time: float = 0.0
-    unsat_time: float = 0.0
-    max_sat_time: float = 0.0
-    max_unsat_time: float = 0.0
-    #: Queries settled without the solver (:mod:`rfexplain.sat.prefilter`), by answer.
-    screened_sat: int = 0
-    screened_unsat: int = 0
-
-    def record_screened(self, outcome: bool) -> None:
-        if outcome:
-            self.screened_sat += 1
-        else:
-            self.screened_unsat += 1
-
-    def record(self, outcome: bool, seconds: float) -> None:
-        if outcome:
-            self.sat_calls += 1
-            self.sat_time += seconds
-            self.max_sat_time = max(self.max_sat_time, seconds)
-        else:
-            self.unsat_calls += 1
-            self.unsat_time += seconds
-            self.max_unsat_time = max(self.max_unsat_time, seconds)
-
-    def copy(self) -> SolverStats:
-        return SolverStats(**self.__dict__)
-
-
-#: Successful deletions in a row after which :meth:`Search.axp` tries to drop the next features
-#: in blocks (two, then doubling while it succeeds; 0: never). Each block call that succeeds skips
-#: the calls of the features it drops, which are the AXp's most expensive ones when the reason is
-#: small (every feature freed makes the next proof larger); each that fails costs one call more.
-AXP_BLOCK_AFTER = 3
-
-
-class SelectorOracle:
-    """An incremental SAT solver over one formula, asked about sets of fixed features.
-
-    Built once per (forest, formula) and kept open for the engine's life: instances change only
-    the assumptions. The formula and the solver are built on the first call that needs them, so a
-    query the prefilter settles whole (:mod:`rfexplain.sat.prefilter`) never builds them. Use as a
-    context manager or call :meth:`delete`.
-
-    ``kind`` and ``cls`` name the formula: ``("not", c)``, the forest does not predict ``c``, or
-    ``("predicts", t)``.
-    """
-
-    def __init__(self, encoding: ForestEncoding, kind: str, cls: int, *, solver: str, stats: SolverStats) -> None:
-        if kind not in ("not", "predicts"):
-            raise ValueError(f"kind must be 'not' or 'predicts'. Got {kind!r} instead.")
-        self.encoding = encoding
-        self.kind = kind
-        self.cls = cls
-        self.solver_name = solver
-        self.stats = stats
-        self._solver: Solver | None = None
-        #: The relaxed soft-vote comparisons whose exact clauses this solver has received.
-        self.refined: set[Comparison] = set()
-
-    @property
-    def formula(self) -> Formula:
-        """The CNF this oracle decides (built by the encoding on first use, cached there)."""
-        return self.encoding.not_class(self.cls) if self.kind == "not" else self.encoding.predicts(self.cls)
-
-    @property
-    def solver(self) -> Solver:
-        """The incremental solver, loaded with :attr:`formula` on first use."""
-        if self._solver is None:
-            formula = self.formula
-            log.debug("loading %s: %d vars, %d clauses", formula.name, formula.n_vars, formula.n_clauses)
-            self._solver = Solver(name=self.solver_name, bootstrap_with=[list(cl) for cl in formula.clauses])
-        return self._solver
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the solver has been built (some query needed it)."""
-        return self._solver is not None
-
-    def solve(
-        self, assumptions: Sequence[int], budget: Budget | None = None, *, conflicts: int | None = None
-    ) -> bool | None:
-        """SAT (True) or UNSAT (False); :class:`~rfexplain.core.budget.BudgetExpired` when the
-        budget runs out first.
-
-        A formula with relaxed soft-vote comparisons is solved by counterexample-guided
-        refinement (:meth:`~rfexplain.sat.encodings.ForestEncoding.refinement`): a model the exact
-        soft vote refutes brings in the exact clauses it broke, and the call is repeated. UNSAT of
-        the relaxed formula is final, since the exact formula implies it.
-
-        With ``conflicts`` (hard vote only): one call limited to that many conflicts, ``None``
-        when they run out first."""
-        start = time.process_time()
-        budget = budget if budget is not None else Budget.current()
-        if conflicts is not None:
-            if self.formula.relaxed:
-                raise ValueError("a conflict-limited call needs an exact formula")
-            if budget is not None:
-                budget.check("solving")
-            self.solver.conf_budget(conflicts)
-            limited = self.solver.solve_limited(assumptions=list(assumptions))
-            if limited is not None:
-                self.stats.record(bool(limited), time.process_time() - start)
-            return None if limited is None else bool(limited)
-        outcome = solve_within(self.solver, assumptions, budget)
-        while outcome and self.formula.relaxed:
-            extra = self.encoding.refinement(self.formula, self.solver.get_model(), self.refined)
-            if not extra:
-                break
-            log.debug("%s: %d exact clauses added", self.formula.name, len(extra))
-            self.solver.append_formula([list(cl) for cl in extra])
-            outcome = solve_within(self.solver, assumptions, budget)
-        self.stats.record(outcome, time.process_time() - start)
-        return outcome
-
-    def model(self) -> list[int]:
-        model = self.solver.get_model()
-        if model is None:
-            raise RuntimeError("no model after a satisfiable call")
-        return list(model)
-
-    def core(self) -> list[int]:
-        core = self.solver.get_core()
-        return list(core) if core is not None else []
-
-    def delete(self) -> None:
-        if self._solver is not None:
-            self._solver.delete()
-            self._solver = None
-
-    def __enter__(self) -> SelectorOracle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.delete()
 
 
 @dataclass(frozen=True)
@@ -206,42 +62,66 @@ Found = FoundReason
 
 
 class Search:
-    """The search procedures for one instance (its states) against one oracle.
+    """The search procedures for one instance (its states) against one oracle, each of its
+    queries a :class:`~rfexplain.sat.deciders.base.Question` for the instance's portfolio of
+    deciders (:mod:`rfexplain.sat.deciders.portfolio`).
 
     Parameters
     ----------
     oracle : SelectorOracle
+        The full CNF's incremental solver for the condition (the reference decider).
     states : sequence of int
         The explained instance's state vector; fixing feature ``f`` means assuming
         ``state(f, states[f])``.
+    leaves : InstanceLeaves or None
+        The instance's reachable leaves, which the other deciders read; ``None``: the full CNF
+        alone.
+    deciders : collection of str
+        The deciders on (:data:`~rfexplain.sat.deciders.base.DECIDERS`).
+    tuning : SatTuning
+        Default: the leaves' tuning, else :data:`~rfexplain.sat.tuning.DEFAULT_TUNING`.
+    first_conflicts : int or None
+        With the reduced CNF: conflicts the full CNF gets first on a question the race leaves
+        open (its answer brings a core, which lets the deletion loops skip calls).
+    reduced_solver : str
+        The reduced CNF's SAT solver.
+    compiled : bool
+        Whether :meth:`correction_set` may call the compiled reductions (else the same greedy
+        reduction in Python, :meth:`~rfexplain.core.forest.Forest.decide` at each step).
     """
 
     def __init__(
         self,
         oracle: SelectorOracle,
         states: Sequence[int],
-        screen: InstanceFilter | None = None,
+        leaves: InstanceLeaves | None = None,
         *,
+        deciders: Collection[str] = DECIDERS,
+        tuning: SatTuning | None = None,
         first_conflicts: int | None = None,
+        reduced_solver: str = "g3",
         compiled: bool = True,
     ) -> None:
         self.oracle = oracle
-        #: Whether :meth:`correction_set` may call the compiled reductions (else the same greedy
-        #: reduction in Python, :meth:`~rfexplain.core.forest.Forest.decide` at each step).
         self.compiled = compiled
-        self.screen = screen
-        #: With reduced formulas (the screen's ``reduced_solver``): conflicts the whole formula's
-        #: solver gets first on a query the screen leaves open (its answer brings a core, which
-        #: lets the deletion loops skip calls); ``None``: straight to the reduced formula.
-        self.first_conflicts = first_conflicts
+        self.tuning = tuning if tuning is not None else (leaves.tuning if leaves is not None else DEFAULT_TUNING)
         self.encoding = oracle.encoding
         self.v = tuple(states)
         self.features: tuple[int, ...] = self.encoding.features
         self.sel = self.encoding.selectors(self.v)
-        self.feature_of = {lit: f for f, lit in self.sel.items()}
+        self.portfolio = Portfolio(
+            leaves,
+            FullCnf(oracle, self.sel),
+            deciders=deciders,
+            tuning=self.tuning,
+            first_conflicts=first_conflicts,
+            reduced_solver=reduced_solver,
+        )
         self._last_model: list[int] = []
         self._last_states: tuple[int, ...] | None = None
         self.last_core: frozenset[int] = frozenset()
+        #: The decider that answered the last query (:data:`~rfexplain.sat.deciders.base.DECIDERS`).
+        self.last_decider = ""
 
     @property
     def last_states(self) -> tuple[int, ...]:
@@ -254,62 +134,32 @@ class Search:
     def has_counterexample(
         self, fixed: Iterable[int], budget: Budget | None = None, *, core: bool = False, short: bool = False
     ) -> bool:
-        """Whether a counterexample exists with ``fixed`` features at the instance's states.
+        """Whether a counterexample exists with ``fixed`` features at the instance's states: the
+        portfolio's answer (:meth:`.Portfolio.decide`).
 
         True (SAT: :attr:`last_states` holds it) or False (UNSAT, so ``fixed`` is sufficient:
         :attr:`last_core` holds a subset of ``fixed`` that is sufficient too);
         :class:`~rfexplain.core.budget.BudgetExpired` when the budget runs out first.
 
-        The instance's screen (:mod:`rfexplain.sat.prefilter`) answers first where the answer is
-        plain. Its UNSAT answers by the leaf bounds come with a core (a subset of ``fixed`` the
-        bounds refute too); its other UNSAT answers (boxes searched whole) with ``fixed`` itself,
-        so callers that feed cores to a hitting-set loop pass ``core=True`` to have those decided
-        by the solver. ``short``: the hitting-set loops' queries, on which the screen's hard-vote
-        branch and bound gets a short leash (:data:`~rfexplain.sat.prefilter.SHORT_BNB_NODES`).
+        An UNSAT answer without a core (a box searched whole, the reduced CNF) has ``fixed``
+        itself as its core, so callers that feed cores to a hitting-set loop pass ``core=True``
+        to have the question decided by a decider that gives one. ``short``: the hitting-set
+        loops' queries, on which the box search gets a short leash (the tuning's
+        ``short_bnb_nodes``).
         """
-        fixed = list(fixed)
-        if self.screen is not None:
-            decided = self.screen.decide(
-                fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current(), short=short
-            )
-            if decided is not None and self._take(decided, fixed, core):
-                return decided.sat
-        assumptions = [self.sel[f] for f in fixed]
-        reduced = self.screen is not None and self.screen.reduced_solver is not None
-        if reduced and self.first_conflicts is not None:
-            outcome = self.oracle.solve(assumptions, budget, conflicts=self.first_conflicts)
-            if outcome is not None:
-                return self._solved(outcome)
-        if reduced and not core:
-            assert self.screen is not None
-            decided = self.screen.decide_reduced(fixed, self.oracle.kind, self.oracle.cls, budget or Budget.current())
-            self._take(decided, fixed, core)
-            return decided.sat
-        outcome = self.oracle.solve(assumptions, budget)
-        assert outcome is not None  # no conflict limit
-        return self._solved(outcome)
-
-    def _take(self, decided: Settled, fixed: list[int], core: bool) -> bool:
-        """Record an answer of the screen; False (nothing recorded) when the caller needs a core
-        the answer does not have."""
-        if not (decided.sat or not core or decided.core is not None):
-            return False
-        self.oracle.stats.record_screened(decided.sat)
-        if decided.sat:
-            self._last_model = []
-            self._last_states = decided.witness
+        question = Question(tuple(fixed), self.oracle.kind, self.oracle.cls, core=core, short=short)
+        answer = self.portfolio.decide(question, budget)
+        self.last_decider = answer.by
+        if answer.sat:
+            if answer.model is not None:
+                self._last_model = answer.model
+                self._last_states = None
+            else:
+                self._last_model = []
+                self._last_states = answer.witness
         else:
-            self.last_core = decided.core if decided.core is not None else frozenset(fixed)
-        return True
-
-    def _solved(self, outcome: bool) -> bool:
-        """Record the whole formula's solver answer (its model or core)."""
-        if outcome:
-            self._last_model = self.oracle.model()
-            self._last_states = None
-        else:
-            self.last_core = frozenset(self.feature_of[lit] for lit in self.oracle.core() if lit in self.feature_of)
-        return outcome
+            self.last_core = answer.core if answer.core is not None else frozenset(question.fixed)
+        return answer.sat
 
     # ------------------------------------------------------------------ AXp: deletion in a fixed order
     def _ordered(self, order: Sequence[int] | None) -> list[int]:
@@ -343,7 +193,7 @@ class Search:
         neither the solver's learned clauses nor the cores it happens to return (which depend on
         its history) can change the answer; they only save calls.
 
-        Blocks (after :data:`AXP_BLOCK_AFTER` successful deletions in a row): the call asks
+        Blocks (after the tuning's ``axp_block_after`` successful deletions in a row): the call asks
         whether ``S`` minus the next ``w`` features of ``order`` (``w`` = 2, doubled while it
         succeeds) is sufficient. If so, plain deletion drops each of them too, since each of its
         calls fixes a superset of that set; they are dropped at once and the core taken as above.
@@ -370,6 +220,7 @@ class Search:
         else:
             core = self.last_core
         kept = set(features)
+        block_after = self.tuning.axp_block_after
         found: dict[int, tuple[int, ...]] = {}
         width = 1  # the features from f on that the next call may drop at once
         streak = 0  # successful deletions in a row
@@ -407,7 +258,7 @@ class Search:
                 kept.discard(f)
                 core = self.last_core
                 streak += 1
-                width = 2 if AXP_BLOCK_AFTER and streak >= AXP_BLOCK_AFTER else 1
+                width = 2 if block_after and streak >= block_after else 1
             i += 1
         if progress is not None:
             progress.step(len(features), len(features))
@@ -697,7 +548,7 @@ class Search:
         wcnf.nv = max([top, *(abs(self.sel[f]) for f in self.features)])
         rc2 = RC2(wcnf, solver=self.oracle.solver_name)
         if budget.deadline is not None:
-            _poll_between_chunks(rc2.oracle, budget)
+            _poll_between_chunks(rc2.oracle, budget, self.tuning.conflict_chunk)
         best: int | None = None
         produced = 0
         try:
@@ -720,18 +571,19 @@ class Search:
             rc2.delete()
 
 
-def _poll_between_chunks(solver: Any, budget: Budget) -> None:
+def _poll_between_chunks(solver: Any, budget: Budget, chunk: int) -> None:
     """Make every ``solve_limited`` of ``solver`` (RC2's own SAT oracle; RC2 calls nothing else)
-    run in conflict chunks and check ``budget`` between them."""
+    run in the portfolio's chunked-deadline loop (:func:`.portfolio.in_chunks`, ``chunk``
+    conflicts a round, ``budget`` checked between them)."""
     unbounded = solver.solve_limited
 
     def solve_limited(assumptions: Sequence[int] = (), expect_interrupt: bool = False) -> bool:
-        while True:
-            budget.check("computing a minimum necessary reason")
-            solver.conf_budget(CONFLICT_CHUNK)
-            outcome = unbounded(assumptions=list(assumptions), expect_interrupt=expect_interrupt)
-            if outcome is not None:
-                return bool(outcome)
+        def step(conflicts: int | None) -> bool | None:
+            if conflicts is not None:
+                solver.conf_budget(conflicts)
+            return unbounded(assumptions=list(assumptions), expect_interrupt=expect_interrupt)
+
+        return in_chunks(step, budget, chunk, "computing a minimum necessary reason")
 
     solver.solve_limited = solve_limited
 

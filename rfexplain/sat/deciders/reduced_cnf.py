@@ -1,4 +1,4 @@
-"""One hard-vote query as a small CNF over the leaves the instance can still reach.
+"""The reduced CNF decider: one hard-vote question as a small CNF over the reachable leaves.
 
 The SAT engine's formulas encode the whole forest once, over every threshold of every feature, and
 an instance enters through assumptions (Izza and Marques-Silva (2021), Section 4 [IM21]). On
@@ -8,7 +8,7 @@ Glucose busy for minutes, although the fixed features leave each tree only a few
 leaves. This module writes the query itself, after the per-instance simplification the SAT
 engine's issue asks for (the "lazy encoding of only the trees and paths an instance can reach"):
 
-- each free feature ranges over its *cells* (:meth:`~rfexplain.sat.prefilter.InstanceFilter._cells`:
+- each free feature ranges over its *cells* (:meth:`~rfexplain.sat.deciders.leaves.InstanceLeaves.cells`:
   states no reachable leaf tells apart), order-encoded (``cell > i`` variables, a chain);
 - each tree whose reachable leaves all vote one class is a constant; every other tree gets a vote
   literal per class it can vote for, with one clause per reachable leaf (its box implies its
@@ -32,19 +32,17 @@ from pysat.solvers import Solver
 
 from rfexplain.sat.encodings.pool import VarPool
 from rfexplain.sat.encodings.votes import at_least
+from rfexplain.sat.tuning import DEFAULT_TUNING
 
 __all__ = ["ReducedQuery", "cell_ranges"]
 
 Clause = list[int]
 
-#: The cardinality encoding of the reduced formulas: the k-modulo totalizer of Ogawa et al. (2013).
-REDUCED_CARD = "kmtotalizer"
-
 
 class ReducedQuery:
     """One hard-vote query as a CNF over its reachable leaves (the module's encoding), decided in
     rounds of a bounded number of conflicts, so that another search can take turns with it
-    (:meth:`~rfexplain.sat.prefilter.InstanceFilter.decide_reduced`).
+    (the portfolio, :mod:`.portfolio`).
 
     Parameters
     ----------
@@ -57,7 +55,12 @@ class ReducedQuery:
         cell boundary; cells without an allowed state are left out).
     kind, cls : str, int
         ``"not"``: the forest does not predict ``cls``; ``"predicts"``: it predicts ``cls``.
+    card : str
+        The cardinality encoding (the tuning's ``reduced_card``; by default the k-modulo
+        totalizer of Ogawa et al. (2013)).
     """
+
+    name = "reduced_cnf"
 
     def __init__(
         self,
@@ -71,7 +74,7 @@ class ReducedQuery:
         cls: int,
         *,
         solver: str = "g3",
-        card: str = REDUCED_CARD,
+        card: str = DEFAULT_TUNING.reduced_card,
     ) -> None:
         self.cells = cells
         self.solver_name = solver

@@ -180,7 +180,7 @@ class ForestEncoding:
     def base(self) -> tuple[tuple[int, ...], ...]:
         """The clauses every formula shares: the feature domains and the trees' paths (with their
         votes, or their weight vectors under the soft vote). Built on first use: a query the
-        prefilter settles (:mod:`rfexplain.sat.prefilter`) needs none of them, and on
+        decider other than the full CNF answers (:mod:`rfexplain.sat.deciders`) needs none of them, and on
         scikit-learn's default forests they are most of the encoding's time."""
         if self._base is None:
             base: list[Clause] = []

@@ -1,0 +1,67 @@
+"""What the SAT engine's deciders are asked and what they answer.
+
+Every query of the SAT engine's search (:mod:`rfexplain.sat.search`) is one :class:`Question`:
+can the free features, with the features ``fixed`` at the explained instance's states, make the
+forest not predict ``cls`` (``kind="not"``) or predict ``cls`` (``kind="predicts"``)? This is the
+query ``<H, S>`` of Izza and Marques-Silva (2021), Section 4 [IM21], with ``S`` the selectors of
+the fixed features. A decider answers with an :class:`Answer` (a counterexample, or
+unsatisfiability with or without a core) or ``None`` ("don't know": another decider must
+answer). Every decider is exact: it never answers wrongly, only sometimes not at all.
+
+The deciders, by name (:data:`DECIDERS`; ``SatEngine(deciders=...)`` switches them off):
+
+- ``"bounds"``: the reachable leaves' per-tree bounds (:mod:`.bounds`), UNSAT with a core;
+- ``"boxes"``: the branch and bound over the free features' boxes (:mod:`.boxes`);
+- ``"cliques"``: a heaviest clique of the reachable leaves' boxes (:mod:`.cliques`);
+- ``"climb"``: counterexamples by coordinate ascent on the vote margin (:mod:`.climb`);
+- ``"reduced_cnf"``: a CNF of the reachable leaves alone (:mod:`.reduced_cnf`, hard vote);
+- ``"full_cnf"``: the whole forest's CNF with cardinality networks in an incremental solver
+  (:mod:`.full_cnf`): the reference decider, which always answers and cannot be switched off.
+
+The portfolio (:mod:`.portfolio`) asks them in turn and shares the time between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Question", "Answer", "DECIDERS", "COMPILED_DECIDERS"]
+
+#: Every decider's name, in the order the portfolio first asks them.
+DECIDERS = ("bounds", "boxes", "cliques", "climb", "reduced_cnf", "full_cnf")
+
+#: The deciders that run compiled loops (:mod:`rfexplain.core.jit`): before the loops are
+#: compiled, an engine with ``prefilter=None`` runs the others alone.
+COMPILED_DECIDERS = frozenset({"bounds", "boxes", "cliques", "climb", "reduced_cnf"})
+
+
+@dataclass(frozen=True)
+class Question:
+    """Is there a counterexample with ``fixed`` at the instance's states?
+
+    ``kind`` and ``cls``: the condition, ``("not", c)`` (the forest does not predict ``c``) or
+    ``("predicts", t)``. ``core``: the caller needs a core with an UNSAT answer (an answer whose
+    core would be ``fixed`` itself is then left to a decider that gives one). ``short``: a query
+    of the hitting-set loops, on which the box search gets a short leash before a solver takes
+    over (the tuning's ``short_bnb_nodes``).
+    """
+
+    fixed: tuple[int, ...]
+    kind: str
+    cls: int
+    core: bool = False
+    short: bool = False
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A decider's answer: ``sat`` and, when satisfiable, a ``witness`` state vector (or the full
+    CNF's ``model``, decoded by the caller on demand); when unsatisfiable, a ``core``: a subset of
+    the fixed features that is sufficient too (``None``: the fixed features themselves)."""
+
+    sat: bool
+    witness: tuple[int, ...] | None = None
+    core: frozenset[int] | None = None
+    model: list[int] | None = None
+    #: The decider that answered (:data:`DECIDERS`; not part of the answer's value).
+    by: str = field(default="", compare=False)

@@ -1,0 +1,326 @@
+"""The box search decider: the free features' state intervals split until every box is decided.
+
+A branch and bound over the boxes of the free features (the loop is compiled,
+:mod:`rfexplain.sat.box_kernels`): a box whose reachable leaves' per-tree bounds rule the
+condition out is dropped (:mod:`.bounds`), a box of at most ``box_points`` cell combinations is
+searched whole with the forest's exact vote (states a reachable leaf does not tell apart, one
+*cell*, send every point to the same leaves), any other is split in two and the more promising
+half searched first. The answer is exact either way: a witness, or UNSAT without a core.
+
+Several searches of one question take turns (:class:`Boxes`): two split rules (at the median
+leaf end, or where the trees' best leaves leave both halves; the second joins a search that runs
+long), a search on a leaf table where trees are merged in pairs (:func:`paired_table`: a pair's
+rows are its compatible leaf pairs, so its bound is the best *consistent* pair), and, with two
+classes, a *pair bound* (:func:`.box_kernels.pair_bound`) judging every child box again with
+trees paired: the tree-merging bounds of Chen et al. (2019) [Che19] and Devos et al. (2021)
+[DMD21]. Soft-vote points at a float64 near tie are set aside and decided in exact arithmetic
+after the search (:meth:`.InstanceLeaves.decide_ties`). The tuning (:class:`.SatTuning`) sets
+the slices, the turns and when each search joins; the portfolio (:mod:`.portfolio`) gives the
+box searches their turns among the other deciders.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.leaves import InstanceLeaves
+from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE, SatTuning
+
+__all__ = ["Boxes", "BoxSearch", "search_whole", "few_cells", "paired_table"]
+
+#: The pair bound's partners when it is not used (more than two classes, the paired table).
+_NO_PAIRS = np.zeros(0, dtype=np.int64)
+
+
+class Boxes:
+    """The box searches of one question (one per split rule and leaf table), taking turns in
+    slices and resumable where a node budget stopped them.
+
+    ``rows``: the reachable leaves; ``boxes``: their boxes on the ``free`` features
+    (:meth:`.InstanceLeaves.free_boxes`). ``searching``: whether the box searches run at all
+    (the ``"boxes"`` decider is on); when not, :attr:`arguments` still serve the other deciders
+    of the race (cliques, climbs)."""
+
+    name = "boxes"
+
+    def __init__(
+        self,
+        leaves: InstanceLeaves,
+        free: list[int],
+        rows: np.ndarray,
+        boxes: tuple[np.ndarray, np.ndarray],
+        kind: str,
+        cls: int,
+        *,
+        searching: bool = True,
+    ) -> None:
+        table = leaves.table
+        self.leaves, self.free, self.kind, self.cls = leaves, free, kind, cls
+        self.tuning = tuning = leaves.tuning
+        self.top = [table.n_states[f] - 1 for f in free]
+        #: whether the box searches run (the ``"boxes"`` decider is on)
+        self.searching = searching
+        self.set_table(rows, boxes)
+        self.runs = [self._search(self.arguments, guided=tuning.split_rules[0])] if searching else []
+        #: the trees paired for the pair bound once the first search runs with it
+        #: (:meth:`join_pair_bound`; two classes only), for the searches on this table
+        self.partner: np.ndarray | None = None
+        if searching and self.pairs_due and tuning.pair_bound_after <= 0:
+            self.join_pair_bound()
+        #: whether the search on the paired table has joined
+        self.paired = False
+
+    def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
+        return BoxSearch(arguments, self.top, len(arguments[0]), guided=guided, partner=partner, tuning=self.tuning)
+
+    def set_table(self, rows: np.ndarray, boxes: tuple[np.ndarray, np.ndarray]) -> None:
+        """The leaf table of the searches: the table rows ``rows`` (grouped by tree) with their
+        ``boxes`` on the free features, as the arguments of :func:`.box_kernels.search`."""
+        table = self.leaves.table
+        margins, penalty = table.margins(self.kind, self.cls)
+        allowed = [table.allowed[f] for f in self.free]
+        self.rows = rows
+        self.arguments = (
+            np.ascontiguousarray(boxes[0]),
+            np.ascontiguousarray(boxes[1]),
+            table.tree[rows],
+            np.ascontiguousarray(margins[rows]),
+            penalty,
+            np.ascontiguousarray(table.score[rows]),
+            np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
+            np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64),
+            self.cls,
+            self.kind == "not",
+            table.soft,
+            NEAR_TIE,
+            max(self.tuning.box_points, 1),
+        )
+
+    def join_pair_bound(self) -> None:
+        """Restart the first search with the pair bound (:func:`.box_kernels.pair_bound`): the
+        rows reordered, each tree's leaves in decreasing margin, and the trees paired for it
+        (:func:`pair_partners`). A question settled in its first ``pair_bound_after`` boxes
+        pays for neither; the others lose those boxes."""
+        order = margin_order(self.arguments)
+        self.set_table(self.rows[order], (self.arguments[0][order], self.arguments[1][order]))
+        self.partner = pair_partners(self.arguments, self.kind == "not")
+        self.runs[0] = self._search(self.arguments, guided=self.tuning.split_rules[0], partner=self.partner)
+
+    @property
+    def pairs_due(self) -> bool:
+        """Whether the first search is still to restart with the pair bound (two classes only)."""
+        return self.partner is None and self.arguments[3].shape[1] == 1
+
+    def join_paired(self) -> None:
+        """Add the search on the paired table (:func:`paired_table`, guided split rule; on it the
+        pair bound pairs the paired trees), when a round of pairing is taken."""
+        merged = paired_table(self.arguments, self.kind == "not", self.tuning)
+        if merged is not None:
+            partner = None
+            if merged[3].shape[1] == 1:  # the pair bound on the paired table: pairs of pairs
+                merged = by_margin(merged)
+                partner = pair_partners(merged, self.kind == "not")
+            self.runs.append(self._search(merged, guided=self.tuning.split_rules[-1], partner=partner))
+            self.paired = True
+
+    def join_guided(self) -> None:
+        """Add the search with the second split rule on the same table (when no paired table
+        joined and the tuning has a second rule)."""
+        if not self.paired and len(self.tuning.split_rules) > 1:
+            self.runs.append(self._search(self.arguments, guided=self.tuning.split_rules[1], partner=self.partner))
+
+    def second_turn(self, box_turns: int) -> bool:
+        """Whether the second search takes the box searches' ``box_turns``-th slice: all but one
+        in ``pair_turns`` when it searches the paired table, else one in ``race_turns`` from
+        slice ``race_after`` on."""
+        if self.paired:
+            return box_turns % self.tuning.pair_turns != 0
+        return (box_turns - self.tuning.race_after) % self.tuning.race_turns == 0
+
+    def step(self, boxes: int, box_turns: int) -> tuple[Answer | None, int, bool]:
+        """Run one of the searches (:meth:`second_turn` picks it) for at most ``boxes`` boxes:
+        its answer (``None`` while undecided), the boxes it examined, and whether it ran out with
+        near ties it could not keep (it is dropped; the others may still settle the question)."""
+        from rfexplain.sat import box_kernels as kernels
+
+        runs = self.runs
+        run = runs[0] if len(runs) == 1 or not self.second_turn(box_turns) else runs[-1]
+        pairs_due = self.pairs_due and run is runs[0]
+        if pairs_due:  # stop where the pair bound joins
+            boxes = min(boxes, self.tuning.pair_bound_after - run.boxes)
+        status = run.step(boxes)
+        if status == kernels.FOUND:
+            return self.leaves.witness(self.free, run.witness), run.examined, False
+        if status == kernels.EXHAUSTED:
+            ties, overflow = run.ties[: run.state[kernels.TIES]], bool(run.state[kernels.TIE_OVERFLOW])
+            answer = self.leaves.decide_ties(self.free, ties, self.rows, self.kind, self.cls, overflow)
+            if answer is not None:
+                return answer, run.examined, False
+            runs.remove(run)
+            return None, run.examined, True
+        if pairs_due and run.boxes >= self.tuning.pair_bound_after:
+            self.join_pair_bound()
+        return None, run.examined, False
+
+
+def search_whole(
+    leaves: InstanceLeaves, free: list[int], cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int
+) -> Answer:
+    """A small box searched whole: every combination of the free features' ``cells`` evaluated
+    with the forest's exact vote; the first where the condition holds (in the combinations'
+    lexicographic order) is the witness."""
+    combinations = list(itertools.product(*cells))
+    points = np.array(combinations, dtype=np.int64).reshape(len(combinations), len(free))
+    holds, _ = leaves.evaluate(points, free, rows, kind, cls)
+    hits = np.flatnonzero(holds)
+    return leaves.witness(free, points[hits[0]]) if len(hits) else Answer(False)
+
+
+class BoxSearch:
+    """The state of one compiled branch and bound (:func:`.box_kernels.search`) over a query's
+    leaf boxes: its box stack, row pool and tie buffer, grown when the kernel asks."""
+
+    def __init__(
+        self,
+        arguments: tuple[Any, ...],
+        top: list[int],
+        n_rows: int,
+        *,
+        guided: bool,
+        partner: np.ndarray | None = None,
+        tuning: SatTuning = DEFAULT_TUNING,
+    ) -> None:
+        """``partner``: the trees paired for the pair bound (:func:`.box_kernels.search`), or
+        ``None``: no pair bound."""
+        from rfexplain.sat import box_kernels
+
+        self.kernels = box_kernels
+        n_free = len(top)
+        self.arguments = arguments
+        self.guided = guided
+        self.partner = partner if partner is not None else _NO_PAIRS
+        self.stack_lo = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
+        self.stack_hi = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
+        self.stack_hi[0] = top
+        self.stack_rows = np.zeros((tuning.bnb_stack, 2), dtype=np.int64)
+        self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
+        #: per box, its leaf intervals ending inside per free feature, then 1 once they are known
+        self.stack_counts = np.zeros((tuning.bnb_stack, n_free + 1), dtype=np.int64)
+        #: per box, what the pair bound took off its per-tree bound (+inf: not yet judged)
+        self.stack_gain = np.full(tuning.bnb_stack, np.inf)
+        self.pool = np.zeros(tuning.bnb_pool * n_rows + 1, dtype=np.int64)
+        self.pool[:n_rows] = np.arange(n_rows)
+        self.ties = np.zeros((tuning.bnb_ties, n_free), dtype=np.int64)
+        self.state = np.zeros(3, dtype=np.int64)
+        self.state[box_kernels.STACK_SIZE] = 1
+        self.witness = np.zeros(n_free, dtype=np.int64)
+        #: boxes the last :meth:`step` examined, and all the steps
+        self.examined = 0
+        self.boxes = 0
+
+    def step(self, node_limit: int) -> int:
+        """Run at most ``node_limit`` boxes; the kernel's status (never ``GROW``: full arrays are
+        doubled and the kernel resumes with the same state)."""
+        kernels = self.kernels
+        self.examined = 0
+        while True:
+            own = (
+                self.guided,
+                self.partner,
+                self.stack_lo,
+                self.stack_hi,
+                self.stack_rows,
+                self.stack_counts,
+                self.stack_gain,
+                self.pool,
+                self.ties,
+                self.state,
+            )
+            status, examined = kernels.search(*(self.arguments + own + (self.witness, node_limit - self.examined)))
+            self.examined += examined
+
+            self.boxes += examined
+            if status != kernels.GROW:
+                return int(status)
+            full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool)
+            doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
+            self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
+
+
+def margin_order(arguments: tuple[Any, ...]) -> np.ndarray:
+    """The order of the branch and bound's rows (one other class) that keeps them grouped by
+    tree and puts each tree's in decreasing margin, as the pair bound needs."""
+    return np.lexsort((-arguments[3][:, 0], arguments[2]))
+
+
+def by_margin(arguments: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The branch and bound's arguments with their rows in :func:`margin_order`."""
+    order = margin_order(arguments)
+    rows = (0, 1, 2, 3, 5)  # boxes, trees, margins, scores
+    return tuple(np.ascontiguousarray(a[order]) if i in rows else a for i, a in enumerate(arguments))
+
+
+def pair_partners(arguments: tuple[Any, ...], not_kind: bool) -> np.ndarray:
+    """The trees paired for the branch and bound's pair bound (:func:`.box_kernels.pair_bound`)
+    on one query's table (the arguments of :func:`.box_kernels.search`), by tree id (-1: none),
+    chosen on the query's whole box as the paired table's are (:func:`.box_kernels.pair_partners`)."""
+    from rfexplain.sat import box_kernels as kernels
+
+    low, high, trees, margins, penalty = arguments[:5]
+    of_run, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
+    partner = np.full(int(trees.max()) + 1 if len(trees) else 0, -1, dtype=np.int64)
+    paired = np.flatnonzero(of_run >= 0)
+    partner[trees[starts[paired]]] = trees[starts[of_run[paired]]]
+    return partner
+
+
+def paired_table(arguments: tuple[Any, ...], not_kind: bool, tuning: SatTuning) -> tuple[Any, ...] | None:
+    """The branch and bound's arguments (:func:`.box_kernels.search`; ``not_kind``: the condition
+    is "not") over the leaf table with
+    trees merged in pairs (:func:`.box_kernels.pair_partners`, :func:`.box_kernels.merge_pairs`),
+    up to the tuning's ``pair_rounds`` times (pairs of pairs, ...), each round only while the table grows
+    by at most ``pair_growth``; ``None`` when not even one round is taken."""
+    from rfexplain.sat import box_kernels as kernels
+
+    low, high, trees, margins, penalty, scores = arguments[:6]
+    merged = None
+    for _ in range(tuning.pair_rounds):
+        partner, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
+        if not np.any(partner >= 0):
+            break
+        total = kernels.merged_rows(low, high, partner, starts)
+        if total > tuning.pair_growth * len(low):
+            break
+        low, high, trees, margins, scores = kernels.merge_pairs(low, high, margins, scores, partner, starts, total)
+        merged = (low, high, trees, margins, penalty, scores, *arguments[6:])
+    return merged
+
+
+def few_cells(
+    counts: np.ndarray, lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray, box_points: int
+) -> bool:
+    """Whether the box ``lo..hi`` has at most ``box_points`` cell combinations, given the
+    leaf boxes ``lows..highs`` reaching it and ``counts``, per feature, of their intervals ending
+    inside: ``1 + counts`` cells at most, and at least two on every feature with a count (the
+    branch and bound's kernel makes the same test)."""
+    if math.prod((1 + counts).tolist()) <= max(box_points, 1):
+        return True
+    if 2 ** int(np.count_nonzero(counts)) > max(box_points, 1):
+        return False
+    return math.prod(_cell_counts(lows, highs, lo, hi).tolist()) <= max(box_points, 1)
+
+
+def _cell_counts(lows: np.ndarray, highs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For every column (a free feature) of the leaf boxes ``lows..highs``: how many cells they cut
+    ``lo..hi`` into (at least the number :meth:`.InstanceLeaves.cells` returns), all columns in a
+    few numpy passes."""
+    cuts = np.concatenate((lows, highs + 1))
+    cuts = np.where((cuts > lo) & (cuts <= hi), cuts, -1)
+    cuts.sort(axis=0)
+    distinct = (cuts[0] >= 0).astype(np.int64) + ((np.diff(cuts, axis=0) != 0) & (cuts[1:] >= 0)).sum(axis=0)
+    return 1 + distinct

@@ -1,0 +1,235 @@
+"""The reachable leaves of a forest seen from one instance: what every decider reads.
+
+A question of the SAT engine fixes some features at the explained instance's states. A leaf is
+*reachable* iff its box contains the instance's state on every fixed feature (every path
+inconsistent with the fixed features is dead: the per-instance simplification of the abductive
+reasoning of Izza and Marques-Silva (2021), Section 4 [IM21]). :class:`LeafTable` holds every
+feasible leaf of a forest as a box of states with its score vector (built once per forest);
+:class:`InstanceLeaves` specialises it to one instance: the reachable leaves of a set of fixed
+features, the free features' boxes and *cells* (states no reachable leaf tells apart), and the
+forest's exact vote on points of the free features, which confirms every counterexample a
+decider other than the full CNF proposes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.encodings import ForestEncoding
+from rfexplain.sat.encodings.softvote import soft_winner
+from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE, SatTuning
+
+__all__ = ["LeafTable", "InstanceLeaves", "pack_bits", "warm_up"]
+
+
+def warm_up(box_dtype: np.dtype, *, cliques: bool = True) -> None:
+    """Load (or compile, on a machine's first run) the deciders' compiled loops: the box search's
+    for leaf boxes of ``box_dtype`` (:func:`.box_kernels.warm_up`), the climb's
+    (:func:`.climb_kernels.warm_up`) and, with ``cliques``, the clique search's
+    (:func:`.clique_kernels.warm_up`): a one-off cost of the process that would otherwise land
+    inside the first query. Already-loaded loops cost nothing more."""
+    from rfexplain.sat import box_kernels, climb_kernels, clique_kernels
+
+    box_kernels.warm_up(box_dtype)
+    climb_kernels.warm_up(box_dtype)
+    if cliques:
+        clique_kernels.warm_up()
+
+
+class LeafTable:
+    """Every feasible leaf of a forest as a box of states with its score vector (built once per
+    forest from its SAT encoding; :class:`InstanceLeaves` specialises it to one instance).
+
+    Small boxes never use, as witnesses, the states the encoding excludes (no float32 value in
+    them); soft-vote near-ties are decided with the encoding's exact leaf weights.
+    """
+
+    def __init__(self, encoding: ForestEncoding, tuning: SatTuning = DEFAULT_TUNING) -> None:
+        #: The engine's tuning, read by every decider of the instances of this table.
+        self.tuning = tuning
+        forest = encoding.forest
+        self.forest = forest
+        self.n_states = forest.states_per_feature
+        self.soft = encoding.soft
+        first_nodes = forest.first_nodes
+        nodes, low, high = forest.leaf_boxes()
+        #: Tree of every row; rows are grouped by tree.
+        self.tree = np.searchsorted(first_nodes, nodes, side="right") - 1
+        local = nodes - first_nodes[self.tree]
+        #: Table row of every (feasible) leaf, by its position among all trees' nodes
+        #: (:attr:`~rfexplain.core.forest.Forest.first_nodes`).
+        self.row_of_node = np.full(sum(tree.n_nodes for tree in forest.trees), -1, dtype=np.int64)
+        self.row_of_node[nodes] = np.arange(len(nodes))
+        self.low, self.high = low, high
+        #: Exact integer score vectors (soft vote only), to settle float64 near-ties.
+        self.exact: list[tuple[int, ...]] = []
+        if self.soft:
+            weights = encoding.weights
+            self.exact = [weights[k][leaf] for k, leaf in zip(self.tree.tolist(), local.tolist())]
+            self.score = np.asarray(
+                [forest.trees[k].proba[leaf] for k, leaf in zip(self.tree.tolist(), local.tolist())],  # type: ignore[index]
+                dtype=np.float64,
+            ).reshape(len(nodes), forest.n_classes)
+        else:
+            labels = np.concatenate([np.asarray(t.label, dtype=np.int64) for t in forest.trees])[nodes]
+            self.score = np.zeros((len(nodes), forest.n_classes), dtype=np.float64)
+            self.score[np.arange(len(nodes)), labels] = 1.0
+        #: The deepest tree's depth (the number of steps of a walk down every tree).
+        self.depth = max((tree.depth() for tree in forest.trees), default=0)
+        #: The states of each feature a witness may use (the encoding excludes the others: no
+        #: float32 value lies in them), sorted.
+        self.allowed = [
+            np.asarray([s for s in range(k) if s not in set(encoding.empty_states.get(f, ()))], dtype=np.int64)
+            for f, k in enumerate(self.n_states)
+        ]
+        self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        # the compiled loops, loaded with the table rather than in a query
+        warm_up(self.low.dtype, cliques=not self.soft and forest.n_classes == 2)  # CliqueSearch.applies
+
+    def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``
+        for ``"not"``, ``cls`` against ``d`` for ``"predicts"``; one column per ``d`` in order),
+        and per ``d`` what a win must exceed besides (under the hard vote half a vote where the
+        tie goes the wrong way, else 0): the inputs of :func:`.box_kernels.bound`, cached per condition."""
+        key = (kind, cls)
+        if key not in self._margins:
+            others = [d for d in range(self.score.shape[1]) if d != cls]
+            own = self.score[:, [cls]]
+            diff = self.score[:, others] - own if kind == "not" else own - self.score[:, others]
+            ids = np.asarray(others, dtype=np.int64)
+            penalty = np.zeros(len(others)) if self.soft else 0.5 * (ids > cls if kind == "not" else ids < cls)
+            self._margins[key] = (np.ascontiguousarray(diff), penalty)
+        return self._margins[key]
+
+
+class InstanceLeaves:
+    """The leaf table seen from one instance: which leaves each fixed feature rules out."""
+
+    def __init__(self, table: LeafTable, states: Sequence[int], *, tuning: SatTuning | None = None) -> None:
+        """``tuning``: the deciders' tuning for this instance (default: the table's)."""
+        self.table = table
+        self.tuning = tuning if tuning is not None else table.tuning
+        self.states = np.asarray(states, dtype=np.int64)
+        #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
+        self.outside = (self.states < table.low) | (self.states > table.high)
+        #: The same, packed: bit ``f % 64`` of word ``f // 64`` of a leaf's row (one vectorised
+        #: ``and`` per query in :meth:`reachable`, cheaper than a column selection of ``outside``).
+        self._outside_bits = pack_bits(self.outside)
+        #: The latest counterexamples found (full state vectors, at most the tuning's ``warm_starts``, the
+        #: latest first): the climbs start from them (:meth:`starts`).
+        self._found: list[np.ndarray] = []
+
+    def reachable(self, fixed: Sequence[int]) -> np.ndarray:
+        """The table rows of the leaves a point agreeing with the instance on ``fixed`` can reach."""
+        fixed_mask = np.zeros((1, len(self.table.n_states)), dtype=bool)
+        fixed_mask[0, list(fixed)] = True
+        misses = self._outside_bits & pack_bits(fixed_mask)[0]
+        return np.flatnonzero(~misses.any(axis=1))
+
+    def free_boxes(self, fixed: Sequence[int], rows: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """The free features (those not in ``fixed`` with several states) and the boxes of the
+        leaves ``rows`` on them: ``(free, lows, highs)``, one column per free feature."""
+        n_states = self.table.n_states
+        fixed_set = set(fixed)
+        free = [f for f in range(len(n_states)) if f not in fixed_set and n_states[f] > 1]
+        columns = np.asarray(free, dtype=np.int64)
+        # rows then columns (cheaper than one ``np.ix_`` selection)
+        low = self.table.low.take(rows, axis=0).take(columns, axis=1)
+        return free, low, self.table.high.take(rows, axis=0).take(columns, axis=1)
+
+    # ------------------------------------------------------------------ evaluating points
+    def cells(self, f: int, lows: np.ndarray, highs: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """One state of ``f`` per cell of ``lo..hi`` cut by the leaf boxes ``lows..highs`` (on
+        ``f``) of the leaves a point can reach: states in one cell send every point, whatever its
+        other states, to the same leaves, so one state per cell decides them all. The state is the
+        cell's first one the encoding allows; a cell with none is left out."""
+        bounds = np.concatenate((lows, highs + 1, [lo]))
+        starts = np.unique(bounds[(bounds >= lo) & (bounds <= hi)])
+        ends = np.append(starts[1:] - 1, hi)
+        allowed = self.table.allowed[f]
+        at = np.searchsorted(allowed, starts)
+        picked = allowed[np.minimum(at, len(allowed) - 1)]
+        return picked[(at < len(allowed)) & (picked <= ends)]
+
+    def evaluate(
+        self, points: np.ndarray, free: list[int], rows: np.ndarray, kind: str, cls: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For state rows ``points`` (the free features' states, the instance's elsewhere; every
+        leaf they reach among ``rows``): whether the condition holds exactly, and its float64
+        margin (positive when it holds).
+
+        The leaves reached are found by testing every point against the boxes of ``rows`` when
+        there are few of them (most features fixed), else by walking the trees."""
+        table = self.table
+        forest = table.forest
+        if len(rows) * max(len(free), 1) <= 2 * forest.n_trees * max(table.depth, 1):
+            inside = np.ones((len(points), len(rows)), dtype=bool)
+            for j, f in enumerate(free):
+                column = points[:, j : j + 1]
+                inside &= (column >= table.low[rows, f]) & (column <= table.high[rows, f])
+            sums = inside.astype(np.float64) @ table.score[rows]
+
+            def reached(p: int) -> np.ndarray:
+                return rows[inside[p]]
+        else:
+            full = np.broadcast_to(self.states, (len(points), len(self.states))).copy()
+            full[:, free] = points
+            leaves = table.row_of_node[forest.tree_leaves(full) + forest.first_nodes]  # (points, trees)
+            sums = table.score[leaves].sum(axis=1)
+
+            def reached(p: int) -> np.ndarray:
+                return leaves[p]
+
+        winners = np.argmax(sums, axis=1)
+        if table.soft and sums.shape[1] > 1:
+            top_two = np.sort(sums, axis=1)[:, -2:]
+            for p in np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= NEAR_TIE):
+                winners[p] = self.exact_winner(reached(int(p)))
+        others = sums.copy()
+        others[:, cls] = -np.inf
+        if kind == "not":
+            return winners != cls, others.max(axis=1) - sums[:, cls]
+        return winners == cls, sums[:, cls] - others.max(axis=1)
+
+    def witness(self, free: list[int], point: np.ndarray) -> Answer:
+        witness = self.states.copy()
+        witness[free] = point
+        self._found = [witness, *(w for w in self._found if not np.array_equal(w, witness))][: self.tuning.warm_starts]
+        return Answer(True, tuple(int(s) for s in witness))
+
+    def starts(self, free: list[int], cells: Sequence[np.ndarray]) -> np.ndarray:
+        """The latest counterexamples found, on the free features ``free``, as the indices of
+        their cells, whose sorted first states are ``cells[j]`` (a state is in the last cell
+        starting at or below it): starting points of a climb."""
+        found = np.asarray(self._found, dtype=np.int64).reshape(len(self._found), len(self.states))
+        starts = np.zeros((len(found), len(free)), dtype=np.int64)
+        for j, (f, reps) in enumerate(zip(free, cells)):
+            starts[:, j] = np.maximum(np.searchsorted(reps, found[:, f], side="right") - 1, 0)
+        return starts
+
+    def decide_ties(
+        self, free: list[int], points: np.ndarray, rows: np.ndarray, kind: str, cls: int, overflow: bool
+    ) -> Answer | None:
+        """After a branch and bound found no witness: the soft-vote near-tie ``points`` it set
+        aside, decided exactly (the first where the condition holds is the witness); ``None``
+        when more were set aside than kept (``overflow``) and none of those holds."""
+        if len(points):
+            holds, _ = self.evaluate(points, free, rows, kind, cls)
+            hits = np.flatnonzero(holds)
+            if len(hits):
+                return self.witness(free, points[hits[0]])
+        return None if overflow else Answer(False)
+
+    def exact_winner(self, leaves: np.ndarray) -> int:
+        return soft_winner([sum(column) for column in zip(*(self.table.exact[i] for i in leaves))])
+
+
+def pack_bits(flags: np.ndarray) -> np.ndarray:
+    """A boolean matrix's rows as 64-bit words: bit ``j % 64`` of word ``j // 64`` is column ``j``."""
+    words = (flags.shape[1] + 63) // 64
+    padded = np.zeros((flags.shape[0], 64 * words), dtype=bool)
+    padded[:, : flags.shape[1]] = flags
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
