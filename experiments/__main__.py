@@ -96,6 +96,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("actionable", "experiments.actionable", "inflated sufficient reasons against the AXp (SAT engine)"),
     Benchmark("cold_start", "experiments.cold_start", "time to first answer: empty compiled-code cache vs warm"),
     Benchmark(
+        "budgets",
+        "experiments.budgets",
+        "every query within timeout + 1 s and the memory budget, per engine (digits, Table 2's largest)",
+    ),
+    Benchmark(
         "batch_throughput",
         "experiments.batch_throughput",
         "batch rows per second with streamed output and resume, against writing at the end",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing as mp
+import os
 import resource
 import time
 from pathlib import Path
@@ -117,6 +118,7 @@ def compile_once(name: str, trees: int, depth: int, core: str, folder: str) -> d
 
 def _child(conn: Any, name: str, trees: int, depth: int, core: str, folder: str, limit: float, memory: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    os.environ.setdefault("RFEXPLAIN_MAX_MEMORY", str(memory))  # the compilers' budget: this limit
     resource.setrlimit(resource.RLIMIT_CPU, (int(limit) + 1, int(limit) + 2))
     try:
         conn.send(compile_once(name, trees, depth, core, folder))

@@ -170,7 +170,10 @@ class ADDManager:
     def _new(self, level: int, hi: int, lo: int, value: Any) -> int:
         n = len(self.level)
         if n >= self.max_nodes:
-            raise ADDTooLargeError(f"the ADD manager reached its budget of {self.max_nodes:,} nodes")
+            raise ADDTooLargeError(
+                f"the ADD manager reached its budget of {self.max_nodes:,} nodes (max_nodes=, or the memory "
+                f"budget max_memory= at {ADD_NODE_BYTES} bytes a node)"
+            )
         self.level.append(level)
         self.hi.append(hi)
         self.lo.append(lo)
@@ -592,6 +595,26 @@ class AggregatedForest:
         return out
 
 
+#: Estimated bytes of one node of an :class:`ADDManager` (its four list items, its unique-table
+#: entry and its share of the Apply cache): what the memory budget counts per node
+ADD_NODE_BYTES = 400
+
+
+def compact_node_bytes(n_classes: int) -> int:
+    """Bytes of one node of the compiled store (:class:`~.add_core.CompactADD`): its row, a
+    terminal row at most, its unique-table slots (kept at most half full) and computed-table slots."""
+    return 3 * 4 + 8 * (n_classes + 1) + 2 * 2 * 4 * 2 + 16
+
+
+def nodes_within(budget: Budget, max_nodes: int, per_node: int, held: int = 0) -> int:
+    """``max_nodes``, lowered to the nodes of ``per_node`` bytes that fit in the budget's memory
+    (``max_memory``) beside ``held`` bytes: the ADD compilers' memory budget is a node budget
+    (:class:`ADDTooLargeError`, a ``MemoryError``, when they would pass it)."""
+    if budget.max_memory is None:
+        return max_nodes
+    return max(2, min(max_nodes, (budget.max_memory - held) // per_node))
+
+
 def aggregate(
     forest: Forest,
     *,
@@ -659,6 +682,7 @@ def aggregate(
             "decide_early leaves no exact class-vector ADD: it needs core='compact' and keep_class_vector=False"
         )
     budget = Budget.of(timeout)
+    max_nodes = nodes_within(budget, max_nodes, ADD_NODE_BYTES)
     start = time.perf_counter()
 
     def check_time() -> None:
@@ -772,7 +796,9 @@ def _aggregate_compact(
     from rfexplain.comparators.add_core import CompactADD
 
     level_feature = [f for f, _ in trees.order.variables]
-    store = CompactADD(level_feature, forest.n_classes, reduce=trees.reduce, max_nodes=trees.max_nodes)
+    per_node = compact_node_bytes(forest.n_classes)
+    store_nodes = nodes_within(budget, trees.max_nodes, per_node, held=ADD_NODE_BYTES * len(trees))
+    store = CompactADD(level_feature, forest.n_classes, reduce=trees.reduce, max_nodes=store_nodes)
     store.load(trees.level, trees.hi, trees.lo, trees.value, TERMINAL)
     n = len(roots)
 

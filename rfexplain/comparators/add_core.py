@@ -126,7 +126,9 @@ class CompactADD:
         if len(self):
             raise ValueError("load() needs an empty store")
         if len(level) > self.max_nodes:
-            raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
+            raise ADDTooLargeError(
+                f"the ADD store reached its budget of {self.max_nodes:,} nodes (max_nodes=, or max_memory=)"
+            )
         rows = 0
         for n, lv in enumerate(level):
             if lv == terminal_level:
@@ -274,7 +276,9 @@ class CompactADD:
         if status == K.GROW:
             self._rehash(2 * self.utab.shape[0])
         elif status == K.FULL:
-            raise ADDTooLargeError(f"the ADD store reached its budget of {self.max_nodes:,} nodes")
+            raise ADDTooLargeError(
+                f"the ADD store reached its budget of {self.max_nodes:,} nodes (max_nodes=, or max_memory=)"
+            )
 
     def _reachable(self, roots: Sequence[int]) -> np.ndarray:
         """``True`` for every node reachable from ``roots``."""

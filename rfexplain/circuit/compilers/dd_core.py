@@ -27,9 +27,16 @@ The arrays that grow with the graph (nodes, edges, tuples, pool, memo) live in a
 maps that double in place (:class:`~.growable.GrowableArray`): before a step that may need more
 rows than they have, the compiled walk returns and they grow, so a growing multi-gigabyte array is
 never resident twice; the smaller ones grow by doubling inside the compiled code. The walk stops
-after a number of product nodes so that a :class:`~rfexplain.core.budget.Budget` and the
-manager's size budget (``max_nodes``) are polled between slices; all its state lives in the
-arrays, so the next slice resumes where the last one stopped.
+after a number of units of work (:data:`SLICE`, counted in the residuals each step reads and
+writes, :func:`~.dd_kernels.run`) so that the time of a :class:`~rfexplain.core.budget.Budget`
+and the manager's size budget (``max_nodes``) are polled between slices; all its state lives in
+the arrays, so the next slice resumes where the last one stopped. The memory budget
+(:meth:`~rfexplain.core.budget.Budget.require`) is checked before every growth: the bytes
+accounted are the manager's store (:meth:`~.dgraph.DGManager.accounted_bytes`), the residual trees
+(:meth:`~.votecount.VoteCounter.accounted_bytes`) and their tables, and the product's arrays at
+their full capacity (mapped rows not yet written count too), including a hash table's new copy
+while it is rehashed; near the budget an array grows by less than doubling, so the stop comes
+only when the rows the next step needs do not fit.
 
 The finished graph is written into the :class:`~.dgraph.DGManager`'s array store by compiled
 code (:meth:`~.dgraph.DGManager.intern_graph`), children first, each node's canonical edges
@@ -65,7 +72,7 @@ from rfexplain.circuit.compilers import dgraph
 from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.growable import GrowableArray
 from rfexplain.circuit.compilers.votecount import VoteCounter
-from rfexplain.core.budget import Budget
+from rfexplain.core.budget import Budget, active_or
 from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Forest
 
@@ -74,8 +81,11 @@ __all__ = ["CompactCounter", "interval_dtype", "pool_dtype", "warm_up"]
 log = logging.getLogger(__name__)
 
 
-#: product nodes expanded per compiled slice, between two budget polls
-SLICE = 1 << 16
+#: units of work (:func:`~.dd_kernels.run`) per compiled slice, between two budget polls:
+#: slices of tens of milliseconds (experiments/README.md, "Time and memory budgets")
+SLICE = 1 << 21
+#: Python steps between two budget polls in the loops that build the residual tables
+_POLL = 1024
 #: the arrays of :func:`~.dd_kernels.run`, in its order
 _RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo", "frames", "kids")
 
@@ -151,11 +161,17 @@ class CompactCounter:
         self.trees = VoteCounter(forest, dg)
         self.stats: dict[str, int] = {}
         self.history: list[dict[str, int]] = []
+        #: the budget of the graph being counted (time and memory)
+        self._budget = Budget()
 
     def at_least(self, weights: Mapping[int, int], need: int, budget: Budget | None = None) -> int:
         """The graph of ``sum_t weights[vote of tree t] >= need`` (missing classes weigh 0).
 
-        Raises :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` expires first."""
+        Raises :class:`~rfexplain.core.budget.BudgetExpired` when ``budget`` (or else the active
+        one) expires first, :class:`~rfexplain.core.errors.CompilationTooLargeError` before its
+        memory budget would be passed."""
+        budget = active_or(budget)
+        self._budget = budget if budget is not None else Budget()
         trees = self.trees
         roots = [trees.weighted_tree(t, weights) for t in range(self.forest.n_trees)]
         key_of, mins, maxs = trees._key, trees._min, trees._max
@@ -170,7 +186,17 @@ class CompactCounter:
         if sum(maxs[r] for r in open_) < need:
             return self.dg.false
         tables = self._tables(open_)
-        return self._product(tables, open_, need, budget)
+        return self._product(tables, open_, need, self._budget)
+
+    def _held(self) -> int:
+        """Bytes accounted outside the product's arrays: the manager's store and the residuals."""
+        return self.dg.accounted_bytes() + self.trees.accounted_bytes()
+
+    def _poll(self, steps: int, doing: str) -> None:
+        """Every :data:`_POLL` steps: the time and the memory budget."""
+        if steps % _POLL == 0:
+            self._budget.check(doing)
+            self._budget.require(self._held(), doing)
 
     def _tables(self, roots: list[int]) -> tuple[np.ndarray, ...]:
         """Every residual reachable from ``roots`` by restricting a residual on its first
@@ -181,7 +207,10 @@ class CompactCounter:
         by_rank = trees._by_rank
         seen = set(roots)
         stack = list(roots)
+        steps = 0
         while stack:
+            steps += 1
+            self._poll(steps, "the residual trees of a vote graph")
             r = stack.pop()
             if trees._key[r][0] < 0:
                 continue
@@ -198,6 +227,7 @@ class CompactCounter:
         last: list[int] = []
         child_of: list[int] = []
         for r in range(n):
+            self._poll(r + 1, "the residual trees' table")
             seg[r] = len(last)
             v = trees._key[r][0]
             if v < 0:
@@ -221,7 +251,7 @@ class CompactCounter:
             np.asarray(child_of, np.int64),
         )
 
-    def _product(self, tables: tuple[np.ndarray, ...], root: list[int], need: int, budget: Budget | None) -> int:
+    def _product(self, tables: tuple[np.ndarray, ...], root: list[int], need: int, budget: Budget) -> int:
         k = self._kernels
         n_states = np.asarray(self.dg.n_states, np.int64)
         max_states, widest = int(n_states.max()), len(root) + 1
@@ -245,7 +275,7 @@ class CompactCounter:
         tups[0, :4] = (0, len(root), -1, 0)  # pool start, length, no more memo bucket, no entry
         ctr[k.N_TUPLES] = 1
         ctr[k.POOL] = len(root)
-        ttab = k.rehash_tuples(tups, pool, 1)
+        ttab = k.rehash_tuples(tups, pool, 1, max_states)
         del nodes, tups, pool
         frames = np.zeros((64, 8), np.int64)
         kids = np.zeros((256, 6), np.int64)
@@ -258,6 +288,7 @@ class CompactCounter:
         arrays = [grown[name].view() if name in grown else others.pop(name) for name in _RUN_ARRAYS]
         peak = 0
         start = time.process_time()
+        held = self._held() + sum(t.nbytes for t in tables)
         while True:
             status, *arrays = k.run(*tables, n_states, max_states, ctr, *arrays, SLICE)
             peak = max(peak, sum(a.nbytes for a in arrays))
@@ -267,14 +298,7 @@ class CompactCounter:
                 for i, name in enumerate(_RUN_ARRAYS):
                     if name in grown:
                         arrays[i] = None  # no view may outlive the map's growth
-                for which, name in enumerate(k.GROWN):
-                    rows = int(k.rows_needed(ctr, max_states, widest, which))
-                    if name == "pool" and rows > k.POOL_LIMIT:
-                        raise CompilationTooLargeError(
-                            f"counting votes interned {int(ctr[k.N_TUPLES]):,} residual tuples, past the "
-                            f"{k.POOL_LIMIT:,} residuals their pool can index; use a smaller forest or the sat engine"
-                        )
-                    grown[name].grow(rows)
+                self._make_room(grown, arrays, ctr, max_states, widest, held, budget)
                 arrays = [grown[name].view() if name in grown else a for name, a in zip(_RUN_ARRAYS, arrays)]
                 continue
             limit = self.dg.max_nodes
@@ -284,11 +308,17 @@ class CompactCounter:
                     f"budget of {limit:,} nodes (max_nodes=); use a smaller forest, a larger max_nodes or the "
                     "sat engine"
                 )
-            if budget is not None:
-                budget.check(f"compiling a vote graph ({int(ctr[k.EXPANDED])} product nodes expanded)")
+            budget.check(f"compiling a vote graph ({int(ctr[k.EXPANDED])} product nodes expanded)")
         nodes, eend, echild = arrays[0], arrays[1], arrays[2]
+        kept = sum(grown[name].nbytes for name in ("nodes", "eend", "echild"))
         del arrays, grown  # the product's tables go before the graph is written out
         n_nodes = int(ctr[k.N_NODES])
+        n_edges = int(ctr[k.N_EDGES])
+        budget.check("writing a vote graph out")
+        # the graph's copies beside the product's three arrays, then writing it out
+        copies = n_nodes * nodes.itemsize * 3 + n_edges * (eend.itemsize + echild.itemsize)
+        budget.require(self._held() + kept + copies, f"a vote graph of {n_nodes - 2:,} nodes")
+        budget.require(self._held() + copies + self._export_bytes(n_nodes, n_edges), "writing a vote graph out")
         self.stats = {
             "product_nodes": int(ctr[k.EXPANDED]),
             "graph_nodes": n_nodes - 2,
@@ -298,7 +328,6 @@ class CompactCounter:
             "peak_bytes": peak,
             "product_ms": int(1000 * (time.process_time() - start)),
         }
-        n_edges = int(ctr[k.N_EDGES])
         graph = [nodes[:n_nodes].copy(), eend[:n_edges].copy(), echild[:n_edges].copy(), int(ctr[k.ROOT])]
         del nodes, eend, echild
         start = time.process_time()
@@ -307,9 +336,69 @@ class CompactCounter:
         self.history.append(self.stats)
         return top
 
+    def _make_room(
+        self,
+        grown: dict[str, GrowableArray],
+        arrays: list[Any],
+        ctr: np.ndarray,
+        max_states: int,
+        widest: int,
+        held: int,
+        budget: Budget,
+    ) -> None:
+        """Grow the product's arrays and rehash its tables for the walk's next step (what
+        :func:`~.dd_kernels.run` asked room for), after checking the memory budget: the bytes
+        held (``held``: the store and the residual tables), the arrays at their capacity and a
+        rehashed table's new copy beside the old one. Near the budget the arrays grow by what
+        still fits rather than doubling; :class:`~rfexplain.core.errors.CompilationTooLargeError`
+        when even the next step's rows do not fit."""
+        k = self._kernels
+        wanted = {name: int(k.rows_needed(ctr, max_states, widest, which)) for which, name in enumerate(k.GROWN)}
+        if wanted["pool"] > k.POOL_LIMIT:
+            raise CompilationTooLargeError(
+                f"counting votes interned {int(ctr[k.N_TUPLES]):,} residual tuples, past the "
+                f"{k.POOL_LIMIT:,} residuals their pool can index; use a smaller forest or the sat engine"
+            )
+        at = {name: i for i, name in enumerate(_RUN_ARRAYS)}
+        rehash = {
+            "ntab": (int(ctr[k.N_NODES]), 1),
+            "ttab": (int(ctr[k.N_TUPLES]), max_states),
+        }
+        rehash = {name: nr for name, nr in rehash.items() if len(arrays[at[name]]) < k.table_size(*nr)}
+        current = held + sum(g.nbytes for g in grown.values())
+        current += sum(arrays[at[name]].nbytes for name in ("ntab", "ttab", "frames", "kids"))
+        extra_tables = sum(int(k.table_bytes(*nr)) for nr in rehash.values())
+        growing = {name: g for name, g in grown.items() if g.rows < wanted[name]}
+        least = current + extra_tables + sum((wanted[n] - g.rows) * g.row_bytes for n, g in growing.items())
+        budget.require(least, f"a vote graph ({int(ctr[k.N_NODES]) - 2:,} nodes, {int(ctr[k.EXPANDED]):,} expanded)")
+        spare = (budget.max_memory - least) // max(len(growing), 1) if budget.max_memory is not None else None
+        for name, g in growing.items():
+            g.grow(wanted[name], at_most=None if spare is None else wanted[name] + spare // g.row_bytes)
+        if "ntab" in rehash:
+            nodes, eend, echild = (grown[name].view() for name in ("nodes", "eend", "echild"))
+            arrays[at["ntab"]] = None
+            arrays[at["ntab"]] = k.rehash_nodes(nodes, eend, echild, *rehash["ntab"])
+            del nodes, eend, echild
+        if "ttab" in rehash:
+            tups, pool = grown["tups"].view(), grown["pool"].view()
+            arrays[at["ttab"]] = None
+            arrays[at["ttab"]] = k.rehash_tuples(tups, pool, *rehash["ttab"])
+            del tups, pool
+
     def negate(self, root: int) -> int:
         """The negation of a graph (the manager's compiled :meth:`~.dgraph.DGManager.negate`)."""
         return self.dg.negate(root)
+
+    def _export_bytes(self, n_nodes: int, n_edges: int) -> int:
+        """An upper bound of the bytes :meth:`_export` allocates for a graph of ``n_nodes``
+        nodes and ``n_edges`` edges (its temporaries all counted as if held together, and the
+        store's growth, :meth:`~.dgraph.DGManager.growth_bytes`)."""
+        width = max(self.dg.n_states)
+        index = np.dtype(interval_dtype(n_edges, width)).itemsize
+        bound = width * width
+        distinct = 5 * bound + 4 * n_edges if bound <= 1 << 24 else 24 * n_edges
+        temporaries = n_nodes * (8 + 4 + 8) + n_edges * (2 * index + 4 + 4 + 8) + distinct
+        return temporaries + self.dg.growth_bytes(n_nodes, n_edges)
 
     def _export(self, graph: list) -> int:
         """Write the compact graph ``[nodes, edge ends, edge children, root]`` into the manager's
@@ -329,7 +418,9 @@ class CompactCounter:
         interval: np.ndarray = np.empty(len(eend), index_type)
         first, count, child, start, interval = self._kernels.merged_edges(nodes, eend, echild, width, start, interval)
         del eend, echild
+        self._budget.check("writing a vote graph out")
         pairs, which = _distinct(interval, width * width)
+        self._budget.check("writing a vote graph out")
         pair_mid = np.empty(len(pairs), np.int64)
         pair_mask = []
         for q, pair in enumerate(pairs.tolist()):
@@ -346,5 +437,6 @@ class CompactCounter:
                 run = which[start[e] : start[e + 1]].tolist()
                 run_mid[i] = dg.mask_id(sum(pair_mask[q] for q in run))
             mids[several] = run_mid[rep]
+        self._budget.check("writing a vote graph out")
         ids = dg.intern_graph(nodes[:, 0], first, count, mids, child, (dg.false, dg.true))
         return int(ids[root])

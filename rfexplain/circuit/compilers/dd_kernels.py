@@ -237,9 +237,17 @@ def merged_edges(nodes, eend, echild, max_states, start, interval):
 
 
 @_compile
-def _rehash_nodes(nodes, eend, echild, n):
+def table_size(n, room):
+    """The slots a hash table must have before a step that may add ``room`` entries to its
+    ``n``: it is kept at most half full (a table of :func:`_rehash_nodes` or
+    :func:`rehash_tuples` for ``n + room`` entries has them)."""
+    return 2 * (n + room)
+
+
+@_compile
+def _rehash_nodes(nodes, eend, echild, n, room=0):
     size = 64
-    while size < 4 * n:
+    while size < 4 * (n + room):
         size *= 2
     table = np.full(size, -1, np.int32)
     for k in range(2, n):
@@ -249,14 +257,28 @@ def _rehash_nodes(nodes, eend, echild, n):
 
 
 @_compile
-def rehash_tuples(tups, pool, n):
+def rehash_tuples(tups, pool, n, room=0):
     size = 64
-    while size < 4 * n:
+    while size < 4 * (n + room):
         size *= 2
     table = np.full(size, -1, np.int32)
     for k in range(n):
         place(table, _tuple_hash(pool[_start(tups[k]) :], tups[k, _T_LEN]), k)
     return table
+
+
+def rehash_nodes(nodes, eend, echild, n, room):
+    """The unique table of the compact graph's ``n`` nodes, with room for ``room`` more."""
+    return _rehash_nodes(nodes, eend, echild, n, room)
+
+
+def table_bytes(n, room):
+    """Bytes of a table of :func:`_rehash_nodes` or :func:`rehash_tuples` for ``n + room``
+    entries (int32 slots)."""
+    size = 64
+    while size < 4 * (n + room):
+        size *= 2
+    return 4 * size
 
 
 @_compile
@@ -290,10 +312,14 @@ def run(
     kids,
     budget_steps,
 ):
-    """One slice of the walk (see the module docstring): ``SLICE_DONE`` after ``budget_steps``
-    expansions, ``FINISHED``, or ``NEEDS_ROOM`` before a step that the arrays of ``GROWN`` may not
-    have the rows for (the caller grows them in place, see :func:`rows_needed`); then the arrays
-    (``frames`` and ``kids``, and the hash tables, replaced here when they grow)."""
+    """One slice of the walk (see the module docstring): ``SLICE_DONE`` once ``budget_steps``
+    units of work are done (an expansion of a tuple of ``m`` residuals into ``k`` children counts
+    ``m * (k + 1)``, the residuals it reads and writes, and finishing a node its ``k`` children:
+    the units follow the slice's time within a small factor, where a count of expansions varied
+    by 30x between forests), ``FINISHED``, or ``NEEDS_ROOM`` before a step that the arrays of
+    ``GROWN`` may not have the rows for or that may fill a hash table past half (the caller grows
+    them, see :func:`rows_needed` and :func:`table_size`, after checking its memory budget); then
+    the arrays (``frames`` and ``kids`` replaced here when they grow)."""
     widest = tups[0, _T_LEN] + 1  # no tuple is wider than the root's
     tmp_t = np.empty(widest, np.int64)
     on_var = np.empty(widest, np.int64)
@@ -311,6 +337,8 @@ def run(
             or tups.shape[0] < rows_needed(ctr, max_states, widest, 3)
             or pool.shape[0] < rows_needed(ctr, max_states, widest, 4)
             or memo.shape[0] < rows_needed(ctr, max_states, widest, 5)
+            or ntab.shape[0] < table_size(ctr[N_NODES], 1)
+            or ttab.shape[0] < table_size(ctr[N_TUPLES], max_states)
         ):
             return NEEDS_ROOM, nodes, eend, echild, ntab, tups, pool, ttab, memo, frames, kids
         depth = ctr[DEPTH]
@@ -430,11 +458,11 @@ def run(
             if fr[_F_HIGH] + shift < parent[_F_HIGH]:
                 parent[_F_HIGH] = fr[_F_HIGH] + shift
             parent[_F_DONE] += 1
+            steps += n_children
             continue
         # expand the product node (push, need) into a new frame
-        if steps == budget_steps:
+        if steps >= budget_steps:
             return SLICE_DONE, nodes, eend, echild, ntab, tups, pool, ttab, memo, frames, kids
-        steps += 1
         ctr[EXPANDED] += 1
         need = kids[first_child + fr[_F_DONE], _C_NEED]
         ts = _start(tups[push])
@@ -477,6 +505,7 @@ def run(
                 tmp_b[n_new] = tmp_b[q]
                 n_new += 1
         ends = tmp_b
+        steps += tl * (n_new + 1)
         base = ctr[N_CHILD]
         kids = _grow2(kids, base + n_new)
         frames = _grow2(frames, depth + 1)

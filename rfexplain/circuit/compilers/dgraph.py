@@ -42,6 +42,7 @@ import numpy as np
 from rfexplain.circuit.compilers import dg_kernels
 from rfexplain.circuit.compilers.dg_kernels import node_hash
 from rfexplain.core.bits import bits_of
+from rfexplain.core.budget import poll, require
 from rfexplain.core.errors import CompilationTooLargeError
 from rfexplain.core.forest import Tree
 
@@ -50,6 +51,13 @@ __all__ = ["DGManager", "warm_up"]
 log = logging.getLogger(__name__)
 
 _INT16_MAX, _UINT16_MAX, _INT32_MAX = (1 << 15) - 1, (1 << 16) - 1, (1 << 31) - 1
+#: Estimated bytes of one entry of the Python containers a store keeps beside its arrays (the
+#: object, its share of the container's table and of the ints it holds): a node's edge tuple read
+#: by Python (two edges), a distinct mask, an entry of the Apply caches (ordered, general), a
+#: node of a kept reachable list, a node's variable set
+_PY_EDGES, _PY_MASK, _PY_CACHE, _PY_APPLY, _PY_REACH, _PY_VARS = 340, 150, 200, 330, 40, 40
+#: nodes made (or Apply frames run) in Python between two polls of the active budget
+_POLL = 1024
 
 
 def warm_up() -> None:
@@ -168,6 +176,8 @@ class DGManager:
         self._reachable: dict[tuple[int, ...], list[int]] = {}
         #: the size budget: creating node number ``max_nodes`` raises CompilationTooLargeError
         self.max_nodes: int | None = None
+        #: Apply's steps so far, over all its calls (the budgets are polled every _POLL of them)
+        self._steps = 0
 
     def __len__(self) -> int:
         return len(self.var)
@@ -182,6 +192,43 @@ class DGManager:
         """Bytes of the node store's arrays and unique table (not the edge tuples Python keeps)."""
         arrays = (self.var, self._first, self._mid, self._kid, self._neg)
         return sum(a.itemsize * len(a) for a in arrays) + self._table.nbytes
+
+    def accounted_bytes(self) -> int:
+        """The bytes the memory budget counts for this manager: the store's arrays and unique
+        table exactly, its Python containers (edge tuples, masks, Apply caches, kept reachable
+        lists, variable sets) by their entries times an estimate of an entry's bytes."""
+        caches = len(self._and_cache) + len(self._or_cache)
+        reach = sum(len(nodes) for nodes in self._reachable.values())
+        return (
+            self.store_bytes()
+            + _PY_EDGES * len(self._py)
+            + _PY_MASK * len(self._masks)
+            + _PY_CACHE * caches
+            + _PY_APPLY * len(self._apply_cache)
+            + _PY_REACH * reach
+            + _PY_VARS * len(self._vars_mask)
+        )
+
+    def growth_bytes(self, nodes: int, edges: int) -> int:
+        """Bytes the store grows by for ``nodes`` more nodes and ``edges`` more edges (its
+        arrays, the negation map, and the unique table's new copy where it must grow)."""
+        n = len(self.var)
+        size = len(self._table)
+        while 2 * (n + nodes) > size:
+            size *= 2
+        table = 4 * size if size > len(self._table) else 0
+        per_node = self.var.itemsize + self._first.itemsize + 4
+        return nodes * per_node + edges * (self._mid.itemsize + self._kid.itemsize) + table
+
+    def _check_memory(self, nodes: int, edges: int, doing: str, python: bool = False) -> None:
+        """The active budget's time, and its memory with ``nodes`` and ``edges`` more
+        (:func:`~rfexplain.core.budget.require`); with ``python``, also the Python entries of that
+        many nodes made by Apply (an edge tuple, an Apply cache entry and a variable set each)."""
+        poll(doing)
+        more = self.growth_bytes(nodes, edges)
+        if python:
+            more += nodes * (_PY_EDGES + _PY_APPLY + _PY_VARS)
+        require(None, self.accounted_bytes() + more, doing)
 
     # ------------------------------------------------------------------ nodes
     def node(self, var: int, edges: Iterable[tuple[int, int]]) -> int:
@@ -251,6 +298,8 @@ class DGManager:
                 f"the decision graphs reached the size budget of {self.max_nodes:,} nodes "
                 "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
             )
+        if n % _POLL == 2:  # the next _POLL nodes' growth, before any of it (2 is the first node)
+            self._check_memory(_POLL, 4 * _POLL, f"decision graphs ({n:,} nodes)", python=True)
         self._room_for_edges(len(self._mid) + k)
         first = self._first
         self.var.append(var)
@@ -366,6 +415,7 @@ class DGManager:
                 f"the decision graphs would pass the size budget of {self.max_nodes:,} nodes "
                 "(max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
             )
+        require(None, self.accounted_bytes() + self.growth_bytes(n_new, len(mask)), f"a graph of {n_new:,} nodes")
         counts = np.array([len(self.var), len(self._mid)], np.int64)
         ids = np.empty(len(var), np.int64)
         ids[:2] = leaves
@@ -473,6 +523,7 @@ class DGManager:
                 f"negating a graph of {len(nodes):,} nodes would pass the size budget of {self.max_nodes:,} "
                 "nodes (max_nodes=); use a smaller forest, a larger max_nodes or the sat engine"
             )
+        self._check_memory(len(nodes), n_edges, f"negating a graph of {len(nodes):,} nodes")
         counts = np.array([len(self.var), len(self._mid)], np.int64)
         self._reserve(len(nodes), n_edges)
         _extend(neg, b"\xff" * (4 * len(nodes)))
@@ -551,6 +602,9 @@ class DGManager:
             return first
         stack = [first]
         while True:
+            if self._steps % _POLL == 0:  # at most a node and a cache entry per step until the next poll
+                self._check_memory(_POLL, 4 * _POLL, "applying on decision graphs", python=True)
+            self._steps += 1
             frame = stack[-1]
             tasks = frame[2]
             i = frame[3]
@@ -660,6 +714,9 @@ class DGManager:
             return first
         stack = [first]
         while True:
+            if self._steps % _POLL == 0:  # at most a node and a cache entry per step until the next poll
+                self._check_memory(_POLL, 4 * _POLL, "applying on decision graphs", python=True)
+            self._steps += 1
             frame = stack[-1]
             key, v, tasks, i, results, fp = frame
             if i < len(tasks):

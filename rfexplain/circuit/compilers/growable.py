@@ -63,6 +63,16 @@ class GrowableArray:
     def _nbytes(self, rows: int) -> int:
         return rows * max(self.cols, 1) * self.dtype.itemsize
 
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one row."""
+        return max(self.cols, 1) * self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every row it has room for (its capacity: rows not yet written count too)."""
+        return self._nbytes(self.rows)
+
     def view(self) -> np.ndarray:
         if self._map is None:
             assert self._array is not None
@@ -70,13 +80,16 @@ class GrowableArray:
         flat = np.frombuffer(self._map, self.dtype, count=self.rows * max(self.cols, 1))
         return flat.reshape(self._shape(self.rows))
 
-    def grow(self, rows: int) -> None:
-        """At least ``rows`` rows (the row count doubles until it has them); the old rows keep
-        their values, the new ones are zeros."""
+    def grow(self, rows: int, at_most: int | None = None) -> None:
+        """At least ``rows`` rows (the row count doubles until it has them, but stops at
+        ``at_most`` rows when that is given and not below ``rows``); the old rows keep their
+        values, the new ones are zeros."""
         new = self.rows
         while new < rows:
             new *= 2
-        if new == self.rows:
+        if at_most is not None and new > at_most:
+            new = max(rows, at_most)
+        if new <= self.rows:
             return
         if self._map is not None:
             try:

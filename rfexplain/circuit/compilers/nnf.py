@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from rfexplain.core.bits import bits_of
+from rfexplain.core.budget import poll
 
 __all__ = ["NNFManager", "Circuit", "FALSE", "TRUE", "LIT", "AND", "OR"]
 
@@ -188,7 +189,9 @@ class NNFManager:
         """Value of the circuit when each literal node ``n`` has the value ``literal(n)``."""
         value: dict[int, bool] = {}
         kind, children = self.kind, self.children
-        for n in self.reachable([root]):
+        for count, n in enumerate(self.reachable([root])):
+            if count % 4096 == 0:
+                poll("evaluating a circuit")
             k = kind[n]
             if k == AND:
                 value[n] = all(value[c] for c in children[n])

@@ -40,13 +40,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rfexplain.circuit.compilers.dgraph import DGManager
-from rfexplain.core.budget import Budget
+from rfexplain.core.budget import Budget, require
 from rfexplain.core.forest import Forest
 
 __all__ = ["VoteCounter"]
 
 _LEAF = -1
 _UNBOUNDED = 1 << 60
+#: Estimated bytes of one entry of the counter's Python containers (the object, its share of the
+#: container's table and the ints it holds): a residual (its key, unique-table entry and four
+#: list items), a restriction, a sweep, a split list, a product memo entry of :meth:`threshold`
+_PY_RESIDUAL, _PY_RESTRICTED, _PY_SWEEP, _PY_SPLITS, _PY_MEMO = 300, 170, 250, 150, 250
 
 
 class VoteCounter:
@@ -76,6 +80,16 @@ class VoteCounter:
         self._by_rank = [0] * len(dg.rank)
         for v, r in enumerate(dg.rank):
             self._by_rank[r] = v
+
+    def accounted_bytes(self) -> int:
+        """The bytes the memory budget counts for the counter's residual trees: its containers'
+        entries times an estimate of an entry's bytes."""
+        return (
+            _PY_RESIDUAL * len(self._key)
+            + _PY_RESTRICTED * len(self._restricted)
+            + _PY_SWEEP * len(self._sweeps)
+            + _PY_SPLITS * len(self._splits)
+        )
 
     # ------------------------------------------------------------------ weighted trees
     def _node(self, var: int, split: int, low: int, high: int) -> int:
@@ -246,8 +260,12 @@ class VoteCounter:
                 continue
             stack.append(expand(res, child_need))
             frames += 1
-            if budget is not None and frames % 1024 == 0:
-                budget.check(f"compiling a vote graph ({frames} product nodes expanded)")
+            if frames % 1024 == 0:
+                doing = f"a vote graph ({frames} product nodes expanded)"
+                held = self.accounted_bytes() + dg.accounted_bytes() + _PY_MEMO * len(memo)
+                if budget is not None:
+                    budget.check(doing)
+                require(budget, held, doing)
 
     def _segments(self, n: int, var: int) -> tuple[tuple[int, int], ...]:
         """``n`` restricted to each interval of ``var`` between its splits below ``n``: pairs

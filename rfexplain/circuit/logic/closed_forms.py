@@ -29,8 +29,12 @@ from rfexplain.circuit.compilers.dgraph import DGManager
 from rfexplain.circuit.compilers.gcpause import without_gc
 from rfexplain.circuit.compilers.nnf import NNFManager
 from rfexplain.circuit.logic.kept_bdd import FALSE, TRUE, KeptBDD
+from rfexplain.core.budget import poll
 
 __all__ = ["complete_reason", "general_reason", "general_reason_on"]
+
+#: graph nodes between two polls of the active budget (:func:`~rfexplain.core.budget.poll`)
+_POLL = 1024
 
 
 @without_gc
@@ -55,7 +59,9 @@ def complete_reason(
     var, edges, conj, or_var = dg.var, dg.edges, bdd.conj, bdd.or_var
     bits = [1 << int(s) for s in v]
     node, ordered = bdd.node, dg.ordered
-    for n in dg.reachable(roots):
+    for count, n in enumerate(dg.reachable(roots)):
+        if count % _POLL == 0:
+            poll("computing a closed form")
         if n <= 1:
             continue
         x = var[n]
@@ -108,7 +114,9 @@ def general_reason(
         return general_reason_on(dg, roots, v, nnf, variables, negated=negated)
     memo = {0: nnf.true, 1: nnf.false} if negated else {0: nnf.false, 1: nnf.true}
     var, edges, full, or2, literal = dg.var, dg.edges, dg.full, nnf.or2, nnf.literal
-    for n in dg.reachable(roots):
+    for count, n in enumerate(dg.reachable(roots)):
+        if count % _POLL == 0:
+            poll("computing a closed form")
         if n > 1:
             x = var[n]
             bit = 1 << int(v[x])
@@ -143,7 +151,9 @@ def general_reason_on(
     gr.ordered, gr.rank = True, dg.rank
     memo = {0: gr.true, 1: gr.false} if negated else {0: gr.false, 1: gr.true}
     var, edges, full, conj, node, ordered = dg.var, dg.edges, dg.full, gr.conj, gr.node, dg.ordered
-    for n in dg.reachable_moving(roots, v, variables):
+    for count, n in enumerate(dg.reachable_moving(roots, v, variables)):
+        if count % _POLL == 0:
+            poll("computing a closed form")
         if n <= 1:
             continue
         x = var[n]
@@ -180,7 +190,9 @@ def _as_nnf(gr: DGManager, root: int, v: Sequence[int], nnf: NNFManager) -> int:
     ``g_s`` is the child of the edge ``s`` and ``g_v`` that of ``v``'s edge (``g_s`` implies ``g_v``)."""
     memo = {gr.false: nnf.false, gr.true: nnf.true}
     var, edges, full, or2, literal = gr.var, gr.edges, gr.full, nnf.or2, nnf.literal
-    for n in gr.reachable([root]):
+    for count, n in enumerate(gr.reachable([root])):
+        if count % _POLL == 0:
+            poll("computing a closed form")
         if n > 1:
             x = var[n]
             bit = 1 << int(v[x])

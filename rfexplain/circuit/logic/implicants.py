@@ -26,7 +26,7 @@ import math
 from collections.abc import Iterable
 
 from rfexplain.circuit.compilers.nnf import AND, FALSE, LIT, OR, TRUE, NNFManager
-from rfexplain.core.budget import Budget
+from rfexplain.core.budget import Budget, active_or
 
 __all__ = [
     "minimal_sets",
@@ -60,9 +60,12 @@ def _product(a: list[int], b: list[int]) -> list[int]:
 
 
 def _poll(budget: Budget | None, count: int) -> None:
-    """Check ``budget`` every ``_POLL`` steps (:class:`~rfexplain.core.budget.BudgetExpired`)."""
-    if budget is not None and count % _POLL == 0:
-        budget.check("enumerating implicants")
+    """Check ``budget`` (or else the active one) every ``_POLL`` steps
+    (:class:`~rfexplain.core.budget.BudgetExpired`)."""
+    if count % _POLL == 0:
+        budget = active_or(budget)
+        if budget is not None:
+            budget.check("enumerating implicants")
 
 
 def holds(nnf: NNFManager, root: int, kept: int) -> bool:
@@ -127,7 +130,8 @@ def robustness(nnf: NNFManager, root: int) -> tuple[float, list[int]]:
     the variable sets of the shortest necessary reasons, from the complete reason."""
     val: dict[int, tuple[float, set[int]]] = {}
     kind, children, var = nnf.kind, nnf.children, nnf.var
-    for n in nnf.reachable([root]):
+    for count, n in enumerate(nnf.reachable([root])):
+        _poll(None, count)
         k = kind[n]
         if k == TRUE:
             val[n] = (math.inf, set())
@@ -157,7 +161,8 @@ def implicate_min_length(nnf: NNFManager, root: int) -> dict[int, float]:
     """``iml`` of every node (Darwiche and Ji (2022), Proposition 12 [DJ22])."""
     out: dict[int, float] = {}
     kind, children = nnf.kind, nnf.children
-    for n in nnf.reachable([root]):
+    for count, n in enumerate(nnf.reachable([root])):
+        _poll(None, count)
         k = kind[n]
         if k == TRUE:
             out[n] = math.inf
