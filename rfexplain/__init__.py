@@ -11,7 +11,7 @@ layout in ``docs/architecture.md`` and the papers it implements in ``docs/refere
 >>> forest = rx.Forest.from_sklearn(model)
 >>> decision = rx.Explainer(forest, engine="sat").explain(X[0])
 >>> print(decision.sufficient_reason())
-x3 <= 0.70
+x3 <= 0.7
 """
 
 from rfexplain import viz

@@ -137,6 +137,24 @@ class Decision:
         to the single-reason queries only. ``timeout`` (seconds) bounds every query: an
         enumeration then ends with ``complete == False``, any other query raises
         :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Parameters
+        ----------
+        name : str
+            A query name (``"sufficient_reason"``, ``"necessary_reasons"``, ``"robustness"``, ...).
+        target : label, optional
+            The class to reach (contrastive queries only).
+        limit : int, optional
+            Most results (enumerations only).
+        timeout : float, optional
+            Seconds.
+        order : sequence of int or str, optional
+            A permutation of the features (single-reason queries only).
+
+        Returns
+        -------
+        Reason, Reason or None, int or float, Enumeration or formula
+            What the query's method below returns.
         """
         spec = query(name)
         if spec.changes and self.fixed is not None:
@@ -179,6 +197,19 @@ class Decision:
         decision). ``order`` is a permutation of the features (indices or names), by default
         index order. Every engine gives this same reason, whatever it explained before.
         ``timeout`` (seconds): :class:`~rfexplain.core.budget.BudgetExpired` past it.
+
+        Parameters
+        ----------
+        order : sequence of int or str, optional
+            A permutation of the features (indices or names) for the canonical deletion; by
+            default index order.
+        timeout : float, optional
+            Seconds; past them the query raises :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Returns
+        -------
+        Reason
+            A conjunction of literals (kind ``"sufficient"``), with witnesses.
         """
         return self.ask("sufficient_reason", order=order, timeout=timeout)
 
@@ -194,7 +225,21 @@ class Decision:
         ranges a person can act on (``worst radius >= 16.3`` rather than a cell
         ``16.315 <= worst radius <= 16.49``); a bound that reaches the end of a feature's range
         prints one-sided. ``timeout`` (seconds): :class:`~rfexplain.core.budget.BudgetExpired`
-        past it."""
+        past it.
+
+        Parameters
+        ----------
+        order : sequence of int or str, optional
+            A permutation of the features (indices or names) for the canonical deletion; by
+            default index order.
+        timeout : float, optional
+            Seconds; past them the query raises :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Returns
+        -------
+        Reason
+            Kind ``"sufficient"``, ``inflated=True``, with witnesses.
+        """
         return self.ask("inflated_sufficient_reason", order=order, timeout=timeout)
 
     def necessary_reason(self, order: Sequence[int | str] | None = None, timeout: float | None = None) -> Reason | None:
@@ -206,62 +251,237 @@ class Decision:
         can still be flipped; the features left free are the reason. Every engine gives this
         same reason, whatever it explained before. ``timeout`` (seconds):
         :class:`~rfexplain.core.budget.BudgetExpired` past it.
+
+        Parameters
+        ----------
+        order : sequence of int or str, optional
+            A permutation of the features (indices or names) for the canonical deletion; by
+            default index order.
+        timeout : float, optional
+            Seconds; past them the query raises :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Returns
+        -------
+        Reason or None
+            A disjunction of literals (kind ``"necessary"``) with a witness, or ``None``.
         """
         return self.ask("necessary_reason", order=order, timeout=timeout)
 
     def robustness(self, timeout: float | None = None) -> float:
-        """Minimum number of features whose change flips the decision; ``math.inf`` if none does."""
+        """Minimum number of features whose change flips the decision.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds; past them the query raises :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Returns
+        -------
+        int or float
+            The number, or ``math.inf`` when no change of any features flips the decision.
+        """
         return self.ask("robustness", timeout=timeout)
 
     def complete_reason(self, timeout: float | None = None) -> ReasonFormula:
-        """The complete reason (a formula over state vectors; its form depends on the engine)."""
+        """The complete reason (a formula over state vectors; its form depends on the engine).
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds; past them the query raises :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Returns
+        -------
+        formula
+            The engine's formula (a circuit, a CNF, ...); ``str()`` prints it.
+        """
         return self.ask("complete_reason", timeout=timeout)
 
     def general_reason(self, timeout: float | None = None) -> ReasonFormula:
-        """The general reason (a formula over state vectors; its form depends on the engine)."""
+        """The general reason (a formula over state vectors; its form depends on the engine).
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds; past them the query raises :class:`~rfexplain.core.budget.BudgetExpired`.
+
+        Returns
+        -------
+        formula
+            The engine's formula; ``str()`` prints it.
+        """
         return self.ask("general_reason", timeout=timeout)
 
     # ---------------------------------------------------------------- enumerations
     def sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every sufficient reason (AXp), as an :class:`~rfexplain.core.budget.Enumeration`."""
+        """Every sufficient reason (AXp), as an :class:`~rfexplain.core.budget.Enumeration`.
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("sufficient_reasons", limit=limit, timeout=timeout)
 
     def necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every necessary reason (CXp)."""
+        """Every necessary reason (CXp).
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("necessary_reasons", limit=limit, timeout=timeout)
 
     def shortest_sufficient_reasons(
         self, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
-        """Every sufficient reason of minimum size."""
+        """Every sufficient reason of minimum size.
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("shortest_sufficient_reasons", limit=limit, timeout=timeout)
 
     def shortest_necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every necessary reason of minimum size (their size is the robustness)."""
+        """Every necessary reason of minimum size (their size is the robustness).
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("shortest_necessary_reasons", limit=limit, timeout=timeout)
 
     def contrastive_reasons(
         self, target: Any, limit: int | None = None, timeout: float | None = None
     ) -> Enumeration[Reason]:
-        """Every subset-minimal set of features whose change can make the forest predict ``target``."""
+        """Every subset-minimal set of features whose change can make the forest predict ``target``.
+
+        Parameters
+        ----------
+        target : label
+            The class to reach (one of ``classes``, not the prediction).
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("contrastive_reasons", target=target, limit=limit, timeout=timeout)
 
     def general_sufficient_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every general sufficient reason (variable-minimal prime implicant of the general reason)."""
+        """Every general sufficient reason (variable-minimal prime implicant of the general reason).
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("general_sufficient_reasons", limit=limit, timeout=timeout)
 
     def general_necessary_reasons(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
-        """Every general necessary reason (variable-minimal prime implicate of the general reason)."""
+        """Every general necessary reason (variable-minimal prime implicate of the general reason).
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("general_necessary_reasons", limit=limit, timeout=timeout)
 
     def shortest_flips(self, limit: int | None = None, timeout: float | None = None) -> Enumeration[Reason]:
         """All shortest flips, as the shortest general necessary reasons: every way of moving each
-        feature of one of them outside its literal flips the decision, at minimum distance."""
+        feature of one of them outside its literal flips the decision, at minimum distance.
+
+        Parameters
+        ----------
+        limit : int, optional
+            Stop after this many results (``complete`` is then ``False``, ``stopped_by`` ``"limit"``).
+        timeout : float, optional
+            Seconds; past them the enumeration ends with ``complete == False`` and
+            ``stopped_by == "timeout"``.
+
+        Returns
+        -------
+        Enumeration of Reason
+            Lazy: each reason is computed when iterated (or shown).
+        """
         return self.ask("shortest_flips", limit=limit, timeout=timeout)
 
     def plot(self, **options: Any) -> Any:
-        """The decision's reasons on each feature's own axis: a matplotlib ``Figure`` (needs
-        ``rfexplain[plot]``; see :func:`rfexplain.viz.plot_decision`)."""
+        """The decision's reasons on each feature's own axis, in scikit-learn's display style
+        (needs ``rfexplain[plot]``): :meth:`rfexplain.viz.DecisionDisplay.from_decision`.
+
+        Parameters
+        ----------
+        **options
+            Those of :meth:`~rfexplain.viz.DecisionDisplay.from_decision`: ``ax`` (an Axes whose
+            area holds the rows, or one Axes per row; by default a new pyplot figure, shown
+            inline in a notebook), ``features`` (``"all"``, or names or indices; by default the
+            features the reasons mention), ``general``, ``flips``, ``layers``, ``title``,
+            ``figsize``.
+
+        Returns
+        -------
+        DecisionDisplay
+            With ``figure_``, ``axes_`` (one Axes per row) and ``ax_``.
+        """
         from rfexplain.viz.plot import plot_decision
 
         return plot_decision(self, **options)

@@ -1,11 +1,15 @@
-"""Progress bars for long runs: :mod:`tqdm` (``tqdm.auto``: a terminal bar, or a widget in notebooks).
+"""Progress bars for long runs: :mod:`tqdm`, a text bar, or a widget in a Jupyter notebook.
 
 The library never prints; a bar is shown only when a caller asked for progress, or when
-``enabled=None`` and the stream is a terminal. :class:`Progress` counts the instances of a batch;
-:class:`StepProgress` follows the steps one long query reports through its
-:class:`~rfexplain.core.budget.Budget` (the features the SAT engine's deletion loop has decided),
-and appears only once the query has run :data:`STEP_BAR_DELAY` seconds, so quick queries print
-nothing.
+``enabled=None`` and the stream is a terminal or a Jupyter notebook's stderr (:func:`in_notebook`).
+In a notebook with ``ipywidgets`` the bar is tqdm's widget; without it, tqdm's text bar, which the
+notebook shows as output. tqdm is imported when a bar is made, never at import, and never through
+``tqdm.auto``, which warns ``TqdmWarning: IProgress not found`` in a notebook without ipywidgets.
+
+:class:`Progress` counts the instances of a batch; :class:`StepProgress` follows the steps one
+long query reports through its :class:`~rfexplain.core.budget.Budget` (the features the SAT
+engine's deletion loop has decided), and appears only once the query has run
+:data:`STEP_BAR_DELAY` seconds, so quick queries print nothing.
 
 Example
 -------
@@ -20,25 +24,55 @@ True
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
-
-from tqdm.auto import tqdm  # type: ignore[import-untyped]
+from typing import IO, Any
 
 from rfexplain.core.budget import Budget
 
-__all__ = ["Progress", "StepProgress", "STEP_BAR_DELAY"]
+__all__ = ["Progress", "StepProgress", "STEP_BAR_DELAY", "in_notebook"]
 
 #: Seconds a query runs before its step bar appears.
 STEP_BAR_DELAY = 1.0
 
 
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (JupyterLab, Notebook, VS Code, Colab), where
+    stderr is not a terminal but its output is shown; not a Qt console or Spyder, as tqdm decides."""
+    if "ipykernel.zmqshell" not in sys.modules:
+        return False
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    name = type(shell).__name__.lower()
+    return shell is not None and "qt" not in name and "spyder" not in name
+
+
 def _shown(stream: IO[str], enabled: bool | None) -> bool:
-    """Whether a bar is drawn: as asked, or (``None``) when ``stream`` is a terminal."""
-    return bool(getattr(stream, "isatty", lambda: False)()) if enabled is None else bool(enabled)
+    """Whether a bar is drawn: as asked, or (``None``) when ``stream`` is a terminal, or is stderr
+    in a Jupyter notebook."""
+    if enabled is not None:
+        return bool(enabled)
+    return bool(getattr(stream, "isatty", lambda: False)()) or (stream is sys.stderr and in_notebook())
+
+
+def _bar(stream: IO[str], **options: Any) -> Any:
+    """A tqdm bar on ``stream``: the notebook widget for stderr in a notebook with ipywidgets,
+    the text bar otherwise (no warning either way)."""
+    if stream is sys.stderr and in_notebook():
+        try:
+            importlib.import_module("ipywidgets")
+        except ImportError:
+            pass
+        else:
+            from tqdm.notebook import tqdm as notebook_tqdm  # type: ignore[import-untyped]
+
+            return notebook_tqdm(**options)
+    from tqdm.std import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(file=stream, **options)
 
 
 class Progress:
@@ -64,10 +98,10 @@ class Progress:
         self.enabled = _shown(self.stream, enabled)
         self.done = 0
         self.failed = 0
-        self._bar = tqdm(
+        self._bar = _bar(
+            self.stream,
             total=self.total,
             desc=description or None,
-            file=self.stream,
             disable=not self.enabled,
             unit="instance",
             dynamic_ncols=True,
@@ -122,7 +156,7 @@ class StepProgress:
         self.enabled = _shown(self.stream, enabled)
         self.delay = STEP_BAR_DELAY if delay is None else delay
         self.started = time.monotonic()
-        self._bar: tqdm | None = None
+        self._bar: Any = None
 
     def step(self, done: int, total: int) -> None:
         """Show ``done`` of ``total`` steps (a bar is made once ``delay`` has passed)."""
@@ -131,7 +165,7 @@ class StepProgress:
         if self._bar is None:
             if time.monotonic() - self.started < self.delay:
                 return
-            self._bar = tqdm(total=total, desc=self.description, file=self.stream, unit="feature", dynamic_ncols=True)
+            self._bar = _bar(self.stream, total=total, desc=self.description, unit="feature", dynamic_ncols=True)
         self._bar.total = total
         self._bar.n = done
         self._bar.refresh()

@@ -361,11 +361,25 @@ class Enumeration(Iterator[T]):
     def elapsed(self) -> float:
         return self.budget.elapsed()
 
+    @property
+    def status(self) -> str:
+        """Where the enumeration stands, in the words of its text and HTML forms alike:
+        ``complete: 2 results``, ``3 results, stopped by limit``, ``first 10 results; more may
+        follow`` (still running; ``0 results so far`` before any was asked for)."""
+        if self.complete:
+            return f"complete: {self.count} results"
+        if self.complete is not None:
+            return f"{self.count} results, stopped by {self.stopped_by}"
+        return f"first {self.count} results; more may follow" if self.count else "0 results so far"
+
     def __repr__(self) -> str:
-        state = (
-            "running" if self.complete is None else ("complete" if self.complete else f"stopped by {self.stopped_by}")
-        )
-        return f"Enumeration({self.count} results, {state})"
+        """The status without producing anything (``Enumeration(0 results so far)``); IPython
+        and notebooks show the status and the first results, produced for the purpose, in the
+        same words in text and in HTML (:meth:`_repr_pretty_`, :meth:`_repr_html_`)."""
+        return f"Enumeration({self.status})"
+
+    def _repr_pretty_(self, printer: object, cycle: bool) -> None:
+        getattr(printer, "text")(repr(self) if cycle else str(render("enumeration_text", self)))  # noqa: B009
 
     def _repr_html_(self) -> str:
         return str(render("enumeration_html", self))

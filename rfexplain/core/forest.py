@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
+from rfexplain.core.floats import float32_text, largest_float32_at_most, significant_digits
 from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
 
@@ -231,14 +232,29 @@ class FeatureSpace:
     vote: str = "hard"
 
     def domain_note(self) -> str:
-        """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``)."""
-        parts = [
-            f"{name} in [{lo:g}, {hi:g}]"
-            for name, b in zip(self.feature_names, self.bounds)
-            if b is not None
-            for lo, hi in [b]
-        ]
-        return ", ".join(parts)
+        """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``).
+
+        Exact on float32 inputs, as reasons are (:func:`rfexplain.core.reasons.describe_states`):
+        each bound is the float32 number it allows, printed shortest, or the float32 number next
+        to it with an open bracket where that is shorter (``(23.5, 27]`` rather than
+        ``[23.500002, 27]``)."""
+
+        def low(lo: float) -> tuple[str, float]:  # float32(x) >= lo: "[m" or "(m-"
+            m = np.float32(lo)
+            if float(m) < lo:
+                m = np.nextafter(m, np.float32(np.inf))
+            below = np.nextafter(m, np.float32(-np.inf))
+            return ("(", float(below)) if significant_digits(below) < significant_digits(m) else ("[", float(m))
+
+        def high(hi: float) -> tuple[str, float]:  # float32(x) <= hi: "m]" or "m+)"
+            m = np.float32(largest_float32_at_most(hi))
+            above = np.nextafter(m, np.float32(np.inf))
+            return (")", float(above)) if significant_digits(above) < significant_digits(m) else ("]", float(m))
+
+        bounded = [(name, low(b[0]), high(b[1])) for name, b in zip(self.feature_names, self.bounds) if b is not None]
+        return ", ".join(
+            f"{name} in {lo[0]}{float32_text(lo[1])}, {float32_text(hi[1])}{hi[0]}" for name, lo, hi in bounded
+        )
 
     def category_labels(self, feature: int) -> tuple[str, ...] | None:
         """The state labels of a categorical feature, ``None`` for a numeric one."""
@@ -983,12 +999,3 @@ def _proba_array(tree: Tree, n_classes: int) -> np.ndarray:
         if vector is not None:
             out[i] = vector
     return out
-
-
-def largest_float32_at_most(t: float) -> float:
-    """The largest float32 number not above ``t`` (as a float): the same test ``x <= t`` for
-    every float32 ``x``."""
-    f = np.float32(t)
-    if float(f) > t:
-        f = np.nextafter(f, np.float32(-np.inf))
-    return float(f)

@@ -25,10 +25,26 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.display import render
-from rfexplain.core.forest import FeatureSpace, largest_float32_at_most
+from rfexplain.core.floats import (
+    cell_decimal,
+    float32_number,
+    float32_text,
+    largest_float32_at_most,
+    significant_digits,
+)
+from rfexplain.core.forest import FeatureSpace
 from rfexplain.core.pyvalues import to_python
 
-__all__ = ["Literal", "Reason", "Witness", "Change", "REASON_KINDS", "format_threshold", "describe_states"]
+__all__ = [
+    "Literal",
+    "Reason",
+    "Witness",
+    "Change",
+    "REASON_KINDS",
+    "format_threshold",
+    "describe_states",
+    "describe_values",
+]
 
 CONJUNCTIVE_KINDS = ("sufficient", "general_sufficient")
 DISJUNCTIVE_KINDS = ("necessary", "contrastive", "general_necessary")
@@ -46,14 +62,21 @@ class Literal:
         if not self.states:
             raise ValueError(f"literal on feature {self.feature} has no state")
 
-    def describe(self, space: FeatureSpace | None) -> str:
-        """The condition on raw values, with the feature's name (``2.45 < petal length <= 4.75``)."""
+    def describe(self, space: FeatureSpace | None, digits: int | None = None) -> str:
+        """The condition on raw values, with the feature's name (``2.45 < petal length <= 4.75``);
+        ``digits``: the significant digits of its numbers (see :func:`describe_states`)."""
         if space is None:
             return f"x{self.feature} in {{{', '.join(map(str, sorted(self.states)))}}}"
         labels = space.category_labels(self.feature)
         if labels is not None:
             return f"{space.feature_names[self.feature]} in {{{', '.join(labels[s] for s in sorted(self.states))}}}"
-        return describe_states(space.feature_names[self.feature], self.states, space.thresholds[self.feature])
+        return describe_states(space.feature_names[self.feature], self.states, space.thresholds[self.feature], digits)
+
+    def digits(self, space: FeatureSpace | None) -> int:
+        """The significant digits its bounds need to print exactly (0 for a categorical one)."""
+        if space is None or space.category_labels(self.feature) is not None:
+            return 0
+        return _needed_digits(self.states, space.thresholds[self.feature])
 
     def to_dict(self, space: FeatureSpace | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"feature": self.feature, "states": sorted(self.states)}
@@ -65,7 +88,7 @@ class Literal:
                 out["categories"] = [labels[s] for s in sorted(self.states)]
                 return out
             out["intervals"] = [
-                [_json_float(lo), _json_float(hi)] for lo, hi in _intervals(self.states, space.thresholds[self.feature])
+                [_json_bound(lo), _json_bound(hi)] for lo, hi in _intervals(self.states, space.thresholds[self.feature])
             ]
         return out
 
@@ -85,8 +108,18 @@ class Witness:
     prediction: int
     dropped: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"values": list(self.values), "prediction_index": self.prediction, "dropped": self.dropped}
+    def to_dict(self, space: FeatureSpace | None = None) -> dict[str, Any]:
+        """A JSON-ready description: each value as the shortest decimal that reads back as its
+        float32 number (what ``predict`` sees, :func:`~rfexplain.core.floats.float32_number`),
+        on the side of it that stays inside the feature's cell when ``space`` is given (so the
+        decimal is a witness too for code that reads it as a float64, such as a pipeline's
+        scaler)."""
+        values: list[float | str]
+        if space is None:
+            values = [float32_number(v) for v in self.values]
+        else:
+            values = [_json_value(v, space, f) for f, v in enumerate(self.values)]
+        return {"values": values, "prediction_index": self.prediction, "dropped": self.dropped}
 
 
 @dataclass(frozen=True)
@@ -121,26 +154,29 @@ class Change:
         return _intervals([self.after], self.space.thresholds[self.feature])[0]
 
     def describe(self) -> str:
-        """The action in words: ``raise income above 27550.00``, ``lower age to 30.50 or less
-        (above 25.00)``, ``set employment to salaried``."""
+        """The action in words: ``raise income above 27550``, ``lower age to 30.5 or less
+        (above 25.5)``, ``set employment to salaried``; its bounds exact and of even precision
+        (as :func:`describe_states` prints them)."""
         if self.space is None:
             return f"move x{self.feature} from state {self.before} to state {self.after}"
         name = self.space.feature_names[self.feature]
         labels = self.space.category_labels(self.feature)
         if labels is not None:
             return f"set {name} to {labels[self.after]}"
-        low, high = _intervals([self.after], self.space.thresholds[self.feature])[0]
+        thresholds = self.space.thresholds[self.feature]
+        low, high = _intervals([self.after], thresholds)[0]
+        digits = _needed_digits([self.after], thresholds)
         if self.after > self.before:
-            lop, ltext = _lower_bound(low)
+            lop, ltext = _lower_bound(low, digits)
             text = f"raise {name} " + (f"above {ltext}" if lop == ">" else f"to {ltext} or more")
             if not math.isinf(high):
-                hop, htext = _upper_bound(high)
+                hop, htext = _upper_bound(high, digits)
                 text += f" ({'at most' if hop == '<=' else 'below'} {htext})"
             return text
-        hop, htext = _upper_bound(high)
+        hop, htext = _upper_bound(high, digits)
         text = f"lower {name} " + (f"to {htext} or less" if hop == "<=" else f"below {htext}")
         if not math.isinf(low):
-            lop, ltext = _lower_bound(low)
+            lop, ltext = _lower_bound(low, digits)
             text += f" ({'above' if lop == '>' else 'at least'} {ltext})"
         return text
 
@@ -156,8 +192,8 @@ class Change:
                 out["to_categories"] = [labels[self.after]]
             else:
                 low, high = _intervals([self.after], self.space.thresholds[self.feature])[0]
-                out["from"] = self.value
-                out["to_interval"] = [_json_float(low), _json_float(high)]
+                out["from"] = None if self.value is None else _json_value(self.value, self.space, self.feature)
+                out["to_interval"] = [_json_bound(low), _json_bound(high)]
         return out
 
 
@@ -277,8 +313,21 @@ class Reason:
         return f"<Reason {self.kind}: {text if len(text) <= 80 else text[:77] + '...'}>"
 
     def plot(self, **kwargs: Any) -> Any:
-        """Draw the reason on each feature's own axis; a matplotlib ``Figure`` (needs
-        ``rfexplain[plot]``; see :func:`rfexplain.viz.plot_reason`)."""
+        """Draw the reason on each feature's own axis, in scikit-learn's display style (needs
+        ``rfexplain[plot]``): :meth:`rfexplain.viz.ReasonDisplay.from_reason`.
+
+        Parameters
+        ----------
+        **kwargs
+            Those of :meth:`~rfexplain.viz.ReasonDisplay.from_reason`: ``ax`` (an Axes whose
+            area holds the rows, or one Axes per row; by default a new pyplot figure),
+            ``features``, ``title``, ``figsize``.
+
+        Returns
+        -------
+        ReasonDisplay
+            With ``figure_``, ``axes_`` (one Axes per row) and ``ax_``.
+        """
         return render("plot_reason", self, **kwargs)
 
     def _repr_html_(self) -> str:
@@ -290,7 +339,8 @@ class Reason:
         if not self.conditions:
             return ("true" if self.is_conjunction else "false") + suffix
         joiner = " and " if self.is_conjunction else " or "
-        parts = [lit.describe(self.space) for lit in self.conditions]
+        digits = max(lit.digits(self.space) for lit in self.conditions)
+        parts = [lit.describe(self.space, digits) for lit in self.conditions]
         if len(parts) > 1:
             parts = [f"({p})" if " or " in p else p for p in parts]
         return joiner.join(parts) + suffix
@@ -309,14 +359,16 @@ class Reason:
             out["feature_names"] = [self.space.feature_names[f] for f in sorted(self.features)]
             if self.space.domain_note():  # the reason holds for inputs within these bounds
                 out["domain"] = {
-                    name: list(b) for name, b in zip(self.space.feature_names, self.space.bounds) if b is not None
+                    name: [float32_number(b[0]), float32_number(b[1])]
+                    for name, b in zip(self.space.feature_names, self.space.bounds)
+                    if b is not None
                 }
         if self.target is not None:
             out["target_index"] = self.target
             if self.space is not None:
                 out["target"] = to_python(self.space.classes[self.target])
         if self.witnesses:
-            out["witnesses"] = [w.to_dict() for w in self.witnesses]
+            out["witnesses"] = [w.to_dict(self.space) for w in self.witnesses]
         changes = self.changes
         if changes:
             out["changes"] = [c.to_dict() for c in changes]
@@ -325,36 +377,49 @@ class Reason:
         return out
 
 
-def format_threshold(t: float) -> str:
+def format_threshold(t: float, digits: int | None = None) -> str:
     """The float32 number an input must not exceed to satisfy ``x <= t``, printed shortest.
 
     Inputs are compared as float32 (docs/design.md, section 1): ``float32(x) <= t`` holds iff
     ``float32(x) <= m`` where ``m`` is the largest float32 not above ``t``; this prints ``m`` with
-    the fewest digits that read back as ``m`` (at least two decimals).
+    the fewest digits that read back as ``m``, padded with zeros to ``digits`` significant
+    digits when given (:func:`~rfexplain.core.floats.float32_text`).
     """
-    return _f32_text(largest_float32_at_most(t))
+    return float32_text(largest_float32_at_most(t), digits)
 
 
-def _f32_text(value: float) -> str:
-    v = np.float32(value)
-    if v != 0 and not 1e-4 <= abs(float(v)) < 1e7:
-        return np.format_float_scientific(v, unique=True)
-    return np.format_float_positional(v, unique=True, trim="k", min_digits=2)
-
-
-def _upper_bound(t: float) -> tuple[str, str]:
-    """``x <= t`` on float32 inputs, exactly, as ``("<=", m)`` or ``("<", m')``, whichever is shorter
-    (``m`` the largest float32 not above ``t``, ``m'`` the next float32)."""
+def _bound_choices(t: float) -> tuple[tuple[str, float], tuple[str, float]]:
+    """``x <= t`` on float32 inputs, exactly, both ways: ``("<=", m)`` and ``("<", m')``, ``m``
+    the largest float32 not above ``t`` and ``m'`` the next float32 (no float32 lies between)."""
     at_most = largest_float32_at_most(t)
-    below = _f32_text(float(np.nextafter(np.float32(at_most), np.float32(np.inf))))
-    le = _f32_text(at_most)
-    return ("<", below) if len(below) < len(le) else ("<=", le)
+    return ("<=", at_most), ("<", float(np.nextafter(np.float32(at_most), np.float32(np.inf))))
 
 
-def _lower_bound(t: float) -> tuple[str, str]:
+def _upper_bound(t: float, digits: int | None = None) -> tuple[str, str]:
+    """``x <= t`` on float32 inputs, exactly, as ``("<=", m)`` or ``("<", m')`` (see
+    :func:`_bound_choices`), whichever needs fewer significant digits (``<=`` on a tie), the
+    number padded to ``digits`` significant digits when given."""
+    (le, at_most), (lt, above) = _bound_choices(t)
+    if significant_digits(above) < significant_digits(at_most):
+        return lt, float32_text(above, digits)
+    return le, float32_text(at_most, digits)
+
+
+def _lower_bound(t: float, digits: int | None = None) -> tuple[str, str]:
     """``x > t`` on float32 inputs, exactly, as ``(">", m)`` or ``(">=", m')``, whichever is shorter."""
-    op, text = _upper_bound(t)
+    op, text = _upper_bound(t, digits)
     return (">", text) if op == "<=" else (">=", text)
+
+
+def _bound_digits(t: float) -> int:
+    """The significant digits the exact bound ``x <= t`` (or ``x > t``) prints with."""
+    return min(significant_digits(v) for _, v in _bound_choices(t))
+
+
+def _needed_digits(states: Iterable[int], thresholds: tuple[float, ...]) -> int:
+    """The significant digits the bounds of ``x in states`` need to print exactly."""
+    bounds = [b for lo, hi in _intervals(states, thresholds) for b in (lo, hi) if math.isfinite(b)]
+    return max((_bound_digits(b) for b in bounds), default=0)
 
 
 def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tuple[float, float]]:
@@ -370,42 +435,90 @@ def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tup
     return [(thresholds[a - 1] if a > 0 else -math.inf, thresholds[b] if b < n else math.inf) for a, b in runs]
 
 
-def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, ...]) -> str:
+def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, ...], digits: int | None = None) -> str:
     """Render ``name in states`` as exact conditions on float32 raw values.
 
-    One interval reads ``name <= 0.80``, ``name > 1.75`` or ``2.45 < name <= 4.75`` (``<`` and
+    One interval reads ``name <= 0.8``, ``name > 1.75`` or ``2.45 < name <= 4.75`` (``<`` and
     ``>=`` appear where they print a shorter exact bound); several read
-    ``name in (1.00, 2.00] or (3.00, 4.00]``; all states read ``name is anything``.
+    ``name in (1.0, 2.0] or (3.0, 4.0]``; all states read ``name is anything``.
+
+    How the numbers are rounded: they are not. Each bound is the float32 number the tree's test
+    ``float32(x) <= t`` really compares against, written as the shortest decimal that reads back
+    as it, and the inequality says which side it is on: ``x <= m`` with ``m`` the largest float32
+    not above ``t``, or ``x < m'`` with ``m'`` the next float32, whichever is shorter (both are
+    exact: no float32 lies between ``m`` and ``m'``); lower bounds likewise with ``>`` and ``>=``.
+    So a printed bound never widens nor narrows the condition. For even precision, every number
+    is padded with trailing zeros to ``digits`` significant digits (by default the most any of
+    its bounds needs; :meth:`Reason.__str__` passes the most any bound of the reason needs), so
+    ``0.038065``, ``0.0038395`` and ``0.2192`` print ``0.038065``, ``0.0038395`` and ``0.21920``.
     """
     intervals = _intervals(states, thresholds)
+    if digits is None:
+        digits = _needed_digits(states, thresholds)
     if len(intervals) == 1:
         lo, hi = intervals[0]
         if math.isinf(lo) and math.isinf(hi):
             return f"{name} is anything"
         if math.isinf(lo):
-            op, text = _upper_bound(hi)
+            op, text = _upper_bound(hi, digits)
             return f"{name} {op} {text}"
         if math.isinf(hi):
-            op, text = _lower_bound(lo)
+            op, text = _lower_bound(lo, digits)
             return f"{name} {op} {text}"
-        lop, ltext = _lower_bound(lo)
-        hop, htext = _upper_bound(hi)
+        lop, ltext = _lower_bound(lo, digits)
+        hop, htext = _upper_bound(hi, digits)
         return f"{ltext} {'<' if lop == '>' else '<='} {name} {hop} {htext}"
+    return f"{name} in " + _interval_texts(intervals, digits)
+
+
+def _interval_texts(intervals: list[tuple[float, float]], digits: int | None) -> str:
+    """Intervals ``(low, high]`` in exact interval notation, joined by ``or``: ``(2.45, 4.75]``,
+    ``[2.5, +inf)`` (``[`` and ``)`` where ``>=`` and ``<`` print a shorter exact bound)."""
     pieces = []
     for lo, hi in intervals:
         if math.isinf(lo):
             left = "(-inf"
         else:
-            lop, ltext = _lower_bound(lo)
+            lop, ltext = _lower_bound(lo, digits)
             left = ("(" if lop == ">" else "[") + ltext
         if math.isinf(hi):
             right = "+inf)"
         else:
-            hop, htext = _upper_bound(hi)
+            hop, htext = _upper_bound(hi, digits)
             right = htext + ("]" if hop == "<=" else ")")
         pieces.append(f"{left}, {right}")
-    return f"{name} in " + " or ".join(pieces)
+    return " or ".join(pieces)
 
 
-def _json_float(value: float) -> float | str:
-    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+def describe_values(states: Iterable[int], space: FeatureSpace | None, feature: int) -> str:
+    """The values ``feature in states`` allows, without the feature's name: exact intervals
+    (``(2.45, 4.75]``, as :func:`describe_states` bounds them) or a set of categories
+    (``{good, fair}``)."""
+    ordered = sorted(states)
+    if space is None:
+        return "states {" + ", ".join(map(str, ordered)) + "}"
+    labels = space.category_labels(feature)
+    if labels is not None:
+        return "{" + ", ".join(labels[s] for s in ordered) + "}"
+    thresholds = space.thresholds[feature]
+    return _interval_texts(_intervals(ordered, thresholds), _needed_digits(ordered, thresholds))
+
+
+def _json_bound(t: float) -> float | str:
+    """A bound ``t`` of a literal's interval ``(low, high]`` in JSON: the largest float32 ``m``
+    not above it (the same test on float32 inputs) as the shortest decimal that reads back as
+    ``m``; ``"inf"``/``"-inf"`` for an open end."""
+    if not math.isfinite(t):
+        return "inf" if t > 0 else "-inf"
+    return float32_number(largest_float32_at_most(t))
+
+
+def _json_value(value: float, space: FeatureSpace, feature: int) -> float | str:
+    """An input value in JSON: its float32 number's shortest decimal, on the side of it that
+    stays in the value's cell of the feature (:func:`~rfexplain.core.floats.cell_decimal`);
+    a categorical feature's state index as it is."""
+    if not math.isfinite(value):
+        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
+    if space.category_labels(feature) is not None:
+        return float(value)
+    return cell_decimal(value, space.thresholds[feature])

@@ -28,11 +28,13 @@ class BatchRecord:
     engine : str
         The engine that answered.
     prediction : label or None
-        The forest's decision (hard majority vote), ``None`` if the instance was invalid.
+        The forest's decision under the vote explained (by default the model's own: the soft
+        vote of a random forest's ``predict``; the majority vote with ``vote="hard"``), ``None``
+        if the instance was invalid.
     prediction_index : int or None
         Its index in ``classes``.
     sklearn_prediction : label or None
-        The scikit-learn model's own ``predict`` (soft vote), when a model was explained.
+        The scikit-learn model's own ``predict``, when a model was explained.
     result : list of dict, float, str or None
         Reason queries: the reasons as :meth:`Reason.to_dict` dictionaries (a single-answer query
         gives a list of zero or one). ``robustness``: an int, or ``math.inf`` when nothing flips

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.errors import InvalidInstanceError, UnsupportedModelError
+from rfexplain.core.floats import cell_decimal
 from rfexplain.core.forest import VOTE_MODES, Forest, Tree
 from rfexplain.core.instances import in_model_order, pandas
 from rfexplain.core.sklearn_import import raw_trees_of
@@ -212,6 +213,7 @@ class PipelineModel:
         for c, column in enumerate(self.pre.columns):
             values = X.iloc[:, c].tolist()
             if column.categories is None:
+                self._note_integers(c, X.iloc[:, c])
                 try:
                     numbers = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
                 except (TypeError, ValueError) as exc:
@@ -223,6 +225,20 @@ class PipelineModel:
             for r, v in enumerate(values):
                 out[r, c] = self._state_of(c, v)
         return out
+
+    def _note_integers(self, c: int, series: Any) -> None:
+        """Remember whether numeric column ``c`` holds integers: an integer dtype, or integer
+        values only (a row of a mixed frame is a Series of objects); one non-integer row makes
+        it a float column for good."""
+        pd = pandas()
+        if pd.api.types.is_integer_dtype(series.dtype):
+            integers = True
+        elif series.dtype == object:
+            integers = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in series.tolist())
+        else:
+            integers = False
+        seen = self.__dict__.setdefault("integer_columns", {})
+        seen[c] = seen.get(c, True) and integers
 
     def _state_of(self, c: int, value: Any) -> int:
         column = self.pre.columns[c]
@@ -240,19 +256,52 @@ class PipelineModel:
         )
 
     def decode(self, values: Any) -> Any:
-        """The forest's values (one row or many) as a DataFrame of original values."""
+        """The forest's values (one row or many) as a DataFrame of original values.
+
+        A numeric value is written as the shortest decimal that reads back as its float32
+        number, on the side of it that stays in its cell of the forest
+        (:func:`~rfexplain.core.floats.cell_decimal`: ``5549.9995``, not ``5549.99951171875``).
+        A column the explainer was given as integers (an integer dtype, or integer values:
+        :meth:`encode` notes it) stays an integer column: a value that is not an integer
+        becomes the integer nearest to it in the same cell, so the row takes the same path
+        through every tree and is decided alike (if some value's cell holds no integer, the
+        column is a float column in this frame). Either way the row is classified as the
+        values were, by the forest and by the pipeline."""
         arr = self.forest.check_instances(values)
         states = self.forest.states(arr)
-        rows = []
+        integers = getattr(self, "integer_columns", {})
+        rows: list[dict[str, Any]] = []
         for r in range(arr.shape[0]):
             row: dict[str, Any] = {}
             for c, column in enumerate(self.pre.columns):
                 if column.categories is None:
-                    row[column.name] = float(arr[r, c])
+                    whole = self._integer_in_cell(c, float(arr[r, c])) if integers.get(c) else None
+                    exact = cell_decimal(arr[r, c], self.forest.thresholds[c])
+                    row[column.name] = whole if whole is not None else exact
                 else:
                     row[column.name] = self.pre.state_value(c, int(states[r, c]))
             rows.append(row)
-        return self.pre.frame(rows)
+        frame = self.pre.frame(rows)
+        for c, column in enumerate(self.pre.columns):
+            if integers.get(c) and all(isinstance(row[column.name], int) for row in rows):
+                frame[column.name] = frame[column.name].astype(np.int64)
+        return frame
+
+    def _integer_in_cell(self, c: int, value: float) -> int | None:
+        """The integer nearest to ``value`` with the same state of numeric column ``c``, if any
+        lies within 1 of it."""
+        if not math.isfinite(value) or abs(value) >= 2**24:  # beyond, not every integer is a float32
+            return None
+        thresholds = np.asarray(self.forest.thresholds[c], dtype=np.float64)
+
+        def state(x: float) -> int:
+            return int(np.searchsorted(thresholds, float(np.float32(x)), side="left"))
+
+        here = state(value)
+        for k in sorted({math.floor(value), math.ceil(value)}, key=lambda k: (abs(k - value), k)):
+            if state(k) == here:
+                return int(k)
+        return None
 
     def decides(self, frame: Any) -> np.ndarray:
         """Class indices the pipeline itself decides on original rows under the forest's vote:

@@ -8,12 +8,22 @@ imported when first needed, and a missing one raises :class:`MissingExtraError` 
 from rfexplain.core.display import register_renderer
 from rfexplain.viz.extras import MissingExtraError
 from rfexplain.viz.frames import frame_to_records, records_to_frame, write_parquet
-from rfexplain.viz.notebook import enumeration_html, reason_html
-from rfexplain.viz.plot import plot_decision, plot_feature_relevance, plot_reason
+from rfexplain.viz.notebook import enumeration_html, enumeration_text, reason_html
+from rfexplain.viz.plot import (
+    DecisionDisplay,
+    ReasonDisplay,
+    RelevanceDisplay,
+    plot_decision,
+    plot_feature_relevance,
+    plot_reason,
+)
 from rfexplain.viz.report import write_report
 
 __all__ = [
+    "DecisionDisplay",
     "MissingExtraError",
+    "ReasonDisplay",
+    "RelevanceDisplay",
     "frame_to_records",
     "plot_decision",
     "plot_feature_relevance",
@@ -26,3 +36,4 @@ __all__ = [
 register_renderer("plot_reason", plot_reason)
 register_renderer("reason_html", reason_html)
 register_renderer("enumeration_html", enumeration_html)
+register_renderer("enumeration_text", enumeration_text)

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from rfexplain.core.errors import UnsupportedQuery
-from rfexplain.core.reasons import Reason
+from rfexplain.core.reasons import Reason, describe_values
 from rfexplain.viz.extras import MissingExtraError
 
-__all__ = ["decision_html", "enumeration_html", "reason_html", "table_html"]
+__all__ = ["decision_html", "enumeration_html", "enumeration_text", "reason_html", "table_html"]
 
 #: Results an enumeration shows in a notebook (they stay available to iteration).
 SHOWN_RESULTS = 10
@@ -39,16 +39,21 @@ def _svg_or_empty(make_figure: Any) -> str:
 
 
 def reason_html(reason: Reason) -> str:
-    """The reason's conditions, one row per feature, and its plot."""
-    from rfexplain.viz.plot import plot_reason
+    """The reason's conditions, one row per feature (its name, then the values the literal
+    allows: an interval or a set of categories), and its plot."""
+    from rfexplain.viz.plot import reason_figure
 
     esc = html.escape
     head = f"<p><b>{esc(reason.kind.replace('_', ' '))} reason</b> ({len(reason)} features)</p>"
-    rows = [
-        (esc(str(lit.to_dict(reason.space).get("name", f"x{lit.feature}"))), esc(lit.describe(reason.space)))
+    space = reason.space
+    rows = [("feature", "values")] + [
+        (
+            esc(space.feature_names[lit.feature] if space is not None else f"x{lit.feature}"),
+            esc(describe_values(lit.states, space, lit.feature)),
+        )
         for lit in reason.conditions
     ]
-    plot = _svg_or_empty(lambda: plot_reason(reason)) if reason.space is not None and reason.conditions else ""
+    plot = _svg_or_empty(lambda: reason_figure(reason)) if space is not None and reason.conditions else ""
     return head + table_html(rows) + plot
 
 
@@ -65,29 +70,40 @@ def _text_or(query: Any) -> str:
 
 
 def decision_html(decision: Any) -> str:
-    """Prediction, one sufficient and one necessary reason, robustness, and the picture."""
-    from rfexplain.viz.plot import plot_decision
+    """Prediction, one sufficient and one necessary reason, robustness, and the picture.
+
+    Each answer is asked of the decision once and remembered (:func:`~rfexplain.viz.plot.shown_answer`),
+    so showing the decision again, or plotting it, asks nothing again."""
+    from rfexplain.viz.plot import decision_figure, shown_answer
 
     esc = html.escape
     rows = [
         ("prediction", esc(repr(decision.prediction))),
         ("scikit-learn predict", esc(repr(decision.sklearn_prediction))),
         ("engine", esc(decision.explainer.engine_name)),
-        ("sufficient reason", _text_or(decision.sufficient_reason)),
-        ("necessary reason", _text_or(decision.necessary_reason)),
-        ("robustness", _text_or(decision.robustness)),
+        ("sufficient reason", _text_or(lambda: shown_answer(decision, "sufficient_reason"))),
+        ("necessary reason", _text_or(lambda: shown_answer(decision, "necessary_reason"))),
+        ("robustness", _text_or(lambda: shown_answer(decision, "robustness"))),
     ]
-    return table_html(rows) + _svg_or_empty(lambda: plot_decision(decision))
+    return table_html(rows) + _svg_or_empty(lambda: decision_figure(decision))
+
+
+def _shown_results(enumeration: Any) -> list[Any]:
+    """The first :data:`SHOWN_RESULTS` results (produced now if needed; iteration still yields them)."""
+    return list(enumeration.peek(SHOWN_RESULTS))
+
+
+def enumeration_text(enumeration: Any) -> str:
+    """The text form of :func:`enumeration_html`: the same status and the same first results."""
+    shown = _shown_results(enumeration)
+    lines = [f"Enumeration({enumeration.status})"]
+    lines += [f"  {k}. {r}" for k, r in enumerate(shown, start=1)]
+    return "\n".join(lines)
 
 
 def enumeration_html(enumeration: Any) -> str:
-    """The first results (produced now if needed, and still yielded by iteration) and the status."""
-    shown = enumeration.peek(SHOWN_RESULTS)
-    if enumeration.complete is None:
-        status = f"first {len(shown)} results; more may follow"
-    elif enumeration.complete:
-        status = f"complete: {enumeration.count} results"
-    else:
-        status = f"{enumeration.count} results, stopped by {enumeration.stopped_by}"
+    """The first results (produced now if needed, and still yielded by iteration) and the
+    status, worded as the text form (:func:`enumeration_text`, ``Enumeration.status``)."""
+    shown = _shown_results(enumeration)
     rows = [(str(k), html.escape(str(r))) for k, r in enumerate(shown, start=1)]
-    return f"<p><b>Enumeration</b>: {html.escape(status)}</p>" + table_html(rows)
+    return f"<p><b>Enumeration</b>: {html.escape(enumeration.status)}</p>" + table_html(rows)

@@ -149,11 +149,11 @@ def _agreement(first: Any, second: Any) -> str:
 
 
 def _plot(decision: Any, layers: list[Any], prefix: str) -> str:
-    from rfexplain.viz.plot import plot_decision
+    from rfexplain.viz.plot import decision_figure
     from rfexplain.viz.svg import figure_svg
 
     try:
-        return figure_svg(plot_decision(decision, layers=layers), prefix=prefix)
+        return figure_svg(decision_figure(decision, layers=layers), prefix=prefix)
     except MissingExtraError:
         return ""
 
