@@ -43,4 +43,4 @@ print("robustness:", d.robustness())
 
 # %%
 # The picture: one row per feature, the instance as a diamond, the sufficient reason as a dark band.
-fig = d.plot()
+display = d.plot()  # a DecisionDisplay, in scikit-learn's style: .figure_, .axes_

@@ -19,7 +19,7 @@ y = data.target_names[data.target]
 model = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(data.data, y)
 explainer = rx.Explainer(model, engine="circuit", feature_names=data.feature_names, vote="hard")
 d = explainer.explain(data.data[60])
-fig = d.plot()
+display = d.plot()  # a DecisionDisplay, in scikit-learn's style: .figure_, .axes_
 
 # %%
 # The same answers as text. The shortest flips are every nearest input of another class, as the

@@ -33,4 +33,4 @@ for r in d.necessary_reasons(limit=3):
 
 # %%
 # The picture: categorical features are strips of their categories, the allowed ones shaded.
-fig = d.plot()
+display = d.plot()  # a DecisionDisplay, in scikit-learn's style: .figure_, .axes_

@@ -25,4 +25,4 @@ print(frame.drop(columns=[c for c in frame.columns if frame[c].isna().all()]).to
 
 # %%
 # Which features the reasons rely on:
-fig = rx.viz.plot_feature_relevance(records)
+display = rx.viz.plot_feature_relevance(records)  # a RelevanceDisplay
