@@ -28,6 +28,7 @@ from rfexplain.batch import BatchRecord, explain_many, index_labels, iter_explai
 from rfexplain.core.budget import Budget, check_max_memory, default_max_memory
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
+from rfexplain.core.floats import cell_decimal
 from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.instances import as_matrix, check_feature_names, in_model_order, model_input, pandas
 from rfexplain.core.pyvalues import to_python
@@ -215,11 +216,18 @@ class Explainer:
 
     def original_rows(self, values: Any) -> Any:
         """Rows of the forest's values (an instance's, a witness's) as a DataFrame of the
-        pipeline's original columns; for a plain model, a DataFrame with the feature names."""
+        pipeline's original columns (integer columns as integers, see
+        :meth:`~rfexplain.pipelines.PipelineModel.decode`); for a plain model, a DataFrame with
+        the feature names. Numbers are the shortest decimals that read back as the float32
+        values the trees compare (``6.1``, not ``6.099999904632568``;
+        :func:`~rfexplain.core.floats.cell_decimal`)."""
         if self.pipeline is not None:
             return self.pipeline.decode(values)
         pd = pandas()
-        return pd.DataFrame(self.forest.check_instances(values), columns=list(self.forest.feature_names))
+        rows = self.forest.check_instances(values)
+        thresholds = self.forest.thresholds
+        short = [[cell_decimal(v, thresholds[f]) for f, v in enumerate(row)] for row in rows.tolist()]
+        return pd.DataFrame(short, columns=list(self.forest.feature_names), dtype=np.float64)
 
     def explain_many(
         self,

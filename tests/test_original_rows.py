@@ -67,3 +67,12 @@ def test_a_non_integer_value_of_an_integer_column_becomes_an_integer_of_its_cell
         forest.states(np.asarray([values]))[0][age]
         == forest.states(np.asarray([[*values[:age], float(whole), *values[age + 1 :]]]))[0][age]
     )
+
+
+def test_a_plain_models_rows_are_shortest_float32_decimals() -> None:
+    from tests.viz_helpers import MODEL, NAMES, X
+
+    explainer = rx.Explainer(MODEL, engine="sat", feature_names=NAMES)
+    row = explainer.original_rows(np.float32(X[:2]).astype(np.float64))
+    assert row.to_dict("records")[0] == dict(zip(NAMES, X[0].tolist()))  # 5.1, not 5.099999904632568
+    assert list(row.columns) == NAMES and (row.dtypes == np.float64).all()
