@@ -114,10 +114,12 @@ class Decision:
 
     @property
     def values(self) -> tuple[float, ...]:
+        """The instance's values, one per feature of the forest (a category as its state index)."""
         return self.instance.values
 
     @property
     def states(self) -> tuple[int, ...]:
+        """The instance's state of each feature (the cell between two thresholds, or a category)."""
         return self.instance.states
 
     # ---------------------------------------------------------------- any query by name
