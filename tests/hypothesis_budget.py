@@ -25,7 +25,12 @@ FULL = 100
 MINIMUM = 5
 
 
-def examples(full: int) -> int:
-    """``full`` examples under the ``"ci"`` profile, proportionally fewer under a smaller one."""
+def examples(full: int, fast: int | None = None) -> int:
+    """``full`` examples under the ``"ci"`` profile, proportionally fewer under a smaller one, or
+    ``fast`` there when given (a test whose every example takes seconds)."""
+    if settings.default.max_examples >= FULL:
+        return full
+    if fast is not None:
+        return min(full, fast)
     wanted = math.ceil(full * settings.default.max_examples / FULL)
     return min(full, max(MINIMUM, wanted))

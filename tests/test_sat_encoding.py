@@ -46,7 +46,7 @@ def test_formulas_decide_like_the_forest(forest: Any, card: str, multiclass: str
     _check_formulas(forest, card, multiclass)
 
 
-@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80, fast=3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=9, max_classes=5, vote="soft"))
 def test_soft_vote_formulas_decide_like_the_forest(forest: Any) -> None:
     """The adder-network comparisons of the soft vote, exact ties and near-ties included."""
@@ -54,7 +54,7 @@ def test_soft_vote_formulas_decide_like_the_forest(forest: Any) -> None:
     _check_formulas(forest, "cardnetwrk", "selectors", soft_bits=1)
 
 
-@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60, fast=3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=9, max_classes=5, vote="soft"), st.sampled_from([1, 2, 12]))
 def test_relaxed_soft_vote_formulas_are_implied_and_refined_to_exact(forest: Any, bits: int) -> None:
     """A relaxed soft-vote formula holds wherever the exact one does, and the refinement loop of

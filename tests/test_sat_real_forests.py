@@ -36,7 +36,8 @@ N_INSTANCES = 4
 #: CPU seconds (the budgets of these tests read this process's CPU time: ``cpu_clock`` in
 #: tests/conftest.py), so that a loaded machine does not cut an enumeration short.
 TIMEOUT = 60.0
-#: The larger forests are checked by ``python -m pytest -m slow``; iris (100 trees) in every run.
+#: The larger forests are checked by ``python -m pytest -m slow``; iris (100 trees) in every run (the
+#: engine contract runs every cardinality encoding on random forests in every run).
 LARGER = pytest.mark.slow
 
 pytestmark = pytest.mark.usefixtures("cpu_clock")
@@ -136,7 +137,8 @@ def _count_minimal_hitting_sets(family: list[frozenset[int]]) -> int:
     )
 
 
-@pytest.mark.parametrize("name", [pytest.param("wine", marks=LARGER), "breast_cancer"])
+@LARGER
+@pytest.mark.parametrize("name", ["wine", "breast_cancer"])
 def test_every_cardinality_encoding_gives_identical_explanations(name: str) -> None:
     model, rows, forest = _model(name)
     reference = None
