@@ -145,6 +145,8 @@ class _WorkerExplainer:
     model: Any = None
     #: Features held at each instance's states in the queries about changes.
     immutable: tuple[int, ...] = ()
+    #: The memory budget of its queries (the parent explainer's ``max_memory``).
+    max_memory: int | str | None = "default"
 
     def close(self) -> None:
         self.engine.close()
@@ -160,6 +162,8 @@ class EngineSpec:
     options: tuple[tuple[str, Any], ...] = ()
     immutable: tuple[int, ...] = ()
     key: str = field(default="", compare=False)
+    #: The explainer's memory budget, in bytes (``None``: none), for the worker's queries.
+    max_memory: int | str | None = "default"
 
     @classmethod
     def of(cls, explainer: ExplainerLike) -> EngineSpec:
@@ -170,7 +174,10 @@ class EngineSpec:
             f"{forest_json}\0{explainer.engine_name}\0{type(explainer.engine).__module__}."
             f"{type(explainer.engine).__qualname__}\0{options!r}\0{immutable!r}".encode()
         ).hexdigest()
-        return cls(forest_json, explainer.engine_name, type(explainer.engine), options, immutable, digest)
+        memory = getattr(explainer, "max_memory", "default")
+        return cls(
+            forest_json, explainer.engine_name, type(explainer.engine), options, immutable, digest, max_memory=memory
+        )
 
     def build(self) -> ExplainerLike:
         """A forest-only explainer with this engine."""
@@ -178,7 +185,9 @@ class EngineSpec:
         forest = Forest.from_json(self.forest_json)
         options = dict(self.options)
         engine = engine_class(self.engine)(forest, **options)
-        return _WorkerExplainer(forest, engine, self.engine, options, immutable=self.immutable)
+        return _WorkerExplainer(
+            forest, engine, self.engine, options, immutable=self.immutable, max_memory=self.max_memory
+        )
 
 
 _local = threading.local()

@@ -198,3 +198,21 @@ def test_the_default_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     assert default_max_memory() == pytest.approx(
         __import__("os").sysconf("SC_PHYS_PAGES") * __import__("os").sysconf("SC_PAGE_SIZE") // 4
     )
+
+
+def test_batch_workers_keep_the_explainers_memory_budget() -> None:
+    from rfexplain.batch import EngineSpec
+
+    forest, _, _ = wine_forest(trees=2, depth=2)
+    explainer = rx.Explainer(forest, engine="oracle", max_memory=123_456_789)
+    assert EngineSpec.of(explainer).build().max_memory == 123_456_789
+
+
+def test_the_oracles_box_search_polls_the_active_budget() -> None:
+    from rfexplain.oracle.engine import OracleEngine
+
+    forest, _, X = wine_forest(trees=3, depth=2)
+    engine = OracleEngine(forest)
+    instance = rx.Explainer(forest, engine="oracle").explain(X[0]).instance
+    with Budget(timeout=1.0, clock=FakeClock(1)).active(), pytest.raises(BudgetExpired):
+        list(engine.oracle.general_sufficient_reasons(instance))

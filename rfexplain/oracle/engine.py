@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.bits import bits_of, mask_of
-from rfexplain.core.budget import Budget
+from rfexplain.core.budget import Budget, poll
 from rfexplain.core.errors import OracleTooLargeError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
@@ -329,7 +329,9 @@ class Oracle:
             ]
         all_points = (1 << len(self.labels)) - 1
         good: set[tuple[int, ...]] = set()
-        for combo in itertools.product(*per_feature):
+        for count, combo in enumerate(itertools.product(*per_feature)):
+            if count % 4096 == 0:
+                poll("examining boxes")
             bits = all_points
             for _, grid_bits in combo:
                 bits &= grid_bits
