@@ -21,8 +21,8 @@ This is the greedy local search of adversarial attacks on tree ensembles (Zhang,
 (2020) [ZZH20] move between neighbouring leaf tuples the same way), with each coordinate searched
 exhaustively over its cells.
 
-Restarts are not all random: each starts from the best end point so far with :data:`KICK`
-random features moved to random cells, and only after :data:`PATIENCE` such restarts in a row
+Restarts are not all random: each starts from the best end point so far with ``kick``
+random features moved to random cells, and only after ``patience`` such restarts in a row
 that did not improve on it from a random point, the iterated local search of Lourenço, Martin
 and Stützle (2003) [LMS03]: the end points of random restarts are spread far apart (on two
 satisfiable steps of ring's default forest, margins from -46 to -2 votes), the kicked restarts
@@ -53,15 +53,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE
+
 __all__ = ["MarginClimb"]
-
-#: Float slack under which a soft-vote margin counts as reached (the caller decides it exactly).
-SLACK = 1e-9
-
-#: Features a restart moves at random from the best end point so far (iterated local search),
-#: and the restarts in a row that may fail to improve on it before one starts from a random point.
-KICK = 4
-PATIENCE = 5
 
 
 class MarginClimb:
@@ -90,6 +84,11 @@ class MarginClimb:
     starts : int array of shape (points, free features), optional
         Allowed points the first climbs start from, one each, on top of the restarts of the first
         :meth:`run`.
+    kick, patience : int
+        Features a restart moves at random from the best end point so far (iterated local
+        search), and the restarts in a row that may fail to improve on it before one starts from
+        a random point (default: the tuning's ``climb_kick`` and ``climb_patience``,
+        :class:`~rfexplain.sat.tuning.SatTuning`).
     """
 
     def __init__(
@@ -104,8 +103,11 @@ class MarginClimb:
         seed: int = 0,
         allowed: tuple[np.ndarray, np.ndarray] | None = None,
         starts: np.ndarray | None = None,
+        kick: int = DEFAULT_TUNING.climb_kick,
+        patience: int = DEFAULT_TUNING.climb_patience,
     ) -> None:
         self.first = first
+        self.kick, self.patience = kick, patience
         self.last = last
         self.margins = margins
         self.penalty = penalty
@@ -130,7 +132,8 @@ class MarginClimb:
     def run(self, restarts: int) -> np.ndarray | None:
         """Climb from the given :attr:`starts` not climbed from yet, then from up to ``restarts``
         more starting points (kicked or random); the positions of the first point found where
-        the condition holds (up to :data:`SLACK`), else ``None``."""
+        the condition holds (a soft-vote margin up to :data:`~rfexplain.sat.tuning.NEAR_TIE`
+        short of it counts: the caller decides it exactly), else ``None``."""
         from rfexplain.sat.climb_kernels import climb
 
         point = np.zeros(len(self.sizes), dtype=np.int64)
@@ -143,13 +146,13 @@ class MarginClimb:
             self.allowed[1],
             self.sizes,
             self.any_challenger,
-            SLACK,
+            NEAR_TIE,
             len(self.starts) + restarts,
             self.rng,
             point,
             self.starts,
-            KICK,
-            PATIENCE,
+            self.kick,
+            self.patience,
             self.best,
             self.memory,
         )

@@ -71,6 +71,9 @@ class SatTuning:
       search does not join; where it joins, ``clique_race_climbs`` restarts from turn
       ``clique_race_climb_after`` while no solver runs beside the race.
     - ``warm_starts``: counterexamples an instance keeps for the climbs to start from.
+    - ``climb_kick``, ``climb_patience``: features a restart moves at random from the best end
+      point so far (iterated local search), and the restarts in a row that may fail to improve
+      on it before one starts from a random point.
     - ``climb_restarts``: restarts per turn beside the reduced CNF's solver, where the climb
       takes a turn whenever its CPU time falls below ``climb_share`` of the others' (``climb_late``
       once it has climbed ``climb_long`` CPU seconds).
@@ -122,6 +125,8 @@ class SatTuning:
     clique_race_climb_after: int = 2
     clique_race_climbs: int = 4
     warm_starts: int = 4
+    climb_kick: int = 4
+    climb_patience: int = 5
     climb_restarts: int = 8
     climb_share: float = 0.2
     climb_long: float = 0.1

@@ -77,6 +77,8 @@ class Climb:
             seed=len(rows),
             allowed=(values, at),
             starts=starts,
+            kick=leaves.tuning.climb_kick,
+            patience=leaves.tuning.climb_patience,
         )
         return cls(leaves, climb, free, rows, "not" if not_kind else "predicts", int(target))
 
@@ -106,6 +108,8 @@ class Climb:
             any_challenger=kind == "not",
             seed=len(rows),
             starts=leaves.starts(free, cells),
+            kick=leaves.tuning.climb_kick,
+            patience=leaves.tuning.climb_patience,
         )
         return cls(leaves, climb, free, rows, kind, target, cells)
 
