@@ -58,11 +58,16 @@ class Boxes:
         cls: int,
         *,
         searching: bool = True,
+        bottom: list[int] | None = None,
+        top: list[int] | None = None,
     ) -> None:
         table = leaves.table
         self.leaves, self.free, self.kind, self.cls = leaves, free, kind, cls
         self.tuning = tuning = leaves.tuning
-        self.top = [table.n_states[f] - 1 for f in free]
+        #: The root box on the free features: every state by default; a box question's
+        #: intervals (its leaves' boxes clipped to them, :meth:`.InstanceLeaves.reachable_in_box`).
+        self.bottom = bottom if bottom is not None else [0] * len(free)
+        self.top = top if top is not None else [table.n_states[f] - 1 for f in free]
         #: whether the box searches run (the ``"boxes"`` decider is on)
         self.searching = searching
         self.set_table(rows, boxes)
@@ -76,7 +81,15 @@ class Boxes:
         self.paired = False
 
     def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
-        return BoxSearch(arguments, self.top, len(arguments[0]), guided=guided, partner=partner, tuning=self.tuning)
+        return BoxSearch(
+            arguments,
+            self.top,
+            len(arguments[0]),
+            guided=guided,
+            partner=partner,
+            tuning=self.tuning,
+            bottom=self.bottom,
+        )
 
     def set_table(self, rows: np.ndarray, boxes: tuple[np.ndarray, np.ndarray]) -> None:
         """The leaf table of the searches: the table rows ``rows`` (grouped by tree) with their
@@ -194,9 +207,11 @@ class BoxSearch:
         guided: bool,
         partner: np.ndarray | None = None,
         tuning: SatTuning = DEFAULT_TUNING,
+        bottom: list[int] | None = None,
     ) -> None:
         """``partner``: the trees paired for the pair bound (:func:`.box_kernels.search`), or
-        ``None``: no pair bound."""
+        ``None``: no pair bound. The root box is ``bottom..top`` on the free features
+        (``bottom`` default: every feature's first state)."""
         from rfexplain.sat import box_kernels
 
         self.kernels = box_kernels
@@ -207,6 +222,8 @@ class BoxSearch:
         self.stack_lo = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
         self.stack_hi = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
         self.stack_hi[0] = top
+        if bottom is not None:
+            self.stack_lo[0] = bottom
         self.stack_rows = np.zeros((tuning.bnb_stack, 2), dtype=np.int64)
         self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
         #: per box, its leaf intervals ending inside per free feature, then 1 once they are known
@@ -268,11 +285,11 @@ def by_margin(arguments: tuple[Any, ...]) -> tuple[Any, ...]:
 def pair_partners(arguments: tuple[Any, ...], not_kind: bool) -> np.ndarray:
     """The trees paired for the branch and bound's pair bound (:func:`.box_kernels.pair_bound`)
     on one query's table (the arguments of :func:`.box_kernels.search`), by tree id (-1: none),
-    chosen on the query's whole box as the paired table's are (:func:`.box_kernels.pair_partners`)."""
-    from rfexplain.sat import box_kernels as kernels
+    chosen on the query's whole box as the paired table's are (:func:`.pair_kernels.pair_partners`)."""
+    from rfexplain.sat import pair_kernels
 
     low, high, trees, margins, penalty = arguments[:5]
-    of_run, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
+    of_run, starts = pair_kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
     partner = np.full(int(trees.max()) + 1 if len(trees) else 0, -1, dtype=np.int64)
     paired = np.flatnonzero(of_run >= 0)
     partner[trees[starts[paired]]] = trees[starts[of_run[paired]]]
@@ -282,21 +299,21 @@ def pair_partners(arguments: tuple[Any, ...], not_kind: bool) -> np.ndarray:
 def paired_table(arguments: tuple[Any, ...], not_kind: bool, tuning: SatTuning) -> tuple[Any, ...] | None:
     """The branch and bound's arguments (:func:`.box_kernels.search`; ``not_kind``: the condition
     is "not") over the leaf table with
-    trees merged in pairs (:func:`.box_kernels.pair_partners`, :func:`.box_kernels.merge_pairs`),
+    trees merged in pairs (:func:`.pair_kernels.pair_partners`, :func:`.pair_kernels.merge_pairs`),
     up to the tuning's ``pair_rounds`` times (pairs of pairs, ...), each round only while the table grows
     by at most ``pair_growth``; ``None`` when not even one round is taken."""
-    from rfexplain.sat import box_kernels as kernels
+    from rfexplain.sat import pair_kernels
 
     low, high, trees, margins, penalty, scores = arguments[:6]
     merged = None
     for _ in range(tuning.pair_rounds):
-        partner, starts = kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
+        partner, starts = pair_kernels.pair_partners(low, high, trees, margins, penalty, not_kind)
         if not np.any(partner >= 0):
             break
-        total = kernels.merged_rows(low, high, partner, starts)
+        total = pair_kernels.merged_rows(low, high, partner, starts)
         if total > tuning.pair_growth * len(low):
             break
-        low, high, trees, margins, scores = kernels.merge_pairs(low, high, margins, scores, partner, starts, total)
+        low, high, trees, margins, scores = pair_kernels.merge_pairs(low, high, margins, scores, partner, starts, total)
         merged = (low, high, trees, margins, penalty, scores, *arguments[6:])
     return merged
 

@@ -318,11 +318,19 @@ class Race:
         kind: str,
         cls: int,
         deciders: Collection[str] = DECIDERS,
+        *,
+        bottom: list[int] | None = None,
+        top: list[int] | None = None,
     ) -> None:
-        """``boxes``: the leaves' boxes on the free features (:meth:`.InstanceLeaves.free_boxes`)."""
+        """``boxes``: the leaves' boxes on the free features (:meth:`.InstanceLeaves.free_boxes`);
+        ``bottom``, ``top``: the root box on them (default: every state), for the box searches
+        alone (a box question runs without the clique search and the climb, which search every
+        state)."""
         self.leaves, self.free = leaves, free
         self.tuning = tuning = leaves.tuning
-        self.boxes = Boxes(leaves, free, rows, boxes, kind, cls, searching="boxes" in deciders)
+        self.boxes = Boxes(
+            leaves, free, rows, boxes, kind, cls, searching="boxes" in deciders, bottom=bottom, top=top
+        )
         self.use_cliques = "cliques" in deciders
         #: The clique search once it has joined (at once when the box searches are off).
         self.clique: Cliques | None = None
