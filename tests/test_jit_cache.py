@@ -76,8 +76,8 @@ def _iris_model():
 def test_before_the_loops_are_compiled_queries_take_the_uncompiled_route(monkeypatch):
     """A fresh install: no query calls a compiled loop (nothing compiles inside a budget), one
     background compilation is asked for, and the answers are the compiled route's."""
-    from rfexplain.sat import box_kernels
     from rfexplain.sat import engine as sat_engine
+    from rfexplain.sat import point_kernels
     from rfexplain.sat.deciders import leaves
 
     data, model = _iris_model()
@@ -101,7 +101,7 @@ def test_before_the_loops_are_compiled_queries_take_the_uncompiled_route(monkeyp
         for name in ("warm_up", "InstanceLeaves"):
             monkeypatch.setattr(module, name, refuse)
     for name in ("hard_winner", "reduce_hard_point", "reduce_soft_point"):
-        monkeypatch.setattr(box_kernels, name, refuse)
+        monkeypatch.setattr(point_kernels, name, refuse)
     for vote in ("hard", "soft"):
         explainer = rfexplain.Explainer(model, engine="sat", vote=vote)
         assert not explainer.engine.prefilter

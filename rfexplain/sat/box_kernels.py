@@ -1,8 +1,8 @@
-"""The compiled loop of the prefilter's branch and bound over leaf boxes
+"""The compiled loop of the box search's branch and bound over leaf boxes
 (:class:`rfexplain.sat.deciders.boxes.Boxes`), compiled by numba [Lam15].
 
-The search is the one the prefilter's docstring describes: a box of the free features' state
-intervals is dropped when the per-tree leaf bound (:func:`bound`) rules
+The search is the one the box decider's docstring describes: a box of the free features' state
+intervals is dropped when the per-tree leaf bound (:func:`.bound_kernels.bound`) rules
 the condition out, searched whole when its leaves cut it into at most ``box_points`` cell
 combinations, else split in two, the more promising half searched first. Depth-first, so the
 stack's boxes hold their leaves in increasing, disjoint ranges of one row pool: a box's children
@@ -14,11 +14,11 @@ overwrite its own range. Two split rules:
   bound) leave both halves, so that both children's bounds drop (it proves bounds below zero
   sooner).
 
-Neither wins everywhere, so the prefilter races them
+Neither wins everywhere, so the box decider races them
 (:class:`~rfexplain.sat.deciders.boxes.Boxes`).
 
-The bounds can be tightened by merging trees in pairs (:func:`pair_partners`,
-:func:`merge_pairs`): a merged tree's leaves are the pairs of leaves whose boxes meet, so its
+The bounds can be tightened by merging trees in pairs (:mod:`.pair_kernels`,
+:func:`.pair_kernels.merge_pairs`): a merged tree's leaves are the pairs of leaves whose boxes meet, so its
 best leaf is a consistent pair, the tree-merging idea of Chen et al. (2019) [Che19] (cliques of
 trees, level by level) and Devos et al. (2021) [DMD21]; the search runs unchanged on the merged
 table. With two classes the pairs also judge the children the per-tree bound keeps without a
@@ -29,7 +29,7 @@ bounds in one pass (:func:`_split_bounds`), and a child's count of leaf interval
 per feature comes from its parent's, less the leaves only its sibling holds
 (:func:`_child_counts`), instead of a pass over every leaf and feature; the median is found by
 selection, not a sort, and the guided split's cuts are packed and sorted by insertion. A box
-searched whole is walked depth first over its features (:func:`_search_whole`), each point
+searched whole is walked depth first over its features (:mod:`.whole_kernels`), each point
 summing only its own leaves, and a prefix whose leaves' bound rules the condition out is
 skipped.
 
@@ -52,6 +52,12 @@ from __future__ import annotations
 import numpy as np
 
 from rfexplain.core.jit import kernel
+from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
+from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
+from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
+from rfexplain.sat.whole_kernels import STACK_SIZE, _cell_options, _cell_starts, _search_whole
+from rfexplain.sat.whole_kernels import TIE_OVERFLOW as TIE_OVERFLOW
+from rfexplain.sat.whole_kernels import TIES as TIES
 
 #: the stack is empty: no box holds a strict witness (near ties may wait in the tie buffer)
 EXHAUSTED = 0
@@ -69,159 +75,6 @@ SMALL_SORT = 48
 #: many times the child's margin of the per-tree bound (plus the near-tie tolerance) off their
 #: parent's bound, ``+inf`` at the root.
 PAIR_GATE = 1.0
-
-#: slots of the ``state`` array: boxes on the stack, tie points stored, tie buffer overflowed
-STACK_SIZE, TIES, TIE_OVERFLOW = range(3)
-
-
-@kernel
-def _class_totals(positions, count, trees, margins):  # pragma: no cover - compiled
-    """Per other class (column of ``margins``), the sum over trees of the best margin a leaf of
-    ``positions[:count]`` (rows grouped by tree) gives."""
-    n_other = margins.shape[1]
-    total = np.zeros(n_other)
-    best = np.full(n_other, -np.inf)
-    previous = -1
-    for i in range(count):
-        r = positions[i]
-        if trees[r] != previous:
-            if previous != -1:
-                total += best
-                best[:] = -np.inf
-            previous = trees[r]
-        for d in range(n_other):
-            if margins[r, d] > best[d]:
-                best[d] = margins[r, d]
-    if previous != -1:
-        total += best
-    return total
-
-
-@kernel
-def bound(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
-    """An upper bound on the margin by which the condition can hold with the leaves
-    ``positions[:count]`` (rows of ``margins``/``trees``, grouped by tree): per other class, the
-    sum over trees of the best margin a leaf gives (:meth:`~rfexplain.sat.deciders.leaves.LeafTable.margins`),
-    less its ``penalty``; "not" (``not_kind``) needs one class, "predicts" beats them all."""
-    if margins.shape[1] == 0:
-        return -np.inf if not_kind else np.inf
-    total = _class_totals(positions, count, trees, margins) - penalty
-    return total.max() if not_kind else total.min()
-
-
-@kernel
-def _binding_class(positions, count, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
-    """The column of :func:`bound`'s binding class among the leaves ``positions[:count]``: the
-    one whose bound is largest ("not", ``not_kind``) or smallest ("predicts")."""
-    total = _class_totals(positions, count, trees, margins) - penalty
-    d = 0
-    for e in range(1, total.shape[0]):
-        if (total[e] > total[d]) if not_kind else (total[e] < total[d]):
-            d = e
-    return d
-
-
-@kernel
-def bound_core(outside, fixed, trees, margins, penalty, not_kind, near_tie, kept):  # pragma: no cover - compiled
-    """Deletion against the bounds (:meth:`~rfexplain.sat.deciders.bounds.Bounds.core`):
-    for each feature ``fixed[i]`` in turn, ``kept[i]`` is cleared when the leaves the instance
-    reaches without it (and without the features dropped before it) still bound the margin below
-    ``-near_tie``; ``outside[leaf, f]`` says the instance's state of ``f`` is outside the leaf's
-    box. One call instead of a bound and a numpy pass per feature."""
-    n = outside.shape[0]
-    misses = np.zeros(n, np.int64)
-    for r in range(n):
-        for i in range(fixed.shape[0]):
-            if outside[r, fixed[i]]:
-                misses[r] += 1
-    positions = np.empty(n, np.int64)
-    for i in range(fixed.shape[0]):
-        f = fixed[i]
-        count = 0
-        for r in range(n):
-            if misses[r] == (1 if outside[r, f] else 0):
-                positions[count] = r
-                count += 1
-        kept[i] = bound(positions, count, trees, margins, penalty, not_kind) > -near_tie
-        if not kept[i]:
-            for r in range(n):
-                if outside[r, f]:
-                    misses[r] -= 1
-
-
-@kernel
-def hard_winner(point, feature, split, left, right, label, roots, counts):  # pragma: no cover - compiled
-    """The hard majority vote on ``point`` (ties to the lowest class index), over the trees laid
-    end to end (:attr:`~rfexplain.core.forest.Forest.first_nodes`)."""
-    counts[:] = 0
-    for k in range(roots.shape[0]):
-        node = roots[k]
-        while feature[node] >= 0:
-            node = left[node] if point[feature[node]] <= split[node] else right[node]
-        counts[label[node]] += 1
-    best = 0
-    for c in range(1, counts.shape[0]):
-        if counts[c] > counts[best]:
-            best = c
-    return best
-
-
-@kernel
-def reduce_hard_point(
-    point, target, order, feature, split, left, right, label, roots, cls, not_kind, counts
-):  # pragma: no cover - compiled
-    """:meth:`~rfexplain.sat.search.Search.correction_set` under the hard vote: each feature of
-    ``order`` where ``point`` differs from ``target`` is set to ``target``'s state when the
-    forest's decision still meets the condition ("not ``cls``" or "``cls``"); in place. False
-    (and ``point`` untouched) when ``point`` itself does not meet it."""
-    winner = hard_winner(point, feature, split, left, right, label, roots, counts)
-    if (winner == cls) if not_kind else (winner != cls):
-        return False
-    for i in range(order.shape[0]):
-        f = order[i]
-        if point[f] != target[f]:
-            changed = point[f]
-            point[f] = target[f]
-            winner = hard_winner(point, feature, split, left, right, label, roots, counts)
-            if (winner == cls) if not_kind else (winner != cls):
-                point[f] = changed
-    return True
-
-
-@kernel
-def _soft_sums(point, feature, split, left, right, proba, roots, sums):  # pragma: no cover - compiled
-    """The leaves' probability vectors (``proba``, by node over the trees laid end to end) that
-    ``point`` reaches, summed into ``sums`` in float64."""
-    sums[:] = 0.0
-    for k in range(roots.shape[0]):
-        node = roots[k]
-        while feature[node] >= 0:
-            node = left[node] if point[feature[node]] <= split[node] else right[node]
-        for c in range(sums.shape[0]):
-            sums[c] += proba[node, c]
-
-
-@kernel
-def reduce_soft_point(
-    point, target, order, start, feature, split, left, right, proba, roots, cls, not_kind, near_tie, sums
-):  # pragma: no cover - compiled
-    """:func:`reduce_hard_point` under the soft vote, from position ``start`` of ``order`` (the
-    caller has checked that ``point`` meets the condition): in place, and the position of
-    ``order`` at which a float64 near tie left a decision to exact arithmetic (``point`` then
-    holds that feature at ``target``'s state, to be undone by the caller if the condition fails),
-    or ``order``'s length when done."""
-    for i in range(start, order.shape[0]):
-        f = order[i]
-        if point[f] != target[f]:
-            changed = point[f]
-            point[f] = target[f]
-            _soft_sums(point, feature, split, left, right, proba, roots, sums)
-            outcome = _outcome(sums, cls, not_kind, True, near_tie)
-            if outcome < 0:
-                return i
-            if outcome == 0:
-                point[f] = changed
-    return order.shape[0]
 
 
 @kernel
@@ -492,153 +345,6 @@ def _child_counts(
             inside += 1
     out[j] = inside
     out[n_free] = 1
-
-
-@kernel
-def _cell_starts(rows, n, low, high, j, lo, hi, buffer):  # pragma: no cover - compiled
-    """The first states of the cells that the leaves ``rows[:n]`` cut ``lo..hi`` of column ``j``
-    into, sorted and distinct, written into ``buffer``; their number."""
-    k = 0
-    buffer[k] = lo
-    k += 1
-    for i in range(n):
-        r = rows[i]
-        a = low[r, j]
-        if lo < a <= hi:
-            buffer[k] = a
-            k += 1
-        b = high[r, j] + 1
-        if lo < b <= hi:
-            buffer[k] = b
-            k += 1
-    buffer[:k].sort()
-    distinct = 1
-    for i in range(1, k):
-        if buffer[i] != buffer[distinct - 1]:
-            buffer[distinct] = buffer[i]
-            distinct += 1
-    return distinct
-
-
-@kernel
-def _cell_options(starts, k, hi, allowed, begin, stop, out, taken):  # pragma: no cover - compiled
-    """One state per cell of a feature (cells starting at ``starts[:k]``, sorted, the last ending
-    at ``hi``): the cell's first state among ``allowed[begin:stop]`` (sorted), none for a cell
-    without one, written into ``out`` from ``taken`` on; the new ``taken``."""
-    for c in range(k):
-        end = starts[c + 1] - 1 if c + 1 < k else hi
-        at = begin + np.searchsorted(allowed[begin:stop], starts[c])
-        if at < stop and allowed[at] <= end:
-            out[taken] = allowed[at]
-            taken += 1
-    return taken
-
-
-@kernel
-def _search_whole(
-    rows,
-    n,
-    low,
-    high,
-    trees,
-    margins,
-    penalty,
-    scores,
-    cls,
-    not_kind,
-    soft,
-    near_tie,
-    option_values,
-    option_at,
-    whole,
-    point,
-    sums,
-    buffer,
-    level_start,
-    level_count,
-    choice,
-    ties,
-    state,
-    witness,
-):  # pragma: no cover - compiled
-    """Search a small box whole: every combination of the free features' options
-    (``option_values[option_at[j]:option_at[j + 1]]``, in order, the last feature fastest), True
-    with the first point where the condition holds written into ``witness``, else False (soft-vote
-    near ties stored in ``ties``). Depth first over the features, each level keeping the leaves of
-    ``rows[:n]`` that hold the options chosen so far (a feature ``whole`` on the box, which no leaf
-    cuts, keeps them all), so a point's sums add its own leaves only; a level whose leaves' bound
-    (:func:`bound`) rules the condition out is skipped with every point below it."""
-    n_free = point.shape[0]
-    buffer[:n] = rows[:n]
-    level_start[0] = 0
-    level_count[0] = n
-    choice[0] = 0
-    d = 0
-    while True:
-        if d == n_free:
-            sums[:] = 0.0
-            at = level_start[d]
-            for i in range(level_count[d]):
-                sums += scores[buffer[at + i]]
-            outcome = _outcome(sums, cls, not_kind, soft, near_tie)
-            if outcome == 1:
-                witness[:] = point
-                return True
-            if outcome == -1:
-                if state[TIES] < ties.shape[0]:
-                    ties[state[TIES]] = point
-                    state[TIES] += 1
-                else:
-                    state[TIE_OVERFLOW] = 1
-            d -= 1
-            if d < 0:
-                return False
-            choice[d] += 1
-            continue
-        if choice[d] >= option_at[d + 1] - option_at[d]:
-            d -= 1
-            if d < 0:
-                return False
-            choice[d] += 1
-            continue
-        v = option_values[option_at[d] + choice[d]]
-        point[d] = v
-        at = level_start[d]
-        count = level_count[d]
-        if whole[d]:
-            level_start[d + 1] = at
-            level_count[d + 1] = count
-        else:
-            to = at + count
-            kept = 0
-            for i in range(count):
-                r = buffer[at + i]
-                if low[r, d] <= v <= high[r, d]:
-                    buffer[to + kept] = r
-                    kept += 1
-            level_start[d + 1] = to
-            level_count[d + 1] = kept
-            if kept < count and bound(buffer[to:], kept, trees, margins, penalty, not_kind) <= -near_tie:
-                choice[d] += 1
-                continue
-        d += 1
-        choice[d] = 0
-
-
-@kernel
-def _outcome(sums, cls, not_kind, soft, near_tie):  # pragma: no cover - compiled
-    """1 when the condition holds for the class sums ``sums``, 0 when it does not, -1 when a
-    soft-vote near tie leaves it to exact arithmetic."""
-    winner = 0
-    for c in range(1, sums.shape[0]):
-        if sums[c] > sums[winner]:
-            winner = c
-    if soft:
-        for c in range(sums.shape[0]):
-            if c != winner and sums[winner] - sums[c] <= near_tie:
-                return -1
-    holds = winner != cls if not_kind else winner == cls
-    return 1 if holds else 0
 
 
 @kernel
@@ -928,162 +634,10 @@ def search(
     return SLICED, examined
 
 
-@kernel
-def _overlap(low, high, a, b):  # pragma: no cover - compiled
-    """Whether the boxes of rows ``a`` and ``b`` share a point."""
-    for j in range(low.shape[1]):
-        if low[a, j] > high[b, j] or low[b, j] > high[a, j]:
-            return False
-    return True
-
-
-@kernel
-def _segments(trees):  # pragma: no cover - compiled
-    """The first row of every tree's run in ``trees`` (rows grouped by tree), then the row count."""
-    n = trees.shape[0]
-    if n == 0:
-        return np.zeros(1, np.int64)
-    changes = np.flatnonzero(trees[1:] != trees[:-1]) + 1
-    return np.concatenate((np.zeros(1, np.int64), changes.astype(np.int64), np.full(1, n, np.int64)))
-
-
-@kernel
-def pair_partners(low, high, trees, margins, penalty, not_kind):  # pragma: no cover - compiled
-    """Which trees to merge in pairs (:func:`merge_pairs`): ``(partner, starts)``, ``partner[k]``
-    the tree paired with the ``k``-th tree run of ``trees`` (-1: none) and ``starts`` the runs'
-    first rows.
-
-    For the class whose bound binds (as in :func:`_guided_split`), a pair's *gain* is what
-    merging takes off the bound: its two best leaves' margins less the best margin of two leaves
-    that share a point. Pairs are matched greedily, largest gain first; pairs without gain are
-    left apart. The best compatible pair is found by walking both trees' leaves in decreasing
-    margin and stopping as soon as no better sum is left. Among pairs of equal gain, those whose
-    trees have fewer pairs with a gain go first: over the 11 slowest steps of two ionosphere AXps
-    (soft vote) the paired search then took 27,068 boxes, against 45,768 with ties taken in tree
-    order."""
-    starts = _segments(trees)
-    m = starts.shape[0] - 1
-    partner = np.full(m, -1, np.int64)
-    if margins.shape[1] == 0 or m < 2:
-        return partner, starts
-    d = _binding_class(np.arange(trees.shape[0]), trees.shape[0], trees, margins, penalty, not_kind)
-    order = np.empty(trees.shape[0], np.int64)
-    top = np.empty(m)
-    for k in range(m):
-        a = starts[k]
-        by_margin = np.argsort(-margins[a : starts[k + 1], d], kind="mergesort")
-        for i in range(by_margin.shape[0]):
-            order[a + i] = a + by_margin[i]
-        top[k] = margins[order[a], d]
-    n_pairs = m * (m - 1) // 2
-    gains = np.empty(n_pairs)
-    firsts = np.empty(n_pairs, np.int64)
-    seconds = np.empty(n_pairs, np.int64)
-    found = 0
-    for k in range(m):
-        if starts[k + 1] - starts[k] < 2:
-            continue
-        for q in range(k + 1, m):
-            if starts[q + 1] - starts[q] < 2:
-                continue
-            best = -np.inf
-            for i in range(starts[k], starts[k + 1]):
-                a = order[i]
-                if margins[a, d] + top[q] <= best:
-                    break
-                for i2 in range(starts[q], starts[q + 1]):
-                    b = order[i2]
-                    if margins[a, d] + margins[b, d] <= best:
-                        break
-                    if _overlap(low, high, a, b):
-                        best = margins[a, d] + margins[b, d]
-                        break
-            gain = top[k] + top[q] - best
-            if gain > 0.0:
-                gains[found] = -gain
-                firsts[found] = k
-                seconds[found] = q
-                found += 1
-    # largest gain first; among equal gains, the pair whose trees have the fewest other pairs
-    # with a gain first (a greedy matching's usual tie rule: it leaves more pairs to match)
-    degree = np.zeros(m, np.int64)
-    for t in range(found):
-        degree[firsts[t]] += 1
-        degree[seconds[t]] += 1
-    by_degree = np.argsort(degree[firsts[:found]] + degree[seconds[:found]], kind="mergesort")
-    order_of_pairs = by_degree[np.argsort(gains[:found][by_degree], kind="mergesort")]
-    for t in order_of_pairs:
-        k = firsts[t]
-        q = seconds[t]
-        if partner[k] == -1 and partner[q] == -1:
-            partner[k] = q
-            partner[q] = k
-    return partner, starts
-
-
-@kernel
-def merged_rows(low, high, partner, starts):  # pragma: no cover - compiled
-    """How many rows :func:`merge_pairs` makes."""
-    total = 0
-    for k in range(starts.shape[0] - 1):
-        q = partner[k]
-        if q == -1:
-            total += starts[k + 1] - starts[k]
-        elif q > k:
-            for a in range(starts[k], starts[k + 1]):
-                for b in range(starts[q], starts[q + 1]):
-                    if _overlap(low, high, a, b):
-                        total += 1
-    return total
-
-
-@kernel
-def merge_pairs(low, high, margins, scores, partner, starts, total):  # pragma: no cover - compiled
-    """The leaf table with the paired trees merged: one row per pair of their leaves whose boxes
-    share a point (the intersection box, the sums of margins and of scores), a tree on its own
-    copied; ``(low, high, trees, margins, scores)`` with ``total`` rows (:func:`merged_rows`),
-    grouped by merged tree. Every point lies in exactly one row of each merged tree, as it did in
-    one leaf of each tree, so the bounds, cells and point sums of :func:`search` mean the same on
-    the merged table; only the bounds are tighter (a pair's best leaves can no longer disagree)."""
-    n_free = low.shape[1]
-    new_low = np.empty((total, n_free), low.dtype)
-    new_high = np.empty((total, n_free), low.dtype)
-    new_margins = np.empty((total, margins.shape[1]))
-    new_scores = np.empty((total, scores.shape[1]))
-    new_trees = np.empty(total, np.int64)
-    r = 0
-    g = 0
-    for k in range(starts.shape[0] - 1):
-        q = partner[k]
-        if q == -1:
-            for a in range(starts[k], starts[k + 1]):
-                new_low[r] = low[a]
-                new_high[r] = high[a]
-                new_margins[r] = margins[a]
-                new_scores[r] = scores[a]
-                new_trees[r] = g
-                r += 1
-            g += 1
-        elif q > k:
-            for a in range(starts[k], starts[k + 1]):
-                for b in range(starts[q], starts[q + 1]):
-                    if _overlap(low, high, a, b):
-                        for j in range(n_free):
-                            new_low[r, j] = max(low[a, j], low[b, j])
-                            new_high[r, j] = min(high[a, j], high[b, j])
-                        new_margins[r] = margins[a] + margins[b]
-                        new_scores[r] = scores[a] + scores[b]
-                        new_trees[r] = g
-                        r += 1
-            g += 1
-    return new_low, new_high, new_trees, new_margins, new_scores
-
-
 def warm_up(box_dtype: np.dtype) -> None:
     """Load (or compile, on a machine's first run) :func:`search` for the argument types the
-    prefilter passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
-    (:func:`bound`, :func:`bound_core`, :func:`reduce_hard_point`, :func:`reduce_soft_point`, :func:`hard_winner`,
-    the pairing kernels) on one-node
+    box decider passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
+    (:mod:`.bound_kernels`, :mod:`.point_kernels`, :mod:`.pair_kernels`) on one-node
     inputs: numba does it on a function's first call, which would otherwise land inside the first
     query that needs it."""
     one = np.zeros((1, 1), dtype=box_dtype)

@@ -321,8 +321,8 @@ class Search:
         """A correction set from the counterexample ``z``: every feature where ``z`` differs from
         the instance, in feature order, is set back to the instance's state when the forest still
         meets the oracle's condition (the exact vote: :meth:`~rfexplain.core.forest.Forest.decide`,
-        or its compiled twins :func:`.box_kernels.reduce_hard_point` and, under the soft vote,
-        :func:`.box_kernels.reduce_soft_point`, which decides in float64 and leaves each near tie
+        or its compiled twins :func:`.point_kernels.reduce_hard_point` and, under the soft vote,
+        :func:`.point_kernels.reduce_soft_point`, which decides in float64 and leaves each near tie
         to the exact vote); the features still changed form the set, with the reduced point as
         its counterexample. Not always a CXp (subset-minimal), but every sufficient set meets it."""
         forest = self.encoding.forest
@@ -343,7 +343,7 @@ class Search:
                     if not holds(point):
                         point[f] = previous
         elif forest.vote == "hard":
-            from rfexplain.sat.box_kernels import reduce_hard_point
+            from rfexplain.sat.point_kernels import reduce_hard_point
 
             reduced = np.asarray(z, dtype=np.int64)
             order = np.asarray(self.features, dtype=np.int64)
@@ -356,7 +356,7 @@ class Search:
                 raise RuntimeError(wrong)
             point = reduced.tolist()
         else:  # compiled in float64; a near tie is decided here, exactly (Forest.decide)
-            from rfexplain.sat.box_kernels import reduce_soft_point
+            from rfexplain.sat.point_kernels import reduce_soft_point
 
             if not holds(z):
                 raise RuntimeError(wrong)

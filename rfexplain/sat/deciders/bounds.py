@@ -44,9 +44,9 @@ class Bounds:
     def core(self, fixed: Sequence[int], kind: str, cls: int) -> frozenset[int]:
         """A subset of ``fixed`` whose reachable leaves still rule the condition out: deletion in
         ``fixed``'s order, each feature dropped when the bounds without it stay below zero
-        (compiled: :func:`.box_kernels.bound_core`, counting for each leaf the fixed features it
+        (compiled: :func:`.bound_kernels.bound_core`, counting for each leaf the fixed features it
         misses)."""
-        from rfexplain.sat.box_kernels import bound_core
+        from rfexplain.sat.bound_kernels import bound_core
 
         table = self.leaves.table
         margins, penalty = table.margins(kind, cls)
@@ -63,7 +63,7 @@ def slack(leaves: InstanceLeaves, rows: np.ndarray, kind: str, cls: int) -> floa
     For every other class ``d`` at once: the sum over trees of the best score difference a
     reachable leaf gives (``d`` against ``cls`` for "not", ``cls`` against ``d`` for "predicts")
     bounds the margin from above; "not" needs one challenger, "predicts" beats them all."""
-    from rfexplain.sat.box_kernels import bound
+    from rfexplain.sat.bound_kernels import bound
 
     table = leaves.table
     margins, penalty = table.margins(kind, cls)
