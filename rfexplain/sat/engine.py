@@ -51,13 +51,14 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.engines.base import EngineBase, Instance
 from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS
+from rfexplain.sat.deciders.bounds import slack
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
-from rfexplain.sat.deciders.portfolio import in_chunks
+from rfexplain.sat.deciders.portfolio import Race, in_chunks
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.cnf import SOFT_BITS
 from rfexplain.sat.encodings.pool import Var
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
-from rfexplain.sat.tuning import SatTuning
+from rfexplain.sat.tuning import NEAR_TIE, SatTuning
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
 
@@ -180,6 +181,8 @@ class SatEngine(EngineBase):
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
         #: the activation literals of the categorical boxes of :meth:`box_counterexample`
         self._box_switches: list[int] = []
+        #: the leaves of the last instance :meth:`_box_by_leaves` asked about
+        self._box_leaves: InstanceLeaves | None = None
         #: CPU seconds spent loading (or compiling, under ``$RFEXPLAIN_JIT=wait`` on an empty
         #: cache) the compiled loops when the engine was built, outside every query's budget
         self.compile_seconds = 0.0
@@ -337,11 +340,16 @@ class SatEngine(EngineBase):
         return self._reason("necessary", instance, found)
 
     def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
-        """One call of the solver of "not the instance's class" (the full formula, with the soft
-        vote's refinement): an interval of states is two assumptions on the order variables
-        ``x_f > t_j`` of its ends, any other set a clause over its states' selectors, switched on
-        by a fresh assumption."""
+        """Whether the box holds a point not decided as the instance. With the compiled loops and
+        a box of intervals, first the deciders over the leaf boxes (:meth:`_box_by_leaves`); then
+        (or else) one call of the solver of "not the instance's class" (the full formula, with
+        the soft vote's refinement): an interval of states is two assumptions on the order
+        variables ``x_f > t_j`` of its ends, any other set a clause over its states' selectors,
+        switched on by a fresh assumption."""
         oracle = self.oracle("not", instance.prediction)
+        settled = self._box_by_leaves(instance, box)
+        if settled is not None:
+            return settled[0]
         pool = self.encoding.pool
         assumptions: list[int] = []
         for f, allowed in sorted(box.items()):
@@ -366,6 +374,44 @@ class SatEngine(EngineBase):
             "searching a box",
         )
         return self.encoding.decode(oracle.model()) if found else None
+
+    def _box_by_leaves(
+        self, instance: Instance, box: Mapping[int, frozenset[int]]
+    ) -> tuple[tuple[int, ...] | None] | None:
+        """A box of intervals asked of the bounds and box-search deciders over the leaves that
+        meet it (:meth:`.InstanceLeaves.reachable_in_box`, the search's root box the intervals):
+        ``(witness,)`` or ``(None,)`` when they settle it, ``None`` when they leave it open (or
+        the box has a set of states that is not an interval, or they are off)."""
+        budget = Budget.current()
+        if budget is not None:
+            budget.check("searching a box")
+        table = self._leaf_table
+        deciders = self.deciders
+        if table is None or not {"bounds", "boxes"} & deciders:
+            return None
+        intervals: dict[int, tuple[int, int]] = {}
+        for f, allowed in box.items():
+            low, high = min(allowed), max(allowed)
+            if len(allowed) != high - low + 1:
+                return None
+            intervals[f] = (low, high)
+        if self._box_leaves is None or self._box_leaves.states.tolist() != list(instance.states):
+            self._box_leaves = InstanceLeaves(table, instance.states)
+        leaves = self._box_leaves
+        free, rows, lows, highs = leaves.reachable_in_box(intervals)
+        c = instance.prediction
+        if "bounds" in deciders and slack(leaves, rows, "not", c) <= -NEAR_TIE:
+            return (None,)
+        if "boxes" not in deciders:
+            return None
+        bottom = [intervals.get(f, (0, 0))[0] for f in free]
+        top = [intervals[f][1] if f in intervals else table.n_states[f] - 1 for f in free]
+        race = Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top)
+        nodes = self.tuning.bnb_nodes if table.soft else self.tuning.hard_bnb_nodes
+        answer = race.advance(nodes, budget)
+        if answer is None:
+            return None
+        return (answer.witness if answer.sat else None,)
 
     def robustness(self, instance: Instance) -> float:
         """Size of a minimum CXp (MaxSAT), ``math.inf`` if the decision cannot be flipped."""

@@ -58,11 +58,16 @@ class Boxes:
         cls: int,
         *,
         searching: bool = True,
+        bottom: list[int] | None = None,
+        top: list[int] | None = None,
     ) -> None:
         table = leaves.table
         self.leaves, self.free, self.kind, self.cls = leaves, free, kind, cls
         self.tuning = tuning = leaves.tuning
-        self.top = [table.n_states[f] - 1 for f in free]
+        #: The root box on the free features: every state by default; a box question's
+        #: intervals (its leaves' boxes clipped to them, :meth:`.InstanceLeaves.reachable_in_box`).
+        self.bottom = bottom if bottom is not None else [0] * len(free)
+        self.top = top if top is not None else [table.n_states[f] - 1 for f in free]
         #: whether the box searches run (the ``"boxes"`` decider is on)
         self.searching = searching
         self.set_table(rows, boxes)
@@ -76,7 +81,15 @@ class Boxes:
         self.paired = False
 
     def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
-        return BoxSearch(arguments, self.top, len(arguments[0]), guided=guided, partner=partner, tuning=self.tuning)
+        return BoxSearch(
+            arguments,
+            self.top,
+            len(arguments[0]),
+            guided=guided,
+            partner=partner,
+            tuning=self.tuning,
+            bottom=self.bottom,
+        )
 
     def set_table(self, rows: np.ndarray, boxes: tuple[np.ndarray, np.ndarray]) -> None:
         """The leaf table of the searches: the table rows ``rows`` (grouped by tree) with their
@@ -194,9 +207,11 @@ class BoxSearch:
         guided: bool,
         partner: np.ndarray | None = None,
         tuning: SatTuning = DEFAULT_TUNING,
+        bottom: list[int] | None = None,
     ) -> None:
         """``partner``: the trees paired for the pair bound (:func:`.box_kernels.search`), or
-        ``None``: no pair bound."""
+        ``None``: no pair bound. The root box is ``bottom..top`` on the free features
+        (``bottom`` default: every feature's first state)."""
         from rfexplain.sat import box_kernels
 
         self.kernels = box_kernels
@@ -207,6 +222,8 @@ class BoxSearch:
         self.stack_lo = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
         self.stack_hi = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
         self.stack_hi[0] = top
+        if bottom is not None:
+            self.stack_lo[0] = bottom
         self.stack_rows = np.zeros((tuning.bnb_stack, 2), dtype=np.int64)
         self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
         #: per box, its leaf intervals ending inside per free feature, then 1 once they are known

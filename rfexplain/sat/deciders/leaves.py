@@ -13,7 +13,7 @@ decider other than the full CNF proposes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -128,6 +128,30 @@ class InstanceLeaves:
         fixed_mask[0, list(fixed)] = True
         misses = self._outside_bits & pack_bits(fixed_mask)[0]
         return np.flatnonzero(~misses.any(axis=1))
+
+    def reachable_in_box(
+        self, intervals: Mapping[int, tuple[int, int]]
+    ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+        """A box question (every feature free, those of ``intervals`` within ``low..high``):
+        the features with several states, the table rows of the leaves whose boxes meet the
+        intervals, and those boxes clipped to them, one column per feature:
+        ``(free, rows, lows, highs)``."""
+        table = self.table
+        n_states = table.n_states
+        free = [f for f in range(len(n_states)) if n_states[f] > 1]
+        meets = np.ones(len(table.low), dtype=bool)
+        for f, (low, high) in intervals.items():
+            meets &= (table.low[:, f] <= high) & (table.high[:, f] >= low)
+        rows = np.flatnonzero(meets)
+        columns = np.asarray(free, dtype=np.int64)
+        lows = table.low.take(rows, axis=0).take(columns, axis=1)
+        highs = table.high.take(rows, axis=0).take(columns, axis=1)
+        for j, f in enumerate(free):
+            if f in intervals:
+                low, high = intervals[f]
+                np.maximum(lows[:, j], low, out=lows[:, j])
+                np.minimum(highs[:, j], high, out=highs[:, j])
+        return free, rows, lows, highs
 
     def free_boxes(self, fixed: Sequence[int], rows: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
         """The free features (those not in ``fixed`` with several states) and the boxes of the
