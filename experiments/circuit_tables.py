@@ -26,9 +26,9 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import os
 import math
 import multiprocessing as mp
+import os
 import statistics
 import sys
 import time
