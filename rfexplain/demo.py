@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rfexplain.core import queries
+from rfexplain.core.budget import BudgetExpired
 from rfexplain.core.errors import OracleTooLargeError, UnsupportedQueryError
 from rfexplain.core.queries import Kind, Query
 
@@ -31,6 +32,7 @@ ENUMERATION_TIMEOUT = 30.0
 #: (title, query) in the order the demo shows them.
 SHOWN = (
     ("sufficient reasons", queries.query("sufficient_reasons")),
+    ("inflated sufficient reason", queries.query("inflated_sufficient_reason")),
     ("necessary reasons", queries.query("necessary_reasons")),
     ("shortest sufficient reasons", queries.query("shortest_sufficient_reasons")),
     ("robustness", queries.query("robustness")),
@@ -155,18 +157,33 @@ def _answer(decision: Any, spec: Query, target: Any) -> tuple[str, _Outcome] | N
             value = decision.ask(spec.name)
             text = "cannot be flipped" if value == math.inf else f"{value} feature(s)"
             return f"{text}  [{_ms(start)}]", _Outcome(key=value)
+        if spec.kind is Kind.REASON:
+            reason = decision.ask(spec.name, timeout=ENUMERATION_TIMEOUT)
+            return f"{_shown(reason)}  [{_ms(start)}]", _Outcome(key=_key(reason))
         result = decision.ask(spec.name, target=target, timeout=ENUMERATION_TIMEOUT)
         reasons = list(result)
     except UnsupportedQueryError:
         return None
     except OracleTooLargeError:
         return "(too large for the brute-force oracle)", _Outcome(why="too large for the brute-force oracle")
-    rendered = "; ".join(f"[{r}]" for r in reasons) if reasons else "none"
+    except BudgetExpired:
+        return "(stopped by timeout)", _Outcome(why="incomplete: stopped by timeout", stopped_by="timeout")
+    rendered = "; ".join(_shown(r) for r in reasons) if reasons else "none"
     if not result.complete:
         outcome = _Outcome(why=f"incomplete: stopped by {result.stopped_by}", stopped_by=result.stopped_by)
         return f"{rendered} (stopped by {result.stopped_by})  [{_ms(start)}]", outcome
-    key = frozenset((r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items()))) for r in reasons)
-    return f"{rendered}  [{_ms(start)}]", _Outcome(key=key)
+    return f"{rendered}  [{_ms(start)}]", _Outcome(key=frozenset(_key(r) for r in reasons))
+
+
+def _key(reason: Any) -> Any:
+    """A reason as a comparable value: its kind and literals."""
+    return reason.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in reason.literals.items()))
+
+
+def _shown(reason: Any) -> str:
+    """``[reason]``, with the change that flips the decision for a necessary or contrastive one."""
+    actions = reason.actions()
+    return f"[{reason}]" + (f" ({actions})" if actions else "")
 
 
 def _ms(start: float) -> str:

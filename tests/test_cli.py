@@ -409,7 +409,8 @@ def test_demo_says_which_answers_it_compared_and_which_were_incomplete(monkeypat
     out = "\n".join(lines)
     assert "(stopped by timeout)" in out and "every shared query" not in out
     assert (
-        "  compared (sat, oracle): necessary reasons, shortest sufficient reasons, robustness, "
+        "  compared (sat, oracle): inflated sufficient reason, necessary reasons, shortest sufficient reasons, "
+        "robustness, "
         "contrastive reasons toward 'versicolor', contrastive reasons toward 'virginica'"
     ) in lines
     assert (
@@ -418,7 +419,7 @@ def test_demo_says_which_answers_it_compared_and_which_were_incomplete(monkeypat
         "oracle shortest flips (too large for the brute-force oracle)"
     ) in lines
     assert (
-        "  engines agree on the 10 answers compared "
+        "  engines agree on the 12 answers compared "
         "(1 incomplete answer not compared: sat sufficient reasons stopped by timeout)"
     ) in lines
 
