@@ -2,6 +2,8 @@
 
 ``python -m experiments list`` shows the registry; ``python -m experiments all [--quick]`` runs
 every benchmark in turn (a failure is reported and the others still run).
+``python -m experiments summary`` writes ``docs/results.md`` from the canonical result files
+(:mod:`experiments.summary`).
 
 Exit status: 0 when everything asked for ran; 1 when a benchmark failed; 2 when a name is unknown,
 or a benchmark named on its own was skipped (its data folder or a peer tool not found: it ran
@@ -172,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.results_dir:
         os.environ["RFEXPLAIN_RESULTS_DIR"] = os.path.abspath(args.results_dir)
         passed += ["--results-dir", os.path.abspath(args.results_dir)]
+    if args.name == "summary":  # the results page from the canonical files, not a benchmark
+        from experiments import summary
+
+        return summary.main((["--results-dir", args.results_dir] if args.results_dir else []) + rest)
     if args.name == "list":
         for bench in BENCHMARKS:
             state = _load(bench)
@@ -196,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_name = {b.name: b for b in BENCHMARKS}
     if args.name not in by_name:
         print(
-            f"python -m experiments: error: name must be one of {sorted(by_name) + ['all', 'list']}. "
+            f"python -m experiments: error: name must be one of {sorted(by_name) + ['all', 'list', 'summary']}. "
             f"Got {args.name!r} instead.",
             file=sys.stderr,
         )
