@@ -301,7 +301,7 @@ class Checker:
         def sufficient(chosen: list[int | None]) -> bool:
             if 0 in chosen:
                 return True
-            return oracle.solve([lit for lit in chosen if lit is not None]) is False
+            return oracle.run([lit for lit in chosen if lit is not None]) is False
 
         if not sufficient(lits):
             return False, []

@@ -119,6 +119,8 @@ class Portfolio:
         """The answer to ``question`` (module docstring); ``budget`` (default: the current one)
         stops a long question with :class:`~rfexplain.core.budget.BudgetExpired`."""
         budget = budget if budget is not None else Budget.current()
+        if budget is not None:  # every question polls it: a loop of short questions stops too
+            budget.check("deciding")
         assert self.full_cnf is not None
         stats = self.full_cnf.oracle.stats
         if self.leaves is not None:
