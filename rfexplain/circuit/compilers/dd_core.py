@@ -84,8 +84,9 @@ log = logging.getLogger(__name__)
 #: units of work (:func:`~.dd_kernels.run`) per compiled slice, between two budget polls:
 #: slices of tens of milliseconds (experiments/README.md, "Time and memory budgets")
 SLICE = 1 << 21
-#: Python steps between two budget polls in the loops that build the residual tables
-_POLL = 1024
+#: Python steps between two budget polls in the loops that build the residual tables (a step may
+#: restrict whole trees)
+_POLL = 32
 #: the arrays of :func:`~.dd_kernels.run`, in its order
 _RUN_ARRAYS = ("nodes", "eend", "echild", "ntab", "tups", "pool", "ttab", "memo", "frames", "kids")
 
