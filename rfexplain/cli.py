@@ -256,8 +256,17 @@ _seconds = _at_least(float, 0, "a non-negative number of seconds")
 
 
 def _add_training_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    parser.add_argument("--dataset", required=required, help="dataset name (see rfexplain.datasets)")
-    parser.add_argument("--data", help="benchmark CSV directory (default: $RFEXPLAIN_DATA)")
+    parser.add_argument(
+        "--dataset",
+        required=required,
+        help="dataset name: iris, wine, breast_cancer, digits, a built-in benchmark (ann-thyroid, magic, ...; "
+        "see rfexplain.datasets.available()) or a CSV of --data",
+    )
+    parser.add_argument(
+        "--data",
+        help="folder of other CSVs, <name>.csv with the label last (default: $RFEXPLAIN_DATA); "
+        "a CSV there overrides the built-in copy of that name",
+    )
     parser.add_argument("--trees", type=int, default=20, help="number of trees (default 20)")
     parser.add_argument("--depth", type=int, default=4, help="maximum depth (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
