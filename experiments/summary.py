@@ -124,6 +124,15 @@ CANONICAL: tuple[Result, ...] = (
     Result("add_outcomes", "add_outcomes", "ADD outcome explanations against sufficient reasons", wall_column="wall"),
     Result("pipelines", "pipelines_quick", "Pipelines in their original columns (quick size only)"),
     Result("sat_shortest", "sat_shortest", "One shortest AXp and CXp per instance"),
+    Result("cold_start", "cold_start", "Time to first answer: empty compiled-code cache against warm", headline=True),
+    Result(
+        "budgets",
+        "budgets",
+        "Budgets: overshoot past timeout=t and peak memory per engine",
+        extra=("budgets.summary.json",),
+        headline=True,
+    ),
+    Result("actionable", "actionable", "Inflated sufficient reasons against the AXp (SAT paper's forests)"),
 )
 
 #: Keys of a ``.machine.json`` that would hold a whole run's wall-clock seconds.
