@@ -58,6 +58,7 @@ def expanded_at_stop(exc: BudgetExpired) -> int:
 def test_the_compiled_product_stops_mid_compilation_when_the_time_is_up(monkeypatch: pytest.MonkeyPatch) -> None:
     forest, _, _ = wine_forest()
     monkeypatch.setattr(dd_core, "SLICE", 500)  # slices of 500 work units: many polls
+    monkeypatch.setattr(dd_core, "_POLL", 1024)  # few polls while the residual tables are built
     full = CompactCounter(forest, DGManager(forest.states_per_feature))
     full.at_least({0: 1, 1: -1}, 0)
     total = full.stats["product_nodes"]
