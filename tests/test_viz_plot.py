@@ -197,5 +197,7 @@ def test_categorical_reason_plot_shades_a_set_of_categories(loans) -> None:
     t = space.thresholds[1]
     assert _spans(income, "sufficient") == [pytest.approx((t[1], t[3]))]
     html = reason._repr_html_()
-    assert "<svg" in html and "credit_history in {" in html
+    # the reason's table names the feature once, its categories beside it
+    assert "<svg" in html and "<th" in html and ">credit_history</th>" in html
+    assert "{" + ", ".join(labels[s] for s in (0, 1, 3)) + "}" in html
     assert "<svg" in decision._repr_html_()
