@@ -235,7 +235,10 @@ def _cli_interrupted_then_resumed(tmp_path: Path, armed: Path, jobs: int, fmt: s
     if jobs == 1:
         assert finished == [0, 1, 2, 3]
     else:
-        assert finished == [i for i in range(N_ROWS) if i not in (4, 5)]
+        # the other worker's rows all ran before the interrupt; the parent keeps every chunk it
+        # had received (one chunk may still be on its way when SIGINT lands on a loaded machine)
+        assert set(finished) <= {i for i in range(N_ROWS) if i not in (4, 5)}
+        assert len(finished) >= N_ROWS - 4 and finished[:4] == [0, 1, 2, 3]
         assert _gone(int((armed / "fired").read_text()))
     assert json.loads(Path(f"{out}{RUN_SUFFIX}").read_text())["complete"] is False
     # --resume explains only the rest (each row is answered once over both runs) and the
