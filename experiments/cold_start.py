@@ -89,6 +89,29 @@ def _demo(cache: Path, mode: str) -> dict[str, float]:
     return {"wall": time.perf_counter() - start, "cpu": cpu}
 
 
+def _stop_compilations(root: Path) -> None:
+    """Stop the background compilations still running in the cache folders below ``root`` (each
+    lock file names its process), so that the folders can be removed."""
+    import signal
+
+    stopped = []
+    for lock in root.glob("*/numba/compiling-*"):
+        try:
+            pid = int(lock.read_text().split()[0])
+            os.kill(pid, signal.SIGTERM)
+            stopped.append(pid)
+        except (OSError, ValueError):
+            continue
+    deadline = time.perf_counter() + 10
+    for pid in stopped:
+        while time.perf_counter() < deadline:
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                break
+            time.sleep(0.1)
+
+
 def _ready(cache: Path) -> bool:
     return any((cache / "numba").glob("ready-*"))
 
@@ -111,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     engines = "sat" if args.quick else "sat,circuit,oracle"
     summary: dict[str, dict[str, float] | float | None] = {}
-    with tempfile.TemporaryDirectory(prefix="rfexplain-cold-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="rfexplain-cold-", ignore_cleanup_errors=True) as scratch:
         root = Path(scratch)
         demo_cold = _demo(root / "demo", "background")
         summary["demo, empty cache"] = demo_cold
@@ -127,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             _wait_ready(root / "demo", 900)
             summary["demo, warm cache"] = _demo(root / "demo", "background")
             runs["cold, wait"] = _probe(root / "wait", "wait", engines, True)
+        _stop_compilations(root)
     rows: list[dict[str, Any]] = []
     for step in cold:
         row: dict[str, Any] = {"step": step}

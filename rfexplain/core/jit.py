@@ -189,7 +189,7 @@ def start_background_compilation() -> bool:
     site = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p))
     with open(log_file, "ab") as out:
-        subprocess.Popen(
+        child = subprocess.Popen(
             [sys.executable, "-m", "rfexplain.warmup", "--lock", str(lock)],
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -197,6 +197,8 @@ def start_background_compilation() -> bool:
             start_new_session=True,
             env=env,
         )
+    if lock.exists():  # not removed yet by a child already done: name it, for whoever waits or stops it
+        lock.write_text(f"{child.pid}\n")
     _started.append(str(lock))
     warnings.warn(
         "rfexplain is compiling its fast loops in the background (once per install, about a minute; "

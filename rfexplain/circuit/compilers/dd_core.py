@@ -70,6 +70,7 @@ import numpy as np
 
 from rfexplain.circuit.compilers import dgraph
 from rfexplain.circuit.compilers.dgraph import DGManager
+from rfexplain.circuit.compilers.gcpause import collect_young
 from rfexplain.circuit.compilers.growable import GrowableArray
 from rfexplain.circuit.compilers.votecount import VoteCounter
 from rfexplain.core.budget import Budget, active_or
@@ -196,6 +197,7 @@ class CompactCounter:
     def _poll(self, steps: int, doing: str) -> None:
         """Every :data:`_POLL` steps: the time and the memory budget."""
         if steps % _POLL == 0:
+            collect_young()
             self._budget.check(doing)
             self._budget.require(self._held(), doing)
 
