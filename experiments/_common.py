@@ -132,6 +132,10 @@ def results_stem(name: str, *, quick: bool, suffix: str = "") -> str:
 
 #: The command that reproduces the benchmark running now, when it was started by the entry point.
 _INVOKED_AS: list[list[str]] = []
+#: When the benchmark running now started (:func:`invoked_as`), for the run time its report records.
+_STARTED: list[float] = []
+#: When this module was imported: the start of a benchmark run outside the entry point.
+_PROCESS_STARTED = time.perf_counter()
 
 
 @contextlib.contextmanager
@@ -139,10 +143,12 @@ def invoked_as(argv: Sequence[str]) -> Iterator[None]:
     """Within the block, :func:`command_line` is ``argv`` (the entry point runs each benchmark
     of ``all`` under the command that runs that benchmark alone)."""
     _INVOKED_AS.append(list(argv))
+    _STARTED.append(time.perf_counter())
     try:
         yield
     finally:
         _INVOKED_AS.pop()
+        _STARTED.pop()
 
 
 def command_line() -> str:
@@ -267,6 +273,8 @@ def write_report(
     stem = results_stem(name, quick=quick, suffix=suffix)
     machine = machine_description(extra_versions)
     machine.update(quick=quick, seed=seed, options={k: _jsonable(v) for k, v in sorted(options.items())})
+    started = _STARTED[-1] if _STARTED else _PROCESS_STARTED
+    machine["elapsed_s"] = round(time.perf_counter() - started, 1)  # wall seconds of the run so far
     paths = {
         "csv": write_csv(out / f"{stem}.csv", rows, columns),
         "md": out / f"{stem}.md",

@@ -345,6 +345,7 @@ def test_quick_runs_write_only_quick_files_with_the_command_and_seed(
     for path in machines:
         run = json.loads(path.read_text())
         assert run["quick"] is True and run["seed"] == 0 and run["options"]["quick"] is True
+        assert run["elapsed_s"] >= 0  # the run's wall time, for the results page's run times
         assert "experiments" in run["command"] and "--quick" in run["command"]
         assert "git_commit" in run
         assert run["command"] in path.with_name(path.name.replace(".machine.json", ".md")).read_text()
