@@ -31,6 +31,7 @@ benchmarks and the tests use it, so that their routes never depend on the cache'
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -131,6 +132,7 @@ def _jit_mode() -> str:
     return mode
 
 
+@functools.lru_cache(maxsize=1)
 def _fingerprint() -> str:
     """What the cache's validity depends on: numba's and Python's versions and every module of
     compiled loops (numba keys its cache on the source file's modification time and size)."""

@@ -179,8 +179,8 @@ class SatEngine(EngineBase):
         self._representatives: dict[tuple[int, int], float] = {}
         self._cache_instance: Instance | None = None
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
-        #: the activation literals of the categorical boxes of :meth:`box_counterexample`
-        self._box_switches: list[int] = []
+        #: how many activation literals the categorical boxes of :meth:`box_counterexample` have taken
+        self._box_switches = 0
         #: the leaves of the last instance :meth:`_box_by_leaves` asked about
         self._box_leaves: InstanceLeaves | None = None
         #: CPU seconds spent loading (or compiling, under ``$RFEXPLAIN_JIT=wait`` on an empty
@@ -363,8 +363,8 @@ class SatEngine(EngineBase):
                 if high < n - 1:
                     assumptions.append(-pool.var(Var.gt(f, high)))
             else:
-                switch = pool.var(Var.aux("box", len(self._box_switches)))
-                self._box_switches.append(switch)
+                switch = pool.var(Var.aux("box", self._box_switches))
+                self._box_switches += 1
                 oracle.solver.add_clause([-switch, *(self.encoding.selector(f, s) for s in sorted(allowed))])
                 assumptions.append(switch)
         found = in_chunks(
