@@ -1,0 +1,55 @@
+"""What a decision's pictures and notebook display show, asked of the decision once.
+
+:func:`shown_answer` remembers each answer for as long as the decision lives, so that showing the
+decision again (``d.plot()``, the notebook's table, ``str(d)``) asks nothing again;
+:func:`decision_layers` picks the reasons a decision's picture draws.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.reasons import Reason
+
+__all__ = ["decision_layers", "shown_answer"]
+
+
+def decision_layers(decision: Any, *, general: bool = True, flips: int = 1) -> list[Reason]:
+    """The reasons a decision's picture shows: a sufficient reason, a general sufficient reason
+    and up to ``flips`` shortest flips where the engine answers those queries (asked once per
+    decision and remembered for its pictures and notebook display: :func:`shown_answer`)."""
+    layers = [shown_answer(decision, "sufficient_reason")]
+    for wanted, query, limit in ((general, "general_sufficient_reasons", 1), (flips, "shortest_flips", flips)):
+        if wanted:
+            try:
+                layers.extend(shown_answer(decision, query, limit))
+            except UnsupportedQuery:
+                pass
+    return layers
+
+
+#: What the displays of each decision asked of it: decision -> {(query, limit): answer or the
+#: UnsupportedQuery the engine raised}.
+_SHOWN: weakref.WeakKeyDictionary[Any, dict[tuple[str, int | None], Any]] = weakref.WeakKeyDictionary()
+
+
+def shown_answer(decision: Any, query: str, limit: int | None = None) -> Any:
+    """The answer to ``query`` (with ``limit`` for an enumeration: its results as a list) that
+    the pictures and the notebook display of ``decision`` show: asked on first use, then
+    remembered for as long as the decision lives, so that showing it again (``d.plot()``, the
+    notebook's table) asks nothing again. Raises the engine's
+    :class:`~rfexplain.core.errors.UnsupportedQuery` (remembered too) when it does not answer."""
+    cache = _SHOWN.setdefault(decision, {})
+    key = (query, limit)
+    if key not in cache:
+        try:
+            answer = decision.ask(query, limit=limit) if limit is not None else decision.ask(query)
+            cache[key] = list(answer) if limit is not None else answer
+        except UnsupportedQuery as exc:
+            cache[key] = exc
+    answer = cache[key]
+    if isinstance(answer, UnsupportedQuery):
+        raise answer
+    return answer
