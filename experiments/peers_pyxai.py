@@ -308,7 +308,8 @@ class Checker:
         return True, [c for k, c in enumerate(conditions) if sufficient(lits[:k] + lits[k + 1 :])]
 
     def votes(self, states: Sequence[int]) -> list[int]:
-        return [int(v) for v in self.forest.vote_counts(np.asarray([states], dtype=np.int64))[0]]
+        counts = self.forest.flat.vote_counts(np.asarray([states], dtype=np.int64), self.forest.n_classes)
+        return [int(v) for v in counts[0]]
 
 
 # ---------------------------------------------------------------------- one configuration

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ import numpy as np
 from rfexplain import verify_kernels as kernels
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidArgumentError, InvalidOptionError, UnsupportedModelError
-from rfexplain.core.forest import Forest, soft_vote
+from rfexplain.core.forest import Forest
 from rfexplain.core.instances import model_input
 from rfexplain.core.reasons import Reason
 from rfexplain.core.sklearn_import import final_estimator, transforming_step, tree_classifier
@@ -159,7 +160,13 @@ def decide(leaf_distributions: np.ndarray, vote: str = "hard") -> int:
     largest mean distribution wins (scikit-learn's ``predict``). Ties go to the lowest class index.
     """
     if vote == "soft":  # exactly, not in rounded float64 sums (the forest model's documented rule)
-        return int(soft_vote(np.asarray(leaf_distributions, dtype=np.float64)[:, None, :])[0])
+        rows = np.asarray(leaf_distributions, dtype=np.float64)
+        sums = rows.sum(axis=0)
+        top_two = np.sort(sums)[-2:]
+        if len(sums) > 1 and top_two[1] - top_two[0] <= kernels.CLOSE:  # a near tie: decided in rationals
+            exact = [sum((Fraction(float(p)) for p in rows[:, c]), Fraction(0)) for c in range(len(sums))]
+            return max(range(len(exact)), key=lambda c: (exact[c], -c))
+        return int(np.argmax(sums))
     votes = np.argmax(leaf_distributions, axis=1)
     return int(np.argmax(np.bincount(votes, minlength=leaf_distributions.shape[1])))
 

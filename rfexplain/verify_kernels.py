@@ -21,6 +21,11 @@ import numpy as np
 from rfexplain.core.jit import kernel
 
 #: the stack is empty: no box holds an input of the classes sought
+#: The verifier's own near-tie distance: two float64 sums of class probabilities closer than this
+#: are compared again in exact rationals (:func:`rfexplain.verify.decide`), and a soft-vote
+#: challenger's margin counts as a sure win only above it.
+CLOSE = 1e-9
+
 EXHAUSTED = 0
 #: a box where every tree has one leaf left was popped: its first point is in ``point``, its
 #: leaves in ``pool[state[ROWS_START]:state[ROWS_END]]``
@@ -41,7 +46,7 @@ START, END, ONE_LEAF_EACH = range(3)
 def chances(rows, n, tree, scores, soft, wanted):  # pragma: no cover - compiled
     """``(chance, one_leaf_each)`` of the leaves ``rows[:n]``: ``-inf`` when every class of
     ``wanted`` loses to a challenger on every input (the sum over trees of the least
-    ``scores[e] - scores[c]`` among a tree's leaves is above ``1e-9`` under the soft vote; under
+    ``scores[e] - scores[c]`` among a tree's leaves is above :data:`CLOSE` under the soft vote; under
     the hard vote, where scores are votes, above 0, or 0 with ``e`` first, which wins the tie),
     else how far the best of them is from that; then whether every tree has one leaf."""
     n_classes = scores.shape[1]
@@ -100,7 +105,7 @@ def chances(rows, n, tree, scores, soft, wanted):  # pragma: no cover - compiled
             if e == c:
                 continue
             value = least[w, k]
-            if (value > 1e-9) if soft else (value > 0 or (value == 0 and e < c)):
+            if (value > CLOSE) if soft else (value > 0 or (value == 0 and e < c)):
                 alive = False
             worst = max(worst, value)
         if alive:

@@ -53,7 +53,7 @@ def test_add_decides_like_the_forest_on_every_state_vector(
     compiled = CompiledADD.of(agg)
     assert (compiled.predict_states(oracle.grid) == oracle.labels).all()
     # the class-vector ADD holds the exact vote counts
-    counts = forest.vote_counts(oracle.grid)
+    counts = forest.flat.vote_counts(oracle.grid, forest.n_classes)
     got = np.array([agg.manager.evaluate(agg.class_vector, z) for z in oracle.grid])
     assert (got == counts).all()
 
@@ -67,8 +67,8 @@ def test_soft_vote_add_aggregates_exact_class_vectors(forest: Forest, reduce: bo
     agg = aggregate(forest, reduce=reduce, strategy=strategy)
     walked = np.array([agg.predict_states_one(z) for z in oracle.grid])
     assert (walked == oracle.labels).all()
-    _, weights = forest.soft_weights()
-    leaves = forest.tree_leaves(oracle.grid)
+    _, weights = forest.aggregation.integer_weights()
+    leaves = forest.flat.tree_leaves(oracle.grid)
     for z, row in zip(oracle.grid, leaves):
         expected = tuple(sum(weights[k][leaf][c] for k, leaf in enumerate(row)) for c in range(forest.n_classes))
         assert agg.manager.evaluate(agg.class_vector, z) == expected

@@ -66,7 +66,7 @@ def test_bounds_and_immutable_against_brute_force(
     try:
         explainer = rx.Explainer(forest, engine=engine, **given)
     except UnsupportedQueryError:  # the circuit engine counts votes: it refuses this soft vote
-        assert engine == "circuit" and not forest.votes_agree
+        assert engine == "circuit" and not forest.aggregation.is_majority
         return
     assert explainer.forest.vote == forest.vote
     decision = explainer.explain(x)
@@ -132,7 +132,7 @@ def test_restriction_keeps_the_vote_and_the_leaf_vectors(vote: str) -> None:
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(n_estimators=7, max_depth=2, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote=vote)
-    assert not forest.with_vote("soft").votes_agree
+    assert not forest.with_vote("soft").aggregation.is_majority
     low, high = X.min(axis=0), X.max(axis=0)
     bounded = restrict(forest, bounds={f: (float(low[f]), float(high[f])) for f in range(4)})
     states = forest.states(X)

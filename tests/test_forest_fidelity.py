@@ -203,7 +203,7 @@ def test_soft_vote_ties_and_near_ties_are_decided_exactly() -> None:
     ]
     forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
     assert forest.predict([[0.0]]).tolist() == ["a"]
-    E, weights = forest.soft_weights()
+    E, weights = forest.aggregation.integer_weights()
     sums = [sum(w[0][c] for w in weights) for c in range(2)]
     assert sums[0] == sums[1] and all(isinstance(x, int) for x in sums)
 
@@ -276,12 +276,12 @@ def test_soft_weights_are_the_vectors_times_the_common_power_of_two(vectors: lis
         for v in vectors
     ]
     forest = Forest.from_raw_trees(raw, n_features=1, classes=["a", "b"], vote="soft")
-    E, weights = forest.soft_weights()
+    E, weights = forest.aggregation.integer_weights()
     assert E == max(Fraction(p).denominator.bit_length() - 1 for v in vectors for p in v)
     for vector, tree_weights in zip(vectors, weights):
         assert tree_weights == {0: tuple(Fraction(p) * 2**E for p in vector)}
         assert all(type(w) is int for w in tree_weights[0])
-    assert forest.soft_weights() is forest.soft_weights()
+    assert forest.aggregation.integer_weights() is forest.aggregation.integer_weights()
 
 
 @pytest.mark.parametrize("cls", [RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier])

@@ -146,7 +146,7 @@ def _engines_for(pipe: Pipeline, vote: str) -> dict[str, rx.Explainer]:
         try:
             out[name] = rx.Explainer(pipe, engine=name, vote=vote)
         except UnsupportedQueryError:
-            assert name == "circuit" and not PipelineModel(pipe, vote=vote).forest.votes_agree
+            assert name == "circuit" and not PipelineModel(pipe, vote=vote).forest.aggregation.is_majority
     return out
 
 
@@ -414,7 +414,7 @@ def test_auto_explains_pipeline_predict_where_the_hard_vote_differs() -> None:
     pipe, frame = make_case(1, "onehot", "standard", 7, 2)
     explainer = rx.Explainer(pipe, engine="sat")
     model = explainer.pipeline
-    assert model is not None and explainer.forest.vote == "soft" and not explainer.forest.votes_agree
+    assert model is not None and explainer.forest.vote == "soft" and not explainer.forest.aggregation.is_majority
     hard = PipelineModel(pipe, vote="hard").forest
     predicted = model.decides(frame)  # pipeline.predict as class indices
     differ = np.flatnonzero(hard.predict_index(model.encode(frame)) != predicted)
@@ -482,7 +482,7 @@ def test_near_tie_is_the_float64_rounding_margin_of_the_soft_vote() -> None:
     decided for the lowest class by both sides); where they agree the margin is a whole tree."""
     pipe, frame = make_case(3, "onehot", "passthrough", 2, 8)
     model = PipelineModel(pipe)
-    assert model.forest.votes_agree  # pure leaves
+    assert model.forest.aggregation.is_majority  # pure leaves
     encoded = pipe[:-1].transform(frame)
     votes = np.stack([t.predict(encoded) for t in pipe[-1].estimators_], axis=1)
     split = np.flatnonzero(votes[:, 0] != votes[:, 1])

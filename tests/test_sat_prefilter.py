@@ -16,6 +16,7 @@ from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 
 from rfexplain import Forest
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import Instance
 from rfexplain.sat.deciders import leaves as leaves_module
 from rfexplain.sat.deciders.base import Answer
@@ -24,7 +25,6 @@ from rfexplain.sat.deciders.leaves import LeafTable
 from rfexplain.sat.deciders.portfolio import Portfolio
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.engine import SatEngine
-from rfexplain.sat.tuning import NEAR_TIE
 from tests.hypothesis_budget import examples
 from tests.sat_deciders import decide_reduced, race_of, screen_of, settle
 from tests.strategies import forests
@@ -165,7 +165,7 @@ def test_leaf_table_rows_are_the_feasible_leaf_paths(forest: Any) -> None:
         for box, leaf in tree.leaf_paths(n_states):
             low = tuple(box.get(f, (0, n - 1))[0] for f, n in enumerate(n_states))
             high = tuple(box.get(f, (0, n - 1))[1] for f, n in enumerate(n_states))
-            expected[int(forest.first_nodes[k]) + leaf] = (k, low, high, tree.label[leaf])
+            expected[int(forest.flat.first_nodes[k]) + leaf] = (k, low, high, tree.label[leaf])
     rows = {int(node): int(row) for node, row in enumerate(table.row_of_node) if row >= 0}
     assert rows.keys() == expected.keys() and sorted(rows.values()) == list(range(len(rows)))
     for node, row in rows.items():
@@ -198,7 +198,7 @@ def test_one_state_per_cell_stands_for_every_state(forest: Any, data: Any) -> No
             moved[:, f] = s
             chosen = agree.copy()
             chosen[:, f] = stand_in
-            assert np.array_equal(forest.tree_leaves(moved), forest.tree_leaves(chosen)), (f, s, stand_in)
+            assert np.array_equal(forest.flat.tree_leaves(moved), forest.flat.tree_leaves(chosen)), (f, s, stand_in)
 
 
 def test_queries_the_prefilter_settles_build_no_formula() -> None:

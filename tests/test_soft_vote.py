@@ -49,7 +49,7 @@ def test_sat_equals_oracle_where_hard_and_soft_differ(
     X, y = load_iris(return_X_y=True)
     model = cls(n_estimators=trees, max_depth=depth, min_samples_leaf=5, random_state=seed).fit(X, y)
     forest = Forest.from_sklearn(model)
-    assert forest.vote == "soft" and not forest.votes_agree
+    assert forest.vote == "soft" and not forest.aggregation.is_majority
     oracle = Oracle(forest)
     grid = np.asarray(oracle.grid)
     differ = np.flatnonzero(forest.predict_states(grid) != forest.with_vote("hard").predict_states(grid))
@@ -84,7 +84,7 @@ def test_soft_vote_cxp_enumeration_settles_without_the_solver() -> None:
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(n_estimators=4, max_depth=3, min_samples_leaf=5, random_state=5).fit(X, y)
     forest = Forest.from_sklearn(model)
-    assert forest.vote == "soft" and not forest.votes_agree
+    assert forest.vote == "soft" and not forest.aggregation.is_majority
     oracle = Oracle(forest)
     with SatEngine(forest) as engine:
         for x in X[:20]:  # the solver answered 17 of their queries when the loop asked it for cores
@@ -141,7 +141,7 @@ def test_circuit_engine_refuses_the_soft_vote_and_names_the_engines_that_answer(
     assert rx.Explainer(model, engine="circuit", vote="hard").forest.vote == "hard"
     pure = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)  # unlimited depth: pure leaves
     explainer = rx.Explainer(pure, engine="circuit")
-    assert explainer.forest.vote == "soft" and explainer.forest.votes_agree
+    assert explainer.forest.vote == "soft" and explainer.forest.aggregation.is_majority
 
 
 @settings(max_examples=examples(50), deadline=None)

@@ -12,13 +12,13 @@ from tests.strategies import forests_and_instances
 
 def tied(case: Any) -> bool:
     forest, instance = case
-    counts = forest.vote_counts(np.asarray([instance.states]))[0]
+    counts = forest.flat.vote_counts(np.asarray([instance.states]), forest.n_classes)[0]
     return int((counts == counts.max()).sum()) > 1
 
 
 def test_ties_are_reachable() -> None:
     forest, instance = find(forests_and_instances(), tied, settings=settings(max_examples=2000, database=None))
-    counts = forest.vote_counts(np.asarray([instance.states]))[0]
+    counts = forest.flat.vote_counts(np.asarray([instance.states]), forest.n_classes)[0]
     winners = np.flatnonzero(counts == counts.max())
     assert instance.prediction == winners[0] and len(winners) > 1
 

@@ -160,7 +160,7 @@ class CircuitEngine(EngineBase):
     ------
     UnsupportedQueryError
         For a forest deciding by soft vote (unless its soft and hard votes are the same function:
-        :attr:`~rfexplain.core.forest.Forest.votes_agree`): the class formulas count votes, and
+        :attr:`~rfexplain.core.forest.Forest.aggregation`): the class formulas count votes, and
         explaining the hard vote of a soft-vote model would explain another classifier. The
         message names the engines that answer (``sat``, ``oracle``).
     """
@@ -179,7 +179,7 @@ class CircuitEngine(EngineBase):
         core: str | None = None,
     ) -> None:
         super().__init__(forest)
-        if not forest.votes_agree:
+        if not forest.aggregation.is_majority:
             raise UnsupportedQueryError(
                 "engine 'circuit' explains the hard majority vote only, and this forest decides by soft "
                 "vote (its leaves are impure): engines that answer it: ['oracle', 'sat'] (or build the "

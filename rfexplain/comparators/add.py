@@ -693,7 +693,7 @@ def aggregate(
     k = forest.n_classes
     roots = []
     if (vote or forest.vote) == "soft":
-        _, weights = forest.soft_weights()
+        _, weights = forest.aggregation.integer_weights()
         for tree, leaf_weights in zip(forest.trees, weights):
             roots.append(tree_add(m, tree, leaf_weights.__getitem__, by_leaf=True))
         leaf_vectors = [list(w.values()) for w in weights]

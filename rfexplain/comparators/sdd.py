@@ -131,7 +131,7 @@ class SDDForest:
             raise InvalidOptionError(f"encoding must be one of {list(ENCODINGS)}. Got {encoding!r} instead.")
         if vtree not in VTREES:
             raise InvalidOptionError(f"vtree must be one of {list(VTREES)}. Got {vtree!r} instead.")
-        if not forest.votes_agree:
+        if not forest.aggregation.is_majority:
             raise UnsupportedQueryError(
                 "the SDD comparator compiles the hard majority vote only, and this forest decides by soft "
                 "vote (impure leaves): use forest.with_vote('hard'), or the ADD comparator"

@@ -14,25 +14,11 @@ float32 number between them (possible with ExtraTrees' random thresholds) thereb
 every state contains a float32 value (its upper threshold, or the next float32 above the last
 threshold) and no explanation ever mentions a state no input can reach.
 
-The forest decides under one of two vote modes (:data:`VOTE_MODES`, ``Forest.vote``):
-
-- ``"hard"``: each tree votes for the class of the leaf it reaches (the largest entry of
-  ``tree_.value``, ties to the lowest class index) and the majority wins, ties to the lowest class
-  index -- the semantics of the papers (Izza and Marques-Silva, 2021; Audemard et al., 2022).
-- ``"soft"``: what ``RandomForestClassifier.predict`` and ``ExtraTreesClassifier.predict`` do:
-  the argmax of the sum of the trees' leaf class-probability vectors, ties to the lowest class
-  index. Each leaf keeps its vector exactly as the tree's ``predict_proba`` returns it (float64
-  numbers ``value / value.sum()``, computed with the same numpy operations), and the decision is
-  taken in *exact* arithmetic: a float64 number is a dyadic rational ``m * 2**-e``, so with the
-  forest's common denominator ``2**E`` (``E`` the largest ``e`` over all leaf entries) every
-  entry is an integer weight (:meth:`Forest.soft_weights`) and sums of weights are exact.
-  scikit-learn adds the vectors in float64, one tree after the other, then divides by the number
-  of trees; rounding can break or create a tie that exact arithmetic would not, so at a near-tie
-  (top two float sums within ``1e-9``) the two may differ. :func:`soft_vote` sums in float64 and
-  recomputes exactly every row whose top two sums are that close; ``experiments/soft_vote.py``
-  measures how often the exact decision and ``model.predict`` differ: on the SAT paper's forests
-  for iris, wine-recog, ecoli, new-thyroid and glass2, never on a test row, and on 5 of 10^5
-  random points for new-thyroid (none elsewhere), each a float64 near-tie.
+The forest decides under one of two vote modes (:data:`VOTE_MODES`, ``Forest.vote``), each an
+aggregation object (:mod:`rfexplain.core.vote`, ``Forest.aggregation``): ``"hard"``, the
+majority vote of the papers, and ``"soft"``, the exact average of the leaves' class-probability
+vectors that scikit-learn's ``predict`` takes. The trees as flat node arrays, which the engines'
+compiled loops walk, are derived on first use (``Forest.flat``, :mod:`rfexplain.core.flat`).
 
 Example
 -------
@@ -50,16 +36,19 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
+from rfexplain.core.flat import FlatForest
 from rfexplain.core.floats import float32_text, largest_float32_at_most, significant_digits
 from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
+from rfexplain.core.tree import Tree, leaf_vectors
+from rfexplain.core.vote import Vote, exact_soft_winner, soft_vote, vote_rule, winning_class, winning_classes
 
 __all__ = [
     "Tree",
@@ -80,138 +69,7 @@ __all__ = [
 FOREST_FORMAT_VERSION = 2
 #: The vote modes of :meth:`Forest.from_sklearn` (``"auto"`` resolves to one of the other two).
 VOTE_MODES: tuple[str, ...] = ("auto", "soft", "hard")
-#: Float sums of class probabilities closer than this are re-decided exactly (float64 summation of
-#: at most a few thousand vectors of entries in [0, 1] errs by far less).
-_NEAR_TIE = 1e-9
 _FORMAT_NAME = "rfexplain-forest"
-
-
-def winning_class(votes: Sequence[int]) -> int:
-    """The hard-majority decision on one row of vote counts (one per class): the class with the
-    most votes, ties going to the lowest class index (as scikit-learn's ``argmax``).
-
-    The package's one tie rule; :func:`winning_classes` is its vectorised form.
-
-    >>> winning_class((2, 3, 3)), winning_class((0, 0))
-    (1, 0)
-    """
-    best = 0
-    for c in range(1, len(votes)):
-        if votes[c] > votes[best]:
-            best = c
-    return best
-
-
-def winning_classes(votes: np.ndarray) -> np.ndarray:
-    """:func:`winning_class` of every row of a ``(rows, classes)`` vote-count array."""
-    return np.argmax(votes, axis=1)
-
-
-def exact_soft_winner(vectors: Sequence[Sequence[float]]) -> int:
-    """The soft-vote decision on one row, in exact arithmetic: the class whose summed probability
-    (over the trees' vectors, each a sequence of float64 numbers) is largest, ties to the lowest
-    class index.
-
-    >>> exact_soft_winner([(0.1, 0.9), (0.8, 0.2)]), exact_soft_winner([(0.5, 0.5), (0.5, 0.5)])
-    (1, 0)
-    """
-    # every float64 is a whole number of units of 2**-1074 (its ``as_integer_ratio`` has a
-    # power-of-two denominator): the sums in those units are exact integers, as in
-    # :meth:`Forest.soft_weights` (faster than ``Fraction`` sums)
-    sums = [0] * len(vectors[0])
-    for vector in vectors:
-        for c, p in enumerate(vector):
-            numerator, denominator = float(p).as_integer_ratio()
-            sums[c] += numerator << (1075 - denominator.bit_length())
-    return winning_class(sums)
-
-
-def soft_vote(probas: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
-    """The exact soft-vote decision (class index) of every row, from the trees' class-probability
-    arrays (one ``(rows, classes)`` float64 array per tree, as each tree's ``predict_proba``).
-
-    The package's one soft-vote rule (the vectorised form of :func:`exact_soft_winner`): rows whose
-    top two float64 sums are within ``1e-9`` are decided again with exact rationals.
-    """
-    stacked = np.asarray(probas, dtype=np.float64)
-    totals = stacked.sum(axis=0)
-    winners = np.argmax(totals, axis=1)
-    if totals.shape[1] < 2:
-        return winners
-    top_two = np.sort(totals, axis=1)[:, -2:]
-    for row in np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= _NEAR_TIE):
-        winners[row] = exact_soft_winner(stacked[:, row, :].tolist())
-    return winners
-
-
-@dataclass(frozen=True)
-class Tree:
-    """One decision tree over discretised features, as parallel node arrays.
-
-    Node 0 is the root. At an internal node, ``feature[i] >= 0`` is the tested feature and
-    ``split[i]`` the index ``j`` of the threshold in the forest's sorted thresholds of that
-    feature: states ``<= j`` go to ``left[i]``, the others to ``right[i]``. At a leaf,
-    ``feature[i] == -1`` and ``label[i]`` is the class index the tree votes for. ``proba``, when
-    known, holds at each leaf its class-probability vector (float64 numbers, as the tree's
-    ``predict_proba`` gives them) and ``None`` at internal nodes; the soft vote needs it.
-    """
-
-    feature: tuple[int, ...]
-    split: tuple[int, ...]
-    left: tuple[int, ...]
-    right: tuple[int, ...]
-    label: tuple[int, ...]
-    proba: tuple[tuple[float, ...] | None, ...] | None = None
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.feature)
-
-    @property
-    def n_leaves(self) -> int:
-        return sum(1 for f in self.feature if f < 0)
-
-    def is_leaf(self, node: int) -> bool:
-        return self.feature[node] < 0
-
-    def depth(self) -> int:
-        """Length of the longest root-to-leaf path (0 for a single leaf)."""
-        best = 0
-        stack = [(0, 0)]
-        while stack:
-            node, d = stack.pop()
-            if self.is_leaf(node):
-                best = max(best, d)
-            else:
-                stack.append((self.left[node], d + 1))
-                stack.append((self.right[node], d + 1))
-        return best
-
-    def paths(self, n_states: Sequence[int]) -> Iterator[tuple[dict[int, tuple[int, int]], int]]:
-        """Yield every *feasible* root-to-leaf path as ``(box, label)``.
-
-        ``box`` maps each feature tested on the path to the inclusive range ``(lo, hi)`` of states
-        that follow the path; a path whose range becomes empty on some feature can be reached by
-        no input and is not yielded.
-        """
-        for box, leaf in self.leaf_paths(n_states):
-            yield box, self.label[leaf]
-
-    def leaf_paths(self, n_states: Sequence[int]) -> Iterator[tuple[dict[int, tuple[int, int]], int]]:
-        """Like :meth:`paths`, yielding ``(box, leaf node)``."""
-        stack: list[tuple[int, dict[int, tuple[int, int]]]] = [(0, {})]
-        while stack:
-            node, box = stack.pop()
-            f = self.feature[node]
-            if f < 0:
-                yield box, node
-                continue
-            lo, hi = box.get(f, (0, n_states[f] - 1))
-            j = self.split[node]
-            if lo <= min(hi, j):
-                stack.append((self.left[node], {**box, f: (lo, min(hi, j))}))
-            if max(lo, j + 1) <= hi:
-                stack.append((self.right[node], {**box, f: (max(lo, j + 1), hi)}))
 
 
 @dataclass(frozen=True)
@@ -331,18 +189,13 @@ class Forest:
         self.source = source
         if vote not in ("soft", "hard"):
             raise InvalidForestError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
-        self.vote = vote
         self._validate()
+        #: How the trees decide together (:mod:`rfexplain.core.vote`).
+        self.aggregation: Vote = vote_rule(vote, self.trees, self.n_classes)
         self.space = FeatureSpace(
             self.feature_names, self.thresholds, self.classes, self.categories, self.bounds, self.vote
         )
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
-        self._node_arrays = [
-            tuple(np.asarray(a, dtype=np.int64) for a in (t.feature, t.split, t.left, t.right, t.label))
-            for t in self.trees
-        ]
-        self._proba_arrays = [_proba_array(t, self.n_classes) for t in self.trees] if self.has_proba else []
-        self._soft_weights: tuple[int, list[dict[int, tuple[int, ...]]]] | None = None
 
     # ------------------------------------------------------------------ construction
     def _validate(self) -> None:
@@ -396,8 +249,6 @@ class Forest:
                     raise InvalidForestError(f"tree {k}, node {i}: children must follow their parent")
             if tree.proba is not None:
                 self._validate_proba(k, tree)
-        if self.vote == "soft" and not self.has_proba:
-            raise InvalidForestError("a soft-vote forest needs the class-probability vector of every leaf")
 
     def _validate_proba(self, k: int, tree: Tree) -> None:
         assert tree.proba is not None
@@ -433,58 +284,14 @@ class Forest:
         )
 
     @property
-    def votes_agree(self) -> bool:
-        """Whether soft and hard vote are the same function for this forest, whatever the input:
-        true for a hard-vote forest, and for a soft-vote forest whose every leaf votes for the
-        argmax of its vector (ties to the lowest index) when it has a single tree, or whose every
-        leaf vector is one-hot (pure leaves: summed vectors are then the vote counts)."""
-        if self.vote == "hard":
-            return True
-        for tree in self.trees:
-            assert tree.proba is not None
-            for leaf, vector in enumerate(tree.proba):
-                if vector is None:
-                    continue
-                if winning_class(vector) != tree.label[leaf]:  # type: ignore[arg-type]
-                    return False
-                if self.n_trees > 1 and sorted(vector) != [0.0] * (len(vector) - 1) + [1.0]:
-                    return False
-        return True
+    def vote(self) -> str:
+        """The vote mode's name, ``"hard"`` or ``"soft"`` (:attr:`aggregation`'s)."""
+        return self.aggregation.name
 
-    def soft_weights(self) -> tuple[int, list[dict[int, tuple[int, ...]]]]:
-        """The leaves' class probabilities as exact integers over the forest's common denominator.
-
-        Returns ``(E, weights)``: ``weights[k][leaf]`` is the vector ``p * 2**E`` of the leaf of
-        tree ``k`` (exact integers, since every float64 ``p`` is a multiple of ``2**-E`` for ``E``
-        the largest binary exponent among the entries), so that class ``c`` wins the soft vote iff
-        its integer sum is largest (ties to the lowest index).
-
-        Computed once per forest and shared (the SAT encoding and :meth:`decide` both read it; do
-        not modify it). A float64's ``as_integer_ratio`` has a power-of-two denominator, so each
-        weight is its numerator shifted left (no ``Fraction`` arithmetic).
-        """
-        if self._soft_weights is not None:
-            return self._soft_weights
-        if not self.has_proba:
-            raise InvalidForestError("this forest has no class-probability vectors (a hard-vote forest)")
-        ratios: list[dict[int, list[tuple[int, int]]]] = []
-        exponent = 0
-        for tree in self.trees:
-            assert tree.proba is not None
-            leaves: dict[int, list[tuple[int, int]]] = {}
-            for i, vector in enumerate(tree.proba):
-                if vector is None or tree.feature[i] >= 0:
-                    continue
-                pairs = [(num, den.bit_length() - 1) for num, den in (float(p).as_integer_ratio() for p in vector)]
-                exponent = max(exponent, max(shift for _, shift in pairs))
-                leaves[i] = pairs
-            ratios.append(leaves)
-        weights = [
-            {i: tuple(num << (exponent - shift) for num, shift in pairs) for i, pairs in leaves.items()}
-            for leaves in ratios
-        ]
-        self._soft_weights = (exponent, weights)
-        return self._soft_weights
+    @functools.cached_property
+    def flat(self) -> FlatForest:
+        """The trees as flat node arrays (:mod:`rfexplain.core.flat`), built on first use."""
+        return FlatForest(self.trees, self.states_per_feature, self.aggregation)
 
     @classmethod
     def from_raw_trees(
@@ -528,7 +335,7 @@ class Forest:
                     left=tuple(int(c) if f >= 0 else -1 for f, c in zip(feature, raw["left"])),
                     right=tuple(int(c) if f >= 0 else -1 for f, c in zip(feature, raw["right"])),
                     label=tuple(int(c) if f < 0 else -1 for f, c in zip(feature, raw["label"])),
-                    proba=_leaf_vectors(feature, raw["proba"]) if raw.get("proba") is not None else None,
+                    proba=leaf_vectors(feature, raw["proba"]) if raw.get("proba") is not None else None,
                 )
             )
         return cls(
@@ -680,122 +487,16 @@ class Forest:
             out[:, f] = np.searchsorted(ts, x64[:, f], side="left")
         return out
 
-    def tree_leaves(self, S: np.ndarray) -> np.ndarray:
-        """The leaf each tree reaches, for every row of a state matrix: shape (rows, trees).
-
-        All trees walk at once over their nodes laid end to end (one step per level of the
-        deepest tree), so a call costs a few numpy operations per level, not per tree."""
-        S = np.asarray(S, dtype=np.int64)
-        if S.ndim == 1:
-            S = S[None, :]
-        feature, split, left, right = self._flat_nodes
-        roots = self.first_nodes
-        rows = np.arange(S.shape[0])[:, None]
-        node = np.broadcast_to(roots, (S.shape[0], len(roots))).copy()
-        while True:
-            f = feature[node]
-            internal = f >= 0
-            if not internal.any():
-                break
-            go_left = S[rows, np.maximum(f, 0)] <= split[node]
-            node = np.where(internal, np.where(go_left, left[node], right[node]), node)
-        return node - roots
-
-    @functools.cached_property
-    def first_nodes(self) -> np.ndarray:
-        """Where each tree's nodes start when all trees' nodes are laid end to end (tree ``k``'s
-        node ``i`` is at ``first_nodes[k] + i``)."""
-        sizes = [t.n_nodes for t in self.trees]
-        return np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-
-    @functools.cached_property
-    def _flat_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every tree's feature, split and child arrays laid end to end (:attr:`first_nodes`),
-        children as positions in the whole."""
-        feature, split, left, right, _ = (np.concatenate(part) for part in zip(*self._node_arrays))
-        offset = np.repeat(self.first_nodes, [t.n_nodes for t in self.trees])
-        return feature, split, left + offset, right + offset
-
-    def flat_trees(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The trees laid end to end for compiled walks: per node its feature (-1 at a leaf),
-        split, children (positions in the whole) and voted class label, then each tree's root."""
-        feature, split, left, right = self._flat_nodes
-        label = np.concatenate([arrays[4] for arrays in self._node_arrays])
-        return feature, split, left, right, label, self.first_nodes
-
-    def flat_proba(self) -> np.ndarray:
-        """The leaves' class-probability vectors by node of :meth:`flat_trees` (rows of zeros at
-        internal nodes; a forest with vectors only)."""
-        if not self.has_proba:
-            raise ValueError("this forest has no class-probability vectors")
-        return np.concatenate(self._proba_arrays)
-
-    def leaf_boxes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every feasible leaf with its box of states: ``(nodes, low, high)``.
-
-        ``nodes`` are the leaves' positions among all trees' nodes (:attr:`first_nodes`), in
-        increasing order (so grouped by tree); row ``i`` of ``low`` and ``high`` (shape
-        ``(leaves, features)``) bounds, inclusively, the states of each feature that reach leaf
-        ``nodes[i]``. A leaf whose box is empty on some feature (no input reaches it) is left out.
-        The same boxes as :meth:`Tree.leaf_paths`, computed level by level for all trees at once.
-        """
-        feature, split, left, right = self._flat_nodes
-        top = np.asarray(self.states_per_feature, dtype=np.int32) - 1
-        low = np.zeros((len(feature), self.n_features), dtype=np.int32)
-        high = np.broadcast_to(top, low.shape).copy()
-        frontier = self.first_nodes
-        while frontier.size:
-            frontier = frontier[feature[frontier] >= 0]
-            f, cut = feature[frontier], split[frontier]
-            for children, bounds in ((left[frontier], None), (right[frontier], cut + 1)):
-                low[children], high[children] = low[frontier], high[frontier]
-                if bounds is None:
-                    high[children, f] = np.minimum(high[frontier, f], cut)
-                else:
-                    low[children, f] = np.maximum(low[frontier, f], bounds)
-            frontier = np.concatenate((left[frontier], right[frontier]))
-        leaves = np.flatnonzero(feature < 0)
-        leaves = leaves[np.all(low[leaves] <= high[leaves], axis=1)]
-        return leaves, low[leaves], high[leaves]
-
-    def tree_votes(self, S: np.ndarray) -> np.ndarray:
-        """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""
-        leaves = self.tree_leaves(S)
-        votes = np.empty_like(leaves)
-        for k, arrays in enumerate(self._node_arrays):
-            votes[:, k] = arrays[4][leaves[:, k]]
-        return votes
-
-    def vote_counts(self, S: np.ndarray) -> np.ndarray:
-        """Votes per class for every row of a state matrix: shape (rows, classes)."""
-        votes = self.tree_votes(S)
-        counts = np.zeros((votes.shape[0], self.n_classes), dtype=np.int64)
-        for c in range(self.n_classes):
-            counts[:, c] = (votes == c).sum(axis=1)
-        return counts
-
-    def tree_probas(self, S: np.ndarray) -> np.ndarray:
-        """Each tree's class-probability vector, for every row of a state matrix: shape
-        (trees, rows, classes)."""
-        if not self.has_proba:
-            raise InvalidForestError("this forest has no class-probability vectors (a hard-vote forest)")
-        leaves = self.tree_leaves(S)
-        return np.stack([proba[leaves[:, k]] for k, proba in enumerate(self._proba_arrays)])
-
     def predict_states(self, S: np.ndarray) -> np.ndarray:
-        """Class index decided under the forest's vote mode (ties to the lowest index) for each
-        state row: hard majority, or the exact soft vote (:func:`soft_vote`)."""
-        if self.vote == "soft":
-            S = np.asarray(S, dtype=np.int64).reshape(-1, self.n_features)
-            step = 10_000  # bounds the (trees, rows, classes) array of vectors
-            parts = [soft_vote(self.tree_probas(S[i : i + step])) for i in range(0, len(S), step)]
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        return winning_classes(self.vote_counts(S))
+        """Class index decided under the forest's vote (ties to the lowest index) for each state
+        row (:meth:`Vote.decide_rows <rfexplain.core.vote.Vote.decide_rows>`)."""
+        S = np.asarray(S, dtype=np.int64).reshape(-1, self.n_features)
+        return self.aggregation.decide_rows(self.flat.tree_leaves(S))
 
     def decide(self, states: Sequence[int]) -> int:
-        """The class index decided on one state vector under the forest's vote mode: a plain walk
-        down each tree (cheaper than :meth:`predict_states` for one row); the soft vote adds the
-        leaves' exact integer weights (:meth:`soft_weights`)."""
+        """The class index decided on one state vector under the forest's vote: a plain walk down
+        each tree (cheaper than :meth:`predict_states` for one row), then the vote's exact
+        decision (:meth:`Vote.decide <rfexplain.core.vote.Vote.decide>`)."""
         leaves = []
         for tree in self.trees:
             node = 0
@@ -803,16 +504,7 @@ class Forest:
             while feature[node] >= 0:
                 node = left[node] if states[feature[node]] <= split[node] else right[node]
             leaves.append(node)
-        if self.vote == "hard":
-            counts = [0] * self.n_classes
-            for tree, leaf in zip(self.trees, leaves):
-                counts[tree.label[leaf]] += 1
-            return winning_class(counts)
-        sums = [0] * self.n_classes
-        for weights, leaf in zip(self.soft_weights()[1], leaves):
-            for c, w in enumerate(weights[leaf]):
-                sums[c] += w
-        return winning_class(sums)
+        return self.aggregation.decide(leaves)
 
     def predict_index(self, X: Any) -> np.ndarray:
         """Class index of the decision for raw instances."""
@@ -934,7 +626,7 @@ class Forest:
             trees = [
                 Tree(
                     **{key: tuple(int(v) for v in t[key]) for key in ("feature", "split", "left", "right", "label")},
-                    proba=_leaf_vectors(t["feature"], t["proba"]) if t.get("proba") is not None else None,
+                    proba=leaf_vectors(t["feature"], t["proba"]) if t.get("proba") is not None else None,
                 )
                 for t in doc["trees"]
             ]
@@ -984,18 +676,3 @@ class Forest:
             f"Forest(trees={self.n_trees}, features={self.n_features}, classes={list(self.classes)}, "
             f"thresholds={sum(len(ts) for ts in self.thresholds)}, vote={self.vote!r})"
         )
-
-
-def _leaf_vectors(feature: Sequence[int], proba: Sequence[Any]) -> tuple[tuple[float, ...] | None, ...]:
-    """Per node: the leaf's probability vector as floats, ``None`` at internal nodes."""
-    return tuple(tuple(float(p) for p in v) if int(f) < 0 else None for f, v in zip(feature, proba))
-
-
-def _proba_array(tree: Tree, n_classes: int) -> np.ndarray:
-    """The leaf vectors of a tree as a ``(nodes, classes)`` array (zeros at internal nodes)."""
-    out = np.zeros((tree.n_nodes, n_classes), dtype=np.float64)
-    assert tree.proba is not None
-    for i, vector in enumerate(tree.proba):
-        if vector is not None:
-            out[i] = vector
-    return out

@@ -70,6 +70,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 class CompilingInBackgroundWarning(RuntimeWarning):
     """The compiled loops are not in the cache yet: a background process compiles them, and the
     queries take the uncompiled routes meanwhile (said once per process)."""
+
+
 _unusable: list[str] = []
 _ready: list[bool] = []
 _started: list[str] = []

@@ -40,7 +40,7 @@ touching anything, and the caller grows them and calls again.
 
 Points are decided in float64: hard-vote sums are vote counts (exact); a soft-vote point whose
 two best classes are within ``near_tie`` is not decided here but stored in the tie buffer, for
-the caller to decide in exact arithmetic (:data:`~rfexplain.sat.tuning.NEAR_TIE`).
+the caller to decide in exact arithmetic (:data:`~rfexplain.core.vote.NEAR_TIE`).
 
 [Lam15] Lam, Pitrou and Seibert, "Numba: a LLVM-based Python JIT compiler", LLVM-HPC 2015.
 [Che19] Chen, Zhang, Si, Li, Boning and Hsieh, "Robustness Verification of Tree-based Models",
@@ -52,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfexplain.core.jit import kernel
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
 from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
 from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
@@ -649,7 +650,7 @@ def warm_up(box_dtype: np.dtype) -> None:
         np.zeros((1, 1)),
         np.zeros(1),
         True,
-        1e-9,
+        NEAR_TIE,
         np.zeros(1, dtype=np.bool_),
     )
     # one stump (a root splitting feature 0 at 0, two leaves) and one-feature points
@@ -663,7 +664,7 @@ def warm_up(box_dtype: np.dtype) -> None:
     label = np.asarray([0, 0, 1], dtype=np.int64)
     reduce_hard_point(point, point.copy(), point.copy(), *stump, label, roots, 0, True, np.zeros(2, dtype=np.int64))
     proba = np.asarray([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    reduce_soft_point(point, point.copy(), point.copy(), 0, *stump, proba, roots, 0, True, 1e-9, np.zeros(2))
+    reduce_soft_point(point, point.copy(), point.copy(), 0, *stump, proba, roots, 0, True, NEAR_TIE, np.zeros(2))
     hard_winner(point, *stump, label, roots, np.zeros(2, dtype=np.int64))
     two = np.zeros((2, 1), dtype=box_dtype)
     partner, starts = pair_partners(two, two, np.asarray([0, 1], dtype=np.int64), np.zeros((2, 1)), np.zeros(1), True)
@@ -682,7 +683,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             0,
             True,
             soft,
-            1e-9,
+            NEAR_TIE,
             1,
             soft,
             np.full(1, -1, dtype=np.int64),

@@ -53,7 +53,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE
+from rfexplain.core.vote import NEAR_TIE
+from rfexplain.sat.tuning import DEFAULT_TUNING
 
 __all__ = ["MarginClimb"]
 
@@ -132,7 +133,7 @@ class MarginClimb:
     def run(self, restarts: int) -> np.ndarray | None:
         """Climb from the given :attr:`starts` not climbed from yet, then from up to ``restarts``
         more starting points (kicked or random); the positions of the first point found where
-        the condition holds (a soft-vote margin up to :data:`~rfexplain.sat.tuning.NEAR_TIE`
+        the condition holds (a soft-vote margin up to :data:`~rfexplain.core.vote.NEAR_TIE`
         short of it counts: the caller decides it exactly), else ``None``."""
         from rfexplain.sat.climb_kernels import climb
 

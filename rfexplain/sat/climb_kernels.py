@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfexplain.core.jit import kernel
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.box_kernels import _cell_options, _cell_starts
 
 _MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
@@ -229,7 +230,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             at,
             np.ones(1, np.int64),
             True,
-            1e-9,
+            NEAR_TIE,
             1,
             np.ones(1, np.uint64),
             np.zeros(1, np.int64),

@@ -9,7 +9,7 @@ difference of the leaf reached (:meth:`~rfexplain.sat.deciders.leaves.LeafTable.
 tree's smallest difference, every leaf weighs at least zero, so the largest margin is the trees'
 smallest differences plus the weight of a heaviest clique, and the query holds iff some clique
 beats ``penalty - baseline`` (with the tolerance for soft-vote near ties,
-:data:`~rfexplain.sat.tuning.NEAR_TIE`). This is the
+:data:`~rfexplain.core.vote.NEAR_TIE`). This is the
 maximum-clique view of tree-ensemble verification (Kantchelian, Tygar and Joseph (2016) [KTJ16]
 state it as a MILP; Chen et al. (2019) [Che19] bound it with cliques of trees); here it is
 searched exactly by a colouring branch and bound (:mod:`.clique_kernels`), whose colour classes

@@ -49,6 +49,7 @@ from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidOptionError
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import EngineBase, Instance
 from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS
 from rfexplain.sat.deciders.bounds import slack
@@ -58,7 +59,7 @@ from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.cnf import SOFT_BITS
 from rfexplain.sat.encodings.pool import Var
 from rfexplain.sat.search import FoundReason, Search, SelectorOracle, SolverStats
-from rfexplain.sat.tuning import NEAR_TIE, SatTuning
+from rfexplain.sat.tuning import SatTuning
 
 __all__ = ["SatEngine", "DEFAULT_SOLVER"]
 
@@ -259,7 +260,7 @@ class SatEngine(EngineBase):
         from rfexplain.sat.point_kernels import hard_winner
 
         if self._flat_trees is None:
-            self._flat_trees = self.forest.flat_trees()
+            self._flat_trees = self.forest.flat.walk_arrays()
         feature, split, left, right, label, roots = self._flat_trees
         counts = np.zeros(self.forest.n_classes, dtype=np.int64)
         return int(hard_winner(np.asarray(z, dtype=np.int64), feature, split, left, right, label, roots, counts))

@@ -16,7 +16,7 @@ from rfexplain.sat.bound_kernels import _outcome
 @kernel
 def hard_winner(point, feature, split, left, right, label, roots, counts):  # pragma: no cover - compiled
     """The hard majority vote on ``point`` (ties to the lowest class index), over the trees laid
-    end to end (:attr:`~rfexplain.core.forest.Forest.first_nodes`)."""
+    end to end (:attr:`~rfexplain.core.forest.Forest.flat`)."""
     counts[:] = 0
     for k in range(roots.shape[0]):
         node = roots[k]

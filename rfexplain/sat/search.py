@@ -30,11 +30,12 @@ from pysat.formula import WCNF
 
 from rfexplain.core.bits import mask_of
 from rfexplain.core.budget import Budget
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.deciders.base import DECIDERS, Question
 from rfexplain.sat.deciders.full_cnf import FullCnf, SelectorOracle, SolverStats
 from rfexplain.sat.deciders.leaves import InstanceLeaves
 from rfexplain.sat.deciders.portfolio import Portfolio, in_chunks
-from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE, SatTuning
+from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
 
@@ -395,12 +396,12 @@ class Search:
     @functools.cached_property
     def _flat_trees(self) -> tuple[np.ndarray, ...]:
         """:meth:`~rfexplain.core.forest.Forest.flat_trees`, once per instance's search."""
-        return self.encoding.forest.flat_trees()
+        return self.encoding.forest.flat.walk_arrays()
 
     @functools.cached_property
     def _flat_proba(self) -> np.ndarray:
         """The leaves' probability vectors by node of :attr:`_flat_trees` (soft vote)."""
-        return self.encoding.forest.flat_proba()
+        return self.encoding.forest.flat.scores
 
     # ------------------------------------------------------------------ enumeration (MARCO style)
     def _witness_from_sets(

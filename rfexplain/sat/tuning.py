@@ -8,8 +8,9 @@ they change which decider answers, and so the speed and the witnesses. An engine
 (:meth:`SatTuning.of`); the defaults are :data:`DEFAULT_TUNING`. The measurements that chose the
 defaults are in ``docs/decisions.md`` ("SAT engine: the prefilter", "SAT engine: options").
 
-The vote's own tolerance is not tuning: :data:`NEAR_TIE`, the float64 distance under which two
-soft-vote sums are compared again in exact integer arithmetic, is part of the exact decision.
+The vote's own tolerance is not tuning: :data:`rfexplain.core.vote.NEAR_TIE`, the float64
+distance under which two soft-vote sums are compared again in exact integer arithmetic, is part
+of the exact decision.
 """
 
 from __future__ import annotations
@@ -21,11 +22,7 @@ from typing import Any
 
 from rfexplain.core.errors import InvalidOptionError
 
-__all__ = ["NEAR_TIE", "SatTuning", "DEFAULT_TUNING"]
-
-#: Float64 distance under which two soft-vote sums are compared again exactly (and a bound counts
-#: as "no win" only when it is below zero by more than this).
-NEAR_TIE = 1e-9
+__all__ = ["SatTuning", "DEFAULT_TUNING"]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ verification (Kantchelian, Tygar and Joseph (2016) [KTJ16]; Chen et al. (2019) [
 the leaves the fixed features leave reachable [IM21]. Under the hard vote a win against a lower
 class index needs a margin of one vote, so such bounds lose half a vote; soft-vote bounds are
 float64 sums, and count as "no win" only below ``-NEAR_TIE``
-(:data:`~rfexplain.sat.tuning.NEAR_TIE`).
+(:data:`~rfexplain.core.vote.NEAR_TIE`).
 
 The core is the fixed features left after deleting, one at a time in the question's order,
 those the bounds can do without: as a solver's core, it lets the deletion loops skip calls.
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.deciders.base import Answer, Question
 from rfexplain.sat.deciders.leaves import InstanceLeaves
-from rfexplain.sat.tuning import NEAR_TIE
 
 __all__ = ["Bounds", "slack"]
 

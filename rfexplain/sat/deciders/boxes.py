@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.deciders.base import Answer
 from rfexplain.sat.deciders.leaves import InstanceLeaves
-from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE, SatTuning
+from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
 __all__ = ["Boxes", "BoxSearch", "search_whole", "few_cells", "paired_table"]
 

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.deciders.base import Answer
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.softvote import soft_winner
-from rfexplain.sat.tuning import DEFAULT_TUNING, NEAR_TIE, SatTuning
+from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
 __all__ = ["LeafTable", "InstanceLeaves", "pack_bits", "warm_up"]
 
@@ -54,13 +55,13 @@ class LeafTable:
         self.forest = forest
         self.n_states = forest.states_per_feature
         self.soft = encoding.soft
-        first_nodes = forest.first_nodes
-        nodes, low, high = forest.leaf_boxes()
+        first_nodes = forest.flat.first_nodes
+        nodes, low, high = forest.flat.leaf_boxes()
         #: Tree of every row; rows are grouped by tree.
         self.tree = np.searchsorted(first_nodes, nodes, side="right") - 1
         local = nodes - first_nodes[self.tree]
         #: Table row of every (feasible) leaf, by its position among all trees' nodes
-        #: (:attr:`~rfexplain.core.forest.Forest.first_nodes`).
+        #: (:attr:`~rfexplain.core.forest.Forest.flat`).
         self.row_of_node = np.full(sum(tree.n_nodes for tree in forest.trees), -1, dtype=np.int64)
         self.row_of_node[nodes] = np.arange(len(nodes))
         self.low, self.high = low, high
@@ -201,7 +202,7 @@ class InstanceLeaves:
         else:
             full = np.broadcast_to(self.states, (len(points), len(self.states))).copy()
             full[:, free] = points
-            leaves = table.row_of_node[forest.tree_leaves(full) + forest.first_nodes]  # (points, trees)
+            leaves = table.row_of_node[forest.flat.tree_leaves(full) + forest.flat.first_nodes]  # (points, trees)
             sums = table.score[leaves].sum(axis=1)
 
             def reached(p: int) -> np.ndarray:

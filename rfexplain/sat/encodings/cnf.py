@@ -12,7 +12,7 @@ explanation algorithms query:
 Under the soft vote the trees' leaves carry their integer weight vectors instead of votes and both
 formulas are exact pseudo-Boolean comparisons (:mod:`.softvote`); a soft-vote forest whose soft
 and hard votes are the same function (pure leaves, or one tree:
-:attr:`~rfexplain.core.forest.Forest.votes_agree`) keeps the smaller hard-vote encoding.
+:attr:`~rfexplain.core.forest.Forest.aggregation`) keeps the smaller hard-vote encoding.
 
 Every state must contain a float32 value (the forest model guarantees it by merging thresholds
 with no float32 number between them); as a safety net, a state that contains none would be
@@ -165,9 +165,9 @@ class ForestEncoding:
                 self.empty_states,
             )
         #: Whether the vote is encoded as the soft vote's weighted comparisons.
-        self.soft = not forest.votes_agree
+        self.soft = not forest.aggregation.is_majority
         #: Soft vote only: every leaf's exact integer weight vector (:meth:`Forest.soft_weights`).
-        self.weights: list[dict[int, tuple[int, ...]]] = forest.soft_weights()[1] if self.soft else []
+        self.weights: list[dict[int, tuple[int, ...]]] = forest.aggregation.integer_weights()[1] if self.soft else []
         self._base: tuple[tuple[int, ...], ...] | None = None
         self._trees: list[TreeVotes] = []
         self._values: list[TreeValues] = []

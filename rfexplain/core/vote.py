@@ -1,0 +1,275 @@
+"""How a forest's trees decide together: the vote as one object (docs/design.md, section 1).
+
+A :class:`Vote` owns everything about turning the leaves the trees reach into a class: the exact
+decision, the one tie rule (:func:`winning_class`: the largest score wins, ties to the lowest
+class index, as scikit-learn's ``argmax``), the float64 near-tie tolerance (:data:`NEAR_TIE`),
+each leaf's score vector as float64 numbers (what compiled loops add) and as exact integers
+(what encodings and exact comparisons add), and whether it is the plain majority vote. Two
+aggregations exist:
+
+- :class:`HardMajority` (``"hard"``): each tree votes for the class of the leaf it reaches (the
+  largest entry of ``tree_.value``, ties to the lowest class index) and the majority wins -- the
+  semantics of the papers (Izza and Marques-Silva, 2021; Audemard et al., 2022). A leaf's score
+  vector is the one-hot vector of its vote.
+- :class:`SoftAverage` (``"soft"``): what ``RandomForestClassifier.predict`` and
+  ``ExtraTreesClassifier.predict`` do, the argmax of the sum of the trees' leaf class-probability
+  vectors. Each leaf keeps its vector exactly as the tree's ``predict_proba`` returns it, and the
+  decision is taken in *exact* arithmetic: a float64 number is a dyadic rational ``m * 2**-e``,
+  so with the forest's common denominator ``2**E`` (``E`` the largest ``e`` over all leaf
+  entries) every entry is an integer weight (:meth:`Vote.integer_weights`) and sums of weights
+  are exact. scikit-learn adds the vectors in float64, so at a near-tie (top two float sums within
+  :data:`NEAR_TIE`) the two may differ; ``experiments/soft_vote.py`` measures how often.
+
+Another aggregation (a boosted sum, a regression mean) is one more subclass. The verifier
+(:mod:`rfexplain.verify`) keeps its own, independent evaluation of both rules.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from rfexplain.core.errors import InvalidForestError
+from rfexplain.core.tree import Tree, proba_array
+
+__all__ = [
+    "NEAR_TIE",
+    "Vote",
+    "HardMajority",
+    "SoftAverage",
+    "vote_rule",
+    "winning_class",
+    "winning_classes",
+    "exact_soft_winner",
+    "soft_vote",
+]
+
+#: Float64 sums of class scores closer than this are compared again exactly (float64 summation of
+#: at most a few thousand vectors of entries in [0, 1] errs by far less), and a float64 bound on
+#: a margin counts as "no win" only when it is below ``-NEAR_TIE``.
+NEAR_TIE = 1e-9
+
+#: Integer weights per tree: ``weights[k][leaf]`` is the exact score vector of tree ``k``'s leaf.
+LeafWeights = list[dict[int, tuple[int, ...]]]
+
+
+def winning_class(scores: Sequence[int] | Sequence[float]) -> int:
+    """The class with the largest score (vote count or exact sum), ties to the lowest class index
+    (as scikit-learn's ``argmax``): the package's one tie rule; :func:`winning_classes` is its
+    vectorised form.
+
+    >>> winning_class((2, 3, 3)), winning_class((0, 0))
+    (1, 0)
+    """
+    best = 0
+    for c in range(1, len(scores)):
+        if scores[c] > scores[best]:
+            best = c
+    return best
+
+
+def winning_classes(scores: np.ndarray) -> np.ndarray:
+    """:func:`winning_class` of every row of a ``(rows, classes)`` score array."""
+    return np.argmax(scores, axis=1)
+
+
+def exact_soft_winner(vectors: Sequence[Sequence[float]]) -> int:
+    """The soft-vote decision on one row, in exact arithmetic: the class whose summed probability
+    (over the trees' vectors, each a sequence of float64 numbers) is largest, ties to the lowest
+    class index.
+
+    >>> exact_soft_winner([(0.1, 0.9), (0.8, 0.2)]), exact_soft_winner([(0.5, 0.5), (0.5, 0.5)])
+    (1, 0)
+    """
+    # every float64 is a whole number of units of 2**-1074 (its ``as_integer_ratio`` has a
+    # power-of-two denominator): the sums in those units are exact integers
+    sums = [0] * len(vectors[0])
+    for vector in vectors:
+        for c, p in enumerate(vector):
+            numerator, denominator = float(p).as_integer_ratio()
+            sums[c] += numerator << (1075 - denominator.bit_length())
+    return winning_class(sums)
+
+
+def soft_vote(probas: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """The exact soft-vote decision (class index) of every row, from the trees' class-probability
+    arrays (one ``(rows, classes)`` float64 array per tree, as each tree's ``predict_proba``):
+    float64 sums, and rows whose top two sums are within :data:`NEAR_TIE` decided again by
+    :func:`exact_soft_winner`."""
+    stacked = np.asarray(probas, dtype=np.float64)
+    totals = stacked.sum(axis=0)
+    winners = np.argmax(totals, axis=1)
+    if totals.shape[1] < 2:
+        return winners
+    top_two = np.sort(totals, axis=1)[:, -2:]
+    for row in np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= NEAR_TIE):
+        winners[row] = exact_soft_winner(stacked[:, row, :].tolist())
+    return winners
+
+
+class Vote(ABC):
+    """The aggregation of a forest's trees (see the module docstring); built once per forest by
+    :func:`vote_rule` and read by the forest's decision, the engines' encodings and deciders."""
+
+    #: The vote mode's name (``Forest.vote``).
+    name: ClassVar[str]
+    #: See :data:`NEAR_TIE`.
+    near_tie: ClassVar[float] = NEAR_TIE
+
+    def __init__(self, trees: Sequence[Tree], n_classes: int) -> None:
+        self.trees = tuple(trees)
+        self.n_classes = n_classes
+        self._weights: tuple[int, LeafWeights] | None = None
+        self._scores: list[np.ndarray] | None = None
+
+    @property
+    @abstractmethod
+    def is_majority(self) -> bool:
+        """Whether this vote is the same function as the hard majority vote, whatever the input
+        (engines then use the majority vote's cardinality encodings and bounds)."""
+
+    @abstractmethod
+    def _leaf_score_vectors(self) -> list[np.ndarray]:
+        """Each tree's ``(nodes, classes)`` float64 score array (zeros at internal nodes)."""
+
+    @abstractmethod
+    def _integer_weights(self) -> tuple[int, LeafWeights]:
+        """See :meth:`integer_weights`."""
+
+    def leaf_scores(self) -> list[np.ndarray]:
+        """Each tree's leaf score vectors as a ``(nodes, classes)`` float64 array (zeros at
+        internal nodes): one-hot votes under the majority, class probabilities under the average.
+        Computed once; do not modify."""
+        if self._scores is None:
+            self._scores = self._leaf_score_vectors()
+        return self._scores
+
+    def integer_weights(self) -> tuple[int, LeafWeights]:
+        """The leaves' score vectors as exact integers over a common denominator ``2**E``:
+        ``(E, weights)``, ``weights[k][leaf]`` the vector of tree ``k``'s leaf times ``2**E``, so
+        that class ``c`` wins iff its integer sum is largest (ties to the lowest index). Computed
+        once; do not modify."""
+        if self._weights is None:
+            self._weights = self._integer_weights()
+        return self._weights
+
+    def decide(self, leaves: Sequence[int]) -> int:
+        """The class decided when tree ``k`` reaches node ``leaves[k]``, exactly."""
+        sums = [0] * self.n_classes
+        for weights, leaf in zip(self.integer_weights()[1], leaves):
+            for c, w in enumerate(weights[leaf]):
+                sums[c] += w
+        return winning_class(sums)
+
+    @abstractmethod
+    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
+        """The class decided for every row of a ``(rows, trees)`` array of reached leaves."""
+
+
+class HardMajority(Vote):
+    """Each tree votes for its leaf's class; the most votes win, ties to the lowest class index."""
+
+    name = "hard"
+
+    @property
+    def is_majority(self) -> bool:
+        return True
+
+    def _leaf_score_vectors(self) -> list[np.ndarray]:
+        out = []
+        for tree in self.trees:
+            scores = np.zeros((tree.n_nodes, self.n_classes), dtype=np.float64)
+            leaves = [i for i in range(tree.n_nodes) if tree.is_leaf(i)]
+            scores[leaves, [tree.label[i] for i in leaves]] = 1.0
+            out.append(scores)
+        return out
+
+    def _integer_weights(self) -> tuple[int, LeafWeights]:
+        one_hot = [tuple(int(c == k) for c in range(self.n_classes)) for k in range(self.n_classes)]
+        return 0, [{i: one_hot[t.label[i]] for i in range(t.n_nodes) if t.is_leaf(i)} for t in self.trees]
+
+    def decide(self, leaves: Sequence[int]) -> int:
+        counts = [0] * self.n_classes
+        for tree, leaf in zip(self.trees, leaves):
+            counts[tree.label[leaf]] += 1
+        return winning_class(counts)
+
+    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
+        labels = [np.asarray(t.label, dtype=np.int64) for t in self.trees]
+        votes = np.stack([labels[k][leaves[:, k]] for k in range(len(self.trees))], axis=1)
+        counts = np.stack([(votes == c).sum(axis=1) for c in range(self.n_classes)], axis=1)
+        return winning_classes(counts)
+
+
+class SoftAverage(Vote):
+    """The largest summed class probability wins, in exact arithmetic, ties to the lowest class
+    index (scikit-learn's ``predict`` of a random forest)."""
+
+    name = "soft"
+
+    def __init__(self, trees: Sequence[Tree], n_classes: int) -> None:
+        if any(t.proba is None for t in trees):
+            raise InvalidForestError("a soft-vote forest needs the class-probability vector of every leaf")
+        super().__init__(trees, n_classes)
+
+    @property
+    def is_majority(self) -> bool:
+        """True when every leaf votes for the argmax of its vector (ties to the lowest index) and,
+        with more than one tree, every leaf vector is one-hot (pure leaves: the summed vectors
+        are then the vote counts)."""
+        for tree in self.trees:
+            assert tree.proba is not None
+            for leaf, vector in enumerate(tree.proba):
+                if vector is None:
+                    continue
+                if winning_class(vector) != tree.label[leaf]:
+                    return False
+                if len(self.trees) > 1 and sorted(vector) != [0.0] * (len(vector) - 1) + [1.0]:
+                    return False
+        return True
+
+    def _leaf_score_vectors(self) -> list[np.ndarray]:
+        return [proba_array(t, self.n_classes) for t in self.trees]
+
+    def _integer_weights(self) -> tuple[int, LeafWeights]:
+        # a float64's ``as_integer_ratio`` has a power-of-two denominator: each weight is its
+        # numerator shifted left to the common exponent (no ``Fraction`` arithmetic)
+        ratios: list[dict[int, list[tuple[int, int]]]] = []
+        exponent = 0
+        for tree in self.trees:
+            assert tree.proba is not None
+            leaves: dict[int, list[tuple[int, int]]] = {}
+            for i, vector in enumerate(tree.proba):
+                if vector is None or tree.feature[i] >= 0:
+                    continue
+                pairs = [(num, den.bit_length() - 1) for num, den in (float(p).as_integer_ratio() for p in vector)]
+                exponent = max(exponent, max(shift for _, shift in pairs))
+                leaves[i] = pairs
+            ratios.append(leaves)
+        weights = [
+            {i: tuple(num << (exponent - shift) for num, shift in pairs) for i, pairs in leaves.items()}
+            for leaves in ratios
+        ]
+        return exponent, weights
+
+    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
+        scores = self.leaf_scores()
+        step = 10_000  # bounds the (trees, rows, classes) array of vectors
+        parts = [
+            soft_vote(np.stack([proba[leaves[i : i + step, k]] for k, proba in enumerate(scores)]))
+            for i in range(0, len(leaves), step)
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+_RULES: dict[str, type[Vote]] = {rule.name: rule for rule in (HardMajority, SoftAverage)}
+
+
+def vote_rule(name: str, trees: Sequence[Tree], n_classes: int) -> Vote:
+    """The aggregation called ``name`` (``"hard"`` or ``"soft"``) over ``trees``."""
+    if name not in _RULES:
+        raise InvalidForestError(f"vote must be one of {sorted(_RULES)}. Got {name!r} instead.")
+    return _RULES[name](trees, n_classes)
