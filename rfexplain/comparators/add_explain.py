@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.comparators.add import TERMINAL, ADDManager, AggregatedForest
+from rfexplain.comparators.add import AggregatedForest
+from rfexplain.comparators.add_manager import TERMINAL, ADDManager
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import describe_states
 

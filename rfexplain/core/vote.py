@@ -26,6 +26,7 @@ Another aggregation (a boosted sum, a regression mean) is one more subclass. The
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
@@ -125,11 +126,15 @@ class Vote(ABC):
         self._weights: tuple[int, LeafWeights] | None = None
         self._scores: list[np.ndarray] | None = None
 
-    @property
-    @abstractmethod
+    @functools.cached_property
     def is_majority(self) -> bool:
         """Whether this vote is the same function as the hard majority vote, whatever the input
-        (engines then use the majority vote's cardinality encodings and bounds)."""
+        (engines then use the majority vote's cardinality encodings, bounds and compiled walks)."""
+        return self._is_majority()
+
+    @abstractmethod
+    def _is_majority(self) -> bool:
+        """See :attr:`is_majority`."""
 
     @abstractmethod
     def _leaf_score_vectors(self) -> list[np.ndarray]:
@@ -174,8 +179,7 @@ class HardMajority(Vote):
 
     name = "hard"
 
-    @property
-    def is_majority(self) -> bool:
+    def _is_majority(self) -> bool:
         return True
 
     def _leaf_score_vectors(self) -> list[np.ndarray]:
@@ -215,8 +219,7 @@ class SoftAverage(Vote):
             raise InvalidForestError("a soft-vote forest needs the class-probability vector of every leaf")
         super().__init__(trees, n_classes)
 
-    @property
-    def is_majority(self) -> bool:
+    def _is_majority(self) -> bool:
         """True when every leaf votes for the argmax of its vector (ties to the lowest index) and,
         with more than one tree, every leaf vector is one-hot (pure leaves: the summed vectors
         are then the vote counts)."""

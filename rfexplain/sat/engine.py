@@ -255,7 +255,7 @@ class SatEngine(EngineBase):
         """The forest's decision on a state vector under its vote mode (:meth:`Forest.decide`;
         the hard vote walked by the compiled :func:`.point_kernels.hard_winner`: every CXp of an
         enumeration checks its witness here, 24,601 of them on twonorm's third sample instance)."""
-        if self.forest.vote != "hard" or not self.compiled:
+        if not (self.forest.aggregation.is_majority and self.compiled):
             return self.forest.decide(z)
         from rfexplain.sat.point_kernels import hard_winner
 

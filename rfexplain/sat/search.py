@@ -343,7 +343,7 @@ class Search:
                     previous, point[f] = point[f], self.v[f]
                     if not holds(point):
                         point[f] = previous
-        elif forest.vote == "hard":
+        elif forest.aggregation.is_majority:
             from rfexplain.sat.point_kernels import reduce_hard_point
 
             reduced = np.asarray(z, dtype=np.int64)
