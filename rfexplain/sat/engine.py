@@ -174,7 +174,7 @@ class SatEngine(EngineBase):
         small = sum(t.n_leaves for t in forest.trees) <= self.tuning.whole_formula_leaves
         self._first_conflicts = self.tuning.first_conflicts if small else None
         self._leaf_table: LeafTable | None = None
-        #: :meth:`Forest.flat_trees`, once the hard vote's witnesses are checked (:meth:`_classify`)
+        #: :meth:`FlatForest.walk_arrays`, once the hard vote's witnesses are checked (:meth:`_classify`)
         self._flat_trees: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._oracles: dict[tuple[str, int], SelectorOracle] = {}
         self._representatives: dict[tuple[int, int], float] = {}

@@ -395,7 +395,7 @@ class Search:
 
     @functools.cached_property
     def _flat_trees(self) -> tuple[np.ndarray, ...]:
-        """:meth:`~rfexplain.core.forest.Forest.flat_trees`, once per instance's search."""
+        """:meth:`~rfexplain.core.flat.FlatForest.walk_arrays`, once per instance's search."""
         return self.encoding.forest.flat.walk_arrays()
 
     @functools.cached_property

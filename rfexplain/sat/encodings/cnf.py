@@ -166,7 +166,7 @@ class ForestEncoding:
             )
         #: Whether the vote is encoded as the soft vote's weighted comparisons.
         self.soft = not forest.aggregation.is_majority
-        #: Soft vote only: every leaf's exact integer weight vector (:meth:`Forest.soft_weights`).
+        #: Soft vote only: every leaf's exact integer weight vector (:meth:`.Vote.integer_weights`).
         self.weights: list[dict[int, tuple[int, ...]]] = forest.aggregation.integer_weights()[1] if self.soft else []
         self._base: tuple[tuple[int, ...], ...] | None = None
         self._trees: list[TreeVotes] = []

@@ -3,7 +3,7 @@
 Under the soft vote (docs/design.md, section 1) class ``w`` beats class ``l`` iff
 ``sum_t p_t(w) - p_t(l) >= 0`` when ``w < l`` and ``> 0`` when ``w > l`` (ties go to the lowest
 class index), ``p_t`` the class-probability vector of the leaf tree ``t`` reaches. With the
-forest's integer weights (:meth:`~rfexplain.core.forest.Forest.soft_weights`: every float64
+forest's integer weights (:meth:`~rfexplain.core.vote.Vote.integer_weights`: every float64
 probability times ``2**E``) this is the linear constraint over integers
 ``sum_t D_t >= delta`` (``D_t = W_t(w) - W_t(l)``, ``delta`` 0 or 1), decided exactly.
 
