@@ -182,6 +182,47 @@ def test_the_sat_engine_is_layered() -> None:
     assert wrong == []
 
 
+#: Inside the batch runner and the command line, per module, the modules of its own package it
+#: may import (the package ``__init__`` and ``__main__`` re-export and run them, and may import any).
+INSIDE: dict[str, dict[str, set[str]]] = {
+    "rfexplain.batch": {
+        # a worker's task, then the pool that runs the tasks and the checks before any work
+        "worker": set(),
+        "pool": {"worker"},
+        "plan": {"worker"},
+        "runner": {"plan", "pool", "worker"},
+        # records as text, then the resumable output file that streams them
+        "formats": set(),
+        "streaming": {"formats"},
+    },
+    "rfexplain.cli": {
+        "parser": set(),
+        "options": set(),
+        "inputs": {"options"},
+        "models": {"inputs", "options"},
+        "commands": {"models", "options"},
+        "batch_command": {"models", "options"},
+        "dispatch": {"parser", "commands", "batch_command"},
+    },
+}
+
+
+def test_the_batch_runner_and_the_command_line_are_layered() -> None:
+    """Every module of ``batch`` and ``cli`` has a row of :data:`INSIDE` and imports only the
+    modules of its package its row names: a worker's task knows nothing of the pool that runs it,
+    the output formats nothing of the runner, each command module nothing of the others."""
+    wrong = []
+    for package, rows in INSIDE.items():
+        own = {m for m in MODULES if m.startswith(package + ".")} - {package + ".__main__"}
+        assert {m.rpartition(".")[2] for m in own} == set(rows), package
+        for module in own:
+            allowed = {f"{package}.{name}" for name in rows[module.rpartition(".")[2]]} | {module}
+            for imported in _imports(module):
+                if (imported == package or imported.startswith(package + ".")) and imported not in allowed:
+                    wrong.append((module, imported))
+    assert wrong == []
+
+
 def test_the_engines_do_not_import_each_other() -> None:
     """Stated on its own, since it is the point of having two engines and an oracle."""
     for module in MODULES:

@@ -335,7 +335,7 @@ def test_a_crash_while_the_output_is_rewritten_leaves_the_streamed_file_whole(
     """The final rewrite in row order goes through a temporary file renamed over the output: a
     crash during it (here, the disk failing at the sync) leaves the streamed output, every
     record whole, and no temporary file; --resume then finishes it."""
-    import rfexplain.batch as batch
+    import rfexplain.batch.streaming as streaming
 
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("names the file being synced through /proc")
@@ -352,7 +352,7 @@ def test_a_crash_while_the_output_is_rewritten_leaves_the_streamed_file_whole(
 
     out = tmp_path / "out.csv"
     with monkeypatch.context() as patch:
-        patch.setattr(batch.os, "fsync", failing_sync)
+        patch.setattr(streaming.os, "fsync", failing_sync)
         assert _cli(tmp_path, out) == 2
     assert "disk failed" in capsys.readouterr().err
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
