@@ -191,6 +191,49 @@ def test_limit_target_robustness_and_argument_checks() -> None:
     assert [r.index for r in ids] == [40, 7]
 
 
+@pytest.mark.parametrize("chunk_size", [0, -3, 2.5, True, "4"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_chunk_size_must_be_a_positive_integer(chunk_size: object, n_jobs: int) -> None:
+    """Checked before any work, with one job too (where it is not used): a negative size cut the
+    rows into no chunk at all and failed inside the pool, a fraction failed slicing them."""
+    explainer = rx.Explainer(MODEL, engine="oracle")
+    with pytest.raises(rx.QueryArgumentError, match=r"chunk_size must be a positive integer or None. Got .* instead"):
+        explainer.iter_explain(X[:4], n_jobs=n_jobs, chunk_size=chunk_size)  # type: ignore[arg-type]
+    with pytest.raises(rx.QueryArgumentError, match="chunk_size"):
+        explainer.explain_many(X[:4], n_jobs=n_jobs, chunk_size=chunk_size)  # type: ignore[arg-type]
+
+
+def test_cli_chunk_size_sets_the_rows_a_worker_takes_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--chunk-size N`` is ``explain_many``'s ``chunk_size``: the pool gets chunks of N rows
+    (the last one shorter), and the records are those of one job. A size below 1 is a usage
+    error."""
+    import rfexplain.batch.runner as runner
+
+    sizes: list[list[int]] = []
+    real = runner.run_parallel
+
+    def spy(chunks: list[list[object]], *args: object) -> object:
+        sizes.append([len(chunk) for chunk in chunks])
+        return real(chunks, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "run_parallel", spy)
+    forest_path = tmp_path / "forest.json"
+    forest_path.write_text(rx.Forest.from_sklearn(MODEL).to_json())
+    base = ["batch", str(forest_path), "--dataset", "iris", "--rows", "0:7", "--engine", "oracle", "--no-progress"]
+    assert main(base) == 0
+    sequential = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert main(base + ["--jobs", "2", "--chunk-size", "3"]) == 0
+    chunked = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert sizes == [[3, 3, 1]]
+    assert [(d["index"], d["result"]) for d in chunked] == [(d["index"], d["result"]) for d in sequential]
+    for bad in ("0", "-2", "x"):
+        with pytest.raises(SystemExit) as stop:
+            main(base + ["--chunk-size", bad])
+        assert stop.value.code == 2 and "--chunk-size: expected a positive integer" in capsys.readouterr().err
+
+
 def test_records_serialise_to_json_lines() -> None:
     records = rx.Explainer(MODEL, engine="oracle").explain_many(X[:2], "robustness")
     unflippable = BatchRecord(

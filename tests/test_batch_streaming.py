@@ -192,6 +192,64 @@ def test_cli_csv_with_bad_rows_gives_per_row_errors(tmp_path: Path, capsys: pyte
     assert "4 instances, 2 complete, 0 cut by the budget, 2 failed" in capsys.readouterr().err
 
 
+def test_cli_csv_nan_inf_long_and_empty_cells_are_each_their_own_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 59, item 3, the rest of a plain model's CSV: NaN, an infinite value, a row too long
+    and an empty cell each give one error record naming their own row (and their line, for what
+    the reader sees); the good rows around them are answered as they are alone, also with two
+    workers and written to -o."""
+    forest_path = tmp_path / "forest.json"
+    forest_path.write_text(Forest.from_sklearn(MODEL).to_json())
+    names = ",".join(f"x{j}" for j in range(4))
+    rows = tmp_path / "rows.csv"
+    good = ["5.1,3.5,1.4,0.2", "6.3,3.3,6.0,2.5", "5.9,3.0,5.1,1.8"]
+    lines = [good[0], "nan,3.0,5.1,1.8", good[1], "5.9,inf,5.1,1.8", "5.9,3.0,5.1,1.8,2,7", "5.9,,5.1,1.8", good[2]]
+    rows.write_text(names + "\n" + "\n".join(lines) + "\n")
+    alone = tmp_path / "good.csv"
+    alone.write_text(names + "\n" + "\n".join(good) + "\n")
+    base = ["batch", str(forest_path), "--engine", "oracle", "--no-progress"]
+    assert main(base + ["--input", str(alone)]) == 0
+    reference = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    for extra in ([], ["--jobs", "2", "-o", str(tmp_path / "out.jsonl")]):
+        code = main(base + ["--input", str(rows), *extra])
+        out = capsys.readouterr().out
+        text = (tmp_path / "out.jsonl").read_text() if extra else out
+        docs = [json.loads(line) for line in text.splitlines()]
+        assert code == 1 and [d["index"] for d in docs] == list(range(7))
+        errors = [d["error"] or "" for d in docs]
+        assert errors[1].startswith("InvalidInstanceError: row 1 has NaN in feature 0 ('x0')")
+        assert errors[3].startswith("InvalidInstanceError: row 3 has ") and "in feature 1 ('x1')" in errors[3]
+        assert (
+            errors[4] == "InvalidInstanceError: row 4: line 6 of rows.csv has 6 values, expected 4 (or 5 with a label)"
+        )
+        assert errors[5] == "InvalidInstanceError: row 5: line 7 of rows.csv: 'x1' is not a number: ''"
+        answered = [docs[k] for k in (0, 2, 6)]
+        assert [e for k, e in enumerate(errors) if k in (0, 2, 6)] == ["", "", ""]
+        assert [d["result"] for d in answered] == [d["result"] for d in reference]
+
+
+def test_cli_pipeline_csv_with_nan_and_a_missing_category(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pipeline's original columns: NaN in a numeric column, an infinite value and an empty
+    categorical cell are each their own error record with their own row number."""
+    import joblib
+
+    pipe, _ = _pipeline()
+    model_path = tmp_path / "pipe.joblib"
+    joblib.dump(pipe, model_path)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("size,weight,colour\n0.5,0.1,red\nnan,0.3,blue\n0.4,inf,green\n0.4,0.2,\n-0.3,0.2,green\n")
+    code = main(["batch", str(model_path), "--input", str(rows), "--engine", "oracle", "--no-progress"])
+    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 1 and [d["index"] for d in docs] == [0, 1, 2, 3, 4]
+    assert [d["error"] is None for d in docs] == [True, False, False, False, True]
+    assert docs[1]["error"].startswith("InvalidInstanceError: row 1 has NaN in feature 0 ('size')")
+    assert (
+        docs[2]["error"].startswith("InvalidInstanceError: row 2 has ") and "feature 1 ('weight')" in docs[2]["error"]
+    )
+    assert docs[3]["error"].startswith("InvalidInstanceError: row 3: column 'colour' has the unknown category")
+
+
 def test_cli_pipeline_csv_with_a_short_row_and_an_unknown_category(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -51,9 +51,10 @@ def _rows(X: Any, feature_names: Sequence[str]) -> list[Any]:
 
 
 def _check_arguments(
-    explainer: ExplainerLike, query: str, query_args: dict[str, Any], timeout: Any, n_jobs: Any
+    explainer: ExplainerLike, query: str, query_args: dict[str, Any], timeout: Any, n_jobs: Any, chunk_size: Any
 ) -> dict[str, Any]:
-    """The query's arguments, checked once before any work (limit as a plain int)."""
+    """The query's arguments, checked once before any work (limit as a plain int), and the
+    runner's (``timeout``, ``n_jobs``, ``chunk_size``)."""
     spec = query_named(query)  # UnknownQueryError
     allowed = {"limit"} if spec.enumerates else set()
     if spec.takes_target:
@@ -74,6 +75,10 @@ def _check_arguments(
     check_timeout(timeout)
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0):
         raise QueryArgumentError(f"n_jobs must be a non-zero integer or None. Got {n_jobs!r} instead.")
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1
+    ):
+        raise QueryArgumentError(f"chunk_size must be a positive integer or None. Got {chunk_size!r} instead.")
     return args
 
 
@@ -138,6 +143,7 @@ def make_plan(
     query_args: dict[str, Any],
     timeout: Any,
     n_jobs: Any,
+    chunk_size: Any,
     indices: Sequence[int] | None,
     row_errors: Mapping[int, str] | None,
     labels: Sequence[Any] | None,
@@ -145,7 +151,7 @@ def make_plan(
     """Everything checked before any work: the arguments (refused once), the rows (a problem of
     every row, such as unknown column names, refuses the batch), the rows known to be bad
     (``row_errors``: their error records, without work)."""
-    args = _check_arguments(explainer, query, query_args, timeout, n_jobs)
+    args = _check_arguments(explainer, query, query_args, timeout, n_jobs, chunk_size)
     rows = _rows(X, explainer.forest.feature_names)
     if labels is None:
         labels = index_labels(X)

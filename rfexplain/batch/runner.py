@@ -119,7 +119,7 @@ def iter_explain(
     iterator (``break``, ``.close()``, or a ``KeyboardInterrupt`` while it runs) stops the
     workers; every record received before stays the caller's.
     """
-    plan = make_plan(explainer, X, query, query_args, timeout, n_jobs, indices, row_errors, labels)
+    plan = make_plan(explainer, X, query, query_args, timeout, n_jobs, chunk_size, indices, row_errors, labels)
     n_jobs = None if n_jobs is None else int(n_jobs)
     return _stream(
         explainer,
@@ -153,7 +153,7 @@ def explain_many(
 
     On ``KeyboardInterrupt`` the workers are stopped and :class:`BatchInterrupted` (a
     ``KeyboardInterrupt``) is raised carrying the records finished so far."""
-    plan = make_plan(explainer, X, query, query_args, timeout, n_jobs, indices, row_errors, labels)
+    plan = make_plan(explainer, X, query, query_args, timeout, n_jobs, chunk_size, indices, row_errors, labels)
     stream = _stream(
         explainer,
         plan,

@@ -80,6 +80,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                     rows,
                     args.query,
                     n_jobs=-1 if args.dask else args.jobs,
+                    chunk_size=args.chunk_size,
                     timeout=args.timeout,
                     progress=args.progress,
                     indices=[ids[k] for k in todo],
