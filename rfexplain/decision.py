@@ -488,6 +488,32 @@ class Decision:
 
         return plot_decision(self, **options)
 
+    def describe(self, *, inflated: bool = True) -> str:
+        """The decision in words: the prediction with its probability (or vote share) and margin,
+        why (the sufficient reason) and the actions that flip it. ``str(decision)`` is
+        ``decision.describe()``. Each answer is asked once and remembered for the decision's
+        displays (:func:`rfexplain.viz.shown.shown_answer`).
+
+        Parameters
+        ----------
+        inflated : bool, default True
+            Give the inflated sufficient reason (:meth:`inflated_sufficient_reason`: ranges a
+            person can act on); ``False``: the canonical one, each feature held to its cell
+            (:meth:`sufficient_reason`).
+
+        Returns
+        -------
+        str
+            Three lines: ``prediction 'b' with probability 0.93 (margin 0.86 over 'a') (sat
+            engine)``, ``because: ...``, ``to get 'a': ...`` (or ``nothing can flip the decision``).
+        """
+        from rfexplain.viz.notebook import decision_text
+
+        return decision_text(self, inflated=inflated)
+
+    def __str__(self) -> str:
+        return self.describe()
+
     def _repr_html_(self) -> str:
         from rfexplain.viz.notebook import decision_html
 

@@ -109,7 +109,13 @@ def test_tqdm_progress_only_when_asked(capsys: pytest.CaptureFixture[str]) -> No
 def test_notebook_reprs() -> None:
     decision = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60])
     html = decision._repr_html_()
-    assert "<table" in html and "<svg" in html and str(decision.sufficient_reason()).replace("<", "&lt;") in html
+    inflated = str(decision.inflated_sufficient_reason()).replace("<", "&lt;")
+    assert "<table" in html and "<svg" in html and inflated in html
+    actions = decision.necessary_reason().actions()
+    assert actions and actions.replace("'", "&#x27;") in html  # the change that flips it
+    from rfexplain.viz.notebook import decision_html
+
+    assert str(decision.sufficient_reason()).replace("<", "&lt;") in decision_html(decision, inflated=False)
     reason = decision.sufficient_reason()
     assert "<svg" in reason._repr_html_() and len(repr(reason)) <= 100 and len(repr(decision)) <= 100
     enumeration = decision.necessary_reasons(limit=5)

@@ -48,14 +48,19 @@ def test_reason_plot_spans_and_marker_at_the_data_coordinates() -> None:
     assert _thresholds(ax2) == pytest.approx(list(t2))
 
 
-def test_decision_plot_layers_of_the_circuit_engine() -> None:
+@pytest.mark.parametrize("inflated", [True, False])
+def test_decision_plot_layers_of_the_circuit_engine(inflated: bool) -> None:
+    """By default the picture shows the inflated sufficient reason, with ``inflated=False`` the
+    canonical one; with the general reason, a shortest flip and the necessary reason's actions."""
     decision = rx.Explainer(MODEL, engine="circuit", feature_names=NAMES, vote="hard").explain(X[60])
-    sufficient = decision.sufficient_reason()
+    sufficient = decision.inflated_sufficient_reason() if inflated else decision.sufficient_reason()
     general = next(iter(decision.general_sufficient_reasons(limit=1)))
     flip = next(iter(decision.shortest_flips(limit=1)))
-    fig = decision.plot()
+    actions = decision.necessary_reason().changes
+    fig = decision.plot() if inflated else decision.plot(inflated=False)
     rows = {ax.get_ylabel(): ax for ax in fig.axes}
-    assert set(rows) == {NAMES[f] for f in sufficient.features | general.features | flip.features}
+    features = sufficient.features | general.features | flip.features | {c.feature for c in actions}
+    assert set(rows) == {NAMES[f] for f in features}
     space = sufficient.space
     for f, states in sufficient.literals.items():
         ax = rows[NAMES[f]]
@@ -65,7 +70,7 @@ def test_decision_plot_layers_of_the_circuit_engine() -> None:
         assert _marker(ax) == pytest.approx(X[60][f])
     for f in general.literals:
         ((glo, ghi),) = _spans(rows[NAMES[f]], "general_sufficient")
-        if f in sufficient.literals:  # the general reason's interval is at least as wide
+        if f in sufficient.literals and not inflated:  # the general reason's interval is at least the cell
             ((slo, shi),) = _spans(rows[NAMES[f]], "sufficient")
             assert glo <= slo and ghi >= shi
     for f, states in flip.literals.items():
@@ -81,11 +86,36 @@ def test_decision_plot_layers_of_the_circuit_engine() -> None:
         assert edges == pytest.approx(finite) and edges
 
 
+def test_decision_plot_draws_each_action_into_its_cell() -> None:
+    """Each change of the necessary reason: the cell it moves into outlined, an arrow from the
+    instance's value into it; the picture's actions are the ones the text prints."""
+    decision = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[70])
+    necessary = decision.necessary_reason()
+    assert necessary.changes  # this row can be flipped
+    fig = decision.plot()
+    rows = {ax.get_ylabel(): ax for ax in fig.axes}
+    space = necessary.space
+    for change in necessary.changes:
+        ax = rows[NAMES[change.feature]]
+        left, right = ax.get_xlim()
+        low, high = change.interval
+        (cell,) = [p for p in ax.patches if p.get_gid() == f"action-f{change.feature}"]
+        assert (cell.get_x(), cell.get_x() + cell.get_width()) == pytest.approx((max(low, left), min(high, right)))
+        (arrow,) = [a for a in ax.texts if a.get_gid() == f"action-arrow-f{change.feature}"]
+        start, end = arrow.xyann[0], arrow.xy[0]
+        assert start == pytest.approx(X[70][change.feature]) and max(low, left) <= end <= min(high, right)
+        assert change.after != change.before and space is not None
+    assert necessary.actions() in str(decision)
+    plain = decision.plot(actions=False)
+    assert not [p for ax in plain.axes for p in ax.patches if p.get_gid().startswith("action-")]
+
+
 def test_sat_decision_plot_omits_what_the_engine_does_not_answer() -> None:
-    fig = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60]).plot()
+    decision = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60])
+    fig = decision.plot()
     gids = {p.get_gid().split("-")[0] for ax in fig.axes for p in ax.patches}
     gids |= {line.get_gid().split("-")[0] for ax in fig.axes for line in ax.lines}
-    assert gids == {"sufficient", "instance"}
+    assert gids == {"sufficient", "instance"} | ({"action"} if decision.necessary_reason().changes else set())
 
 
 def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

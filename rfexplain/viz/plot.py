@@ -36,17 +36,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rfexplain.core.reasons import Reason
+from rfexplain.core.reasons import Change, Reason
 from rfexplain.viz.axes import Display, axes_grid, new_figure
 from rfexplain.viz.relevance import RelevanceDisplay, plot_feature_relevance
 from rfexplain.viz.rows import LAYER_STYLES, Row, feature_rows, painter
-from rfexplain.viz.shown import decision_layers, shown_answer
+from rfexplain.viz.shown import decision_actions, decision_layers, shown_answer
 
 __all__ = [
     "LAYER_STYLES",
     "DecisionDisplay",
     "ReasonDisplay",
     "RelevanceDisplay",
+    "decision_actions",
     "decision_figure",
     "decision_layers",
     "plot_decision",
@@ -74,6 +75,10 @@ class ReasonDisplay(Display):
     features : None, "all" or sequence of int or str, optional
         The rows: by default the features the reasons mention (the features that matter),
         ``"all"`` for every feature, or the features given (indices or names).
+    changes : sequence of Change, optional
+        Actions that flip the decision (a necessary reason's
+        :attr:`~rfexplain.core.reasons.Reason.changes`): each the cell its feature moves into,
+        outlined dashed, with an arrow from the instance's value.
 
     Attributes
     ----------
@@ -98,11 +103,13 @@ class ReasonDisplay(Display):
         values: Sequence[float] | None = None,
         title: str | None = None,
         features: Any = None,
+        changes: Sequence[Change] = (),
     ) -> None:
         self.layers = list(layers)
         self.values = None if values is None else tuple(float(v) for v in values)
         self.title = title
         self.features = features
+        self.changes = tuple(changes)
 
     @classmethod
     def from_reason(
@@ -135,7 +142,7 @@ class ReasonDisplay(Display):
             Drawn, with ``figure_``, ``axes_`` and ``ax_``.
         """
         text = title if title is not None else f"{reason.kind.replace('_', ' ')} reason"
-        display = cls([reason], values=reason.instance, title=text, features=features)
+        display = cls([reason], values=reason.instance, title=text, features=features, changes=reason.changes)
         display.plot(ax=ax, figsize=figsize)
         return display
 
@@ -158,7 +165,7 @@ class ReasonDisplay(Display):
         ReasonDisplay
             ``self``, with ``figure_``, ``axes_`` and ``ax_`` set.
         """
-        rows = feature_rows(self.layers, self.values, self.features)
+        rows = feature_rows(self.layers, self.values, self.features, self.changes)
         if ax is None:
             fig = new_figure(figsize or _default_size(len(rows)), detached=False)
             return self._draw(fig, list(fig.subplots(max(len(rows), 1), 1, squeeze=False)[:, 0]), None, rows)
@@ -167,7 +174,7 @@ class ReasonDisplay(Display):
 
     def _plot_detached(self, figsize: tuple[float, float] | None = None) -> Any:
         """Draw into a new figure outside pyplot; returns the figure (for SVG in HTML)."""
-        rows = feature_rows(self.layers, self.values, self.features)
+        rows = feature_rows(self.layers, self.values, self.features, self.changes)
         fig = new_figure(figsize or _default_size(len(rows)), detached=True)
         self._draw(fig, list(fig.subplots(max(len(rows), 1), 1, squeeze=False)[:, 0]), None, rows)
         return fig
@@ -225,11 +232,13 @@ def plot_reason(
 
 
 class DecisionDisplay(ReasonDisplay):
-    """The picture of a decision (:meth:`from_decision`): its sufficient reason, its general
-    sufficient reason (lighter, when the engine answers it: the circuit engine and the oracle)
-    and its shortest flips (dashed boundaries, same engines), one row per feature any of them
-    mentions, the instance as a black diamond. The parameters and attributes are those of
-    :class:`ReasonDisplay`, plus ``decision``."""
+    """The picture of a decision (:meth:`from_decision`): its sufficient reason (by default the
+    inflated one: each condition as wide as the decision allows), its general sufficient reason
+    (lighter, when the engine answers it: the circuit engine and the oracle), its shortest flips
+    (dashed boundaries, same engines) and the actions that flip it (its necessary reason's
+    changes: arrows into dashed cells), one row per feature any of them mentions, the instance
+    as a black diamond. The parameters and attributes are those of :class:`ReasonDisplay`, plus
+    ``decision``."""
 
     _kind = "decision"
     #: The decision drawn (set by :meth:`from_decision`).
@@ -240,8 +249,10 @@ class DecisionDisplay(ReasonDisplay):
         cls,
         decision: Any,
         *,
+        inflated: bool = True,
         general: bool = True,
         flips: int = 1,
+        actions: bool = True,
         layers: Sequence[Reason] | None = None,
         features: Any = None,
         title: str | None = None,
@@ -254,12 +265,18 @@ class DecisionDisplay(ReasonDisplay):
         ----------
         decision : Decision
             The decision drawn (:meth:`rfexplain.Explainer.explain`).
+        inflated : bool, default True
+            Draw the inflated sufficient reason (:meth:`~rfexplain.Decision.inflated_sufficient_reason`);
+            ``False``: the canonical one, each feature held to its cell
+            (:meth:`~rfexplain.Decision.sufficient_reason`).
         general : bool, default True
             Draw its general sufficient reason where the engine answers it.
         flips : int, default 1
             How many shortest flips to draw where the engine answers them (0: none).
+        actions : bool, default True
+            Draw the changes of the decision's necessary reason that flip it.
         layers : sequence of Reason, optional
-            Draw these reasons instead of asking the decision.
+            Draw these reasons instead of asking the decision for its reasons.
         features : None, "all" or sequence of int or str, optional
             The rows: by default the features the reasons mention, ``"all"`` every feature,
             or the features given (indices or names).
@@ -276,13 +293,18 @@ class DecisionDisplay(ReasonDisplay):
         DecisionDisplay
             Drawn, with ``figure_``, ``axes_``, ``ax_`` and ``rows_``.
         """
-        shown = list(layers) if layers is not None else decision_layers(decision, general=general, flips=flips)
+        shown = (
+            list(layers)
+            if layers is not None
+            else decision_layers(decision, inflated=inflated, general=general, flips=flips)
+        )
         text = (
             title
             if title is not None
             else f"prediction {decision.prediction!r} ({decision.explainer.engine_name} engine)"
         )
-        display = cls(shown, values=decision.values, title=text, features=features)
+        changes = decision_actions(decision) if actions else ()
+        display = cls(shown, values=decision.values, title=text, features=features, changes=changes)
         display.decision = decision
         display.plot(ax=ax, figsize=figsize)
         return display
@@ -298,7 +320,8 @@ def plot_decision(
     **options: Any,
 ) -> DecisionDisplay:
     """The decision's picture: :meth:`DecisionDisplay.from_decision` (``ax=``, ``features=``,
-    ``title=``); returns the :class:`DecisionDisplay` (``.figure_``, ``.axes_``)."""
+    ``title=``, ``inflated=``, ``actions=``); returns the :class:`DecisionDisplay` (``.figure_``,
+    ``.axes_``)."""
     return DecisionDisplay.from_decision(
         decision, general=general, flips=flips, figsize=figsize, layers=layers, **options
     )
@@ -309,10 +332,11 @@ def decision_figure(decision: Any, *, layers: Sequence[Reason] | None = None) ->
     notebook tables render it to SVG)."""
     shown = list(layers) if layers is not None else decision_layers(decision)
     title = f"prediction {decision.prediction!r} ({decision.explainer.engine_name} engine)"
-    return DecisionDisplay(shown, values=decision.values, title=title)._plot_detached()
+    changes = decision_actions(decision)
+    return DecisionDisplay(shown, values=decision.values, title=title, changes=changes)._plot_detached()
 
 
 def reason_figure(reason: Reason) -> Any:
     """One reason's picture as a ``Figure`` outside pyplot (for HTML)."""
     title = f"{reason.kind.replace('_', ' ')} reason"
-    return ReasonDisplay([reason], values=reason.instance, title=title)._plot_detached()
+    return ReasonDisplay([reason], values=reason.instance, title=title, changes=reason.changes)._plot_detached()

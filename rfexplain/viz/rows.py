@@ -9,7 +9,9 @@ axis (one line collection, gid ``thresholds-f<feature>``), the instance's value 
 diamond (artist gid ``instance-f<feature>``), the sufficient reason's interval shaded, the
 general sufficient reason's wider interval shaded lighter (rectangles with gid
 ``<kind>-f<feature>-<k>``), the boundaries of a shortest flip as dashed red lines (gid
-``flip-f<feature>-...``).
+``flip-f<feature>-...``), and an action (a necessary reason's change that flips the decision) as
+the cell it moves into outlined dashed in orange (gid ``action-f<feature>``) with an arrow from
+the instance's value to it (gid ``action-arrow-f<feature>``).
 
 Every row is drawn by a *row painter* chosen per feature (:func:`painter`). A numeric feature is
 drawn as above. A categorical feature (a pipeline's column, :mod:`rfexplain.pipelines`) is a strip
@@ -28,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rfexplain.core.reasons import Reason, _intervals
+from rfexplain.core.reasons import Change, Reason, _intervals
 
 __all__ = ["LAYER_STYLES", "THRESHOLD_MARK", "Row", "feature_rows", "painter"]
 
@@ -44,6 +46,7 @@ LAYER_STYLES: dict[str, dict[str, Any]] = {
         "height": 0.44,
     },
     "general_necessary": {"label": "shortest flip: cross a dashed boundary", "color": "#c44e52"},
+    "action": {"label": "change that flips the decision", "color": "#dd8452"},
 }
 #: Length of the threshold marks below a numeric row's axis, as a fraction of the row's height.
 THRESHOLD_MARK = 0.15
@@ -61,6 +64,8 @@ class Row:
     value: float | None
     #: The category of each state of a categorical feature; ``None`` for a numeric one.
     categories: tuple[str, ...] | None = None
+    #: The action on this feature that flips the decision (a necessary reason's change), if any.
+    change: Change | None = None
 
 
 def _limits(row: Row) -> tuple[float, float]:
@@ -118,6 +123,40 @@ def _instance_marker(ax: Any, row: Row) -> None:
         )
 
 
+def _action(ax: Any, row: Row, x0: float, x1: float) -> None:
+    """An action: the cell ``x0 .. x1`` the feature moves into, outlined dashed (gid
+    ``action-f<feature>``), and an arrow from the instance's value to it (gid ``action-arrow-f<feature>``)."""
+    from matplotlib.patches import Rectangle
+
+    style = LAYER_STYLES["action"]
+    height = LAYER_STYLES["general_sufficient"]["height"]
+    ax.add_patch(
+        Rectangle(
+            (x0, (1 - height) / 2),
+            x1 - x0,
+            height,
+            transform=ax.get_xaxis_transform(),
+            facecolor="none",
+            edgecolor=style["color"],
+            linestyle="--",
+            linewidth=1.6,
+            label=style["label"],
+            gid=f"action-f{row.feature}",
+            zorder=4,
+        )
+    )
+    if row.value is not None:
+        arrow = ax.annotate(
+            "",
+            xy=((x0 + x1) / 2, 0.5),
+            xytext=(row.value, 0.5),
+            xycoords=ax.get_xaxis_transform(),
+            arrowprops={"arrowstyle": "->", "color": style["color"], "linewidth": 1.4},
+            zorder=4,
+        )
+        arrow.set_gid(f"action-arrow-f{row.feature}")
+
+
 def _in_draw_order(layers: Sequence[Reason]) -> list[Reason]:
     return sorted(layers, key=lambda r: _DRAW_ORDER.index(r.kind))
 
@@ -160,6 +199,9 @@ def _paint_numeric(ax: Any, row: Row, layers: Sequence[Reason]) -> None:
                         )
                 continue
             _band(ax, x0, x1, style, f"{reason.kind}-f{row.feature}-{k}")  # unique in the figure: SVG ids
+    if row.change is not None:
+        lo, hi = _intervals([row.change.after], row.thresholds)[0]
+        _action(ax, row, max(lo, left), min(hi, right))
     _instance_marker(ax, row)
 
 
@@ -209,6 +251,8 @@ def _paint_categorical(ax: Any, row: Row, layers: Sequence[Reason]) -> None:
                 )
                 continue
             _band(ax, s - 0.5, s + 0.5, style, f"{reason.kind}-f{row.feature}-{s}")
+    if row.change is not None:
+        _action(ax, row, row.change.after - 0.5, row.change.after + 0.5)
     _instance_marker(ax, row)
 
 
@@ -217,15 +261,19 @@ def painter(row: Row) -> Callable[[Any, Row, Sequence[Reason]], None]:
     return _paint_categorical if row.categories is not None else _paint_numeric
 
 
-def feature_rows(layers: Sequence[Reason], values: Sequence[float] | None, features: Any) -> list[Row]:
-    """The rows shown: the features the layers mention (``features=None``), every feature
-    (``"all"``), or the features given (indices or names), in feature order."""
-    spaces = [r.space for r in layers if r.space is not None]
+def feature_rows(
+    layers: Sequence[Reason], values: Sequence[float] | None, features: Any, changes: Sequence[Change] = ()
+) -> list[Row]:
+    """The rows shown: the features the layers mention and the ``changes`` move
+    (``features=None``), every feature (``"all"``), or the features given (indices or names), in
+    feature order; each row with its feature's change, if any."""
+    spaces = [r.space for r in layers if r.space is not None] + [c.space for c in changes if c.space is not None]
     if not spaces:
         raise ValueError("a reason without its feature space cannot be plotted")
     space = spaces[0]
+    moves = {c.feature: c for c in changes}
     if features is None:
-        shown = sorted(set().union(*(r.features for r in layers)))
+        shown = sorted(set().union(*(r.features for r in layers)) | set(moves))
     elif isinstance(features, str) and features == "all":
         shown = list(range(len(space.feature_names)))
     else:
@@ -243,6 +291,7 @@ def feature_rows(layers: Sequence[Reason], values: Sequence[float] | None, featu
             tuple(space.thresholds[f]),
             None if values is None else float(values[f]),
             space.category_labels(f),
+            moves.get(f),
         )
         for f in shown
     ]

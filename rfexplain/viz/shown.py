@@ -2,7 +2,8 @@
 
 :func:`shown_answer` remembers each answer for as long as the decision lives, so that showing the
 decision again (``d.plot()``, the notebook's table, ``str(d)``) asks nothing again;
-:func:`decision_layers` picks the reasons a decision's picture draws.
+:func:`decision_layers` picks the reasons a decision's picture draws, :func:`decision_actions` the
+changes that flip it.
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ import weakref
 from typing import Any
 
 from rfexplain.core.errors import UnsupportedQuery
-from rfexplain.core.reasons import Reason
+from rfexplain.core.reasons import Change, Reason
 
-__all__ = ["decision_layers", "shown_answer"]
+__all__ = ["decision_actions", "decision_layers", "shown_answer"]
 
 
-def decision_layers(decision: Any, *, general: bool = True, flips: int = 1) -> list[Reason]:
-    """The reasons a decision's picture shows: a sufficient reason, a general sufficient reason
-    and up to ``flips`` shortest flips where the engine answers those queries (asked once per
-    decision and remembered for its pictures and notebook display: :func:`shown_answer`)."""
-    layers = [shown_answer(decision, "sufficient_reason")]
+def decision_layers(decision: Any, *, inflated: bool = True, general: bool = True, flips: int = 1) -> list[Reason]:
+    """The reasons a decision's picture shows: its sufficient reason (the inflated one, or with
+    ``inflated=False`` the canonical one), a general sufficient reason and up to ``flips``
+    shortest flips where the engine answers those queries (asked once per decision and
+    remembered for its pictures and notebook display: :func:`shown_answer`)."""
+    layers = [shown_answer(decision, "inflated_sufficient_reason" if inflated else "sufficient_reason")]
     for wanted, query, limit in ((general, "general_sufficient_reasons", 1), (flips, "shortest_flips", flips)):
         if wanted:
             try:
@@ -28,6 +30,13 @@ def decision_layers(decision: Any, *, general: bool = True, flips: int = 1) -> l
             except UnsupportedQuery:
                 pass
     return layers
+
+
+def decision_actions(decision: Any) -> tuple[Change, ...]:
+    """The changes that flip a decision, as its pictures and text show them: those of its
+    (canonical) necessary reason, none when nothing can flip it."""
+    reason = shown_answer(decision, "necessary_reason")
+    return () if reason is None else reason.changes
 
 
 #: What the displays of each decision asked of it: decision -> {(query, limit): answer or the
