@@ -13,9 +13,17 @@ its last line names. ``all`` exits 1 when one failed, whatever else happened.
 Arguments after the name go to the benchmark itself; ``--results-dir DIR`` is passed
 on to every benchmark and also set as ``$RFEXPLAIN_RESULTS_DIR``.
 
+``--resume`` completes an interrupted run: a resumable benchmark (``list`` marks them) records
+each finished unit of work as it finishes and, with ``--resume``, keeps those of an earlier run
+with the same options and computes only the others (:mod:`experiments._resume`); options that
+differ are refused (exit status 2, naming them). A benchmark that measures its run as a whole
+(``cold_start``, ``batch_throughput``, the peer comparisons) is not resumable: naming one with
+``--resume`` is refused, and ``all --resume`` runs it whole.
+
 Convention for a benchmark module ``experiments/<module>.py``: it defines
 ``main(argv: list[str] | None = None) -> int`` that parses its own arguments, accepts ``--quick``
-(a size that finishes in minutes, used by CI) and ``--results-dir DIR``, and writes its CSV, markdown and machine
+(a size that finishes in minutes, used by CI) and ``--results-dir DIR`` (and ``--resume`` when it is
+registered resumable), and writes its CSV, markdown and machine
 description with :func:`experiments._common.write_report`. A registered module that is not
 there yet (written in another branch) is skipped with a message, not an error; a module can also
 say it cannot run here (a missing optional tool) by raising :class:`Skip` from ``main``.
@@ -34,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from experiments._common import PeerMissing, Skip, invoked_as
+from experiments._resume import CannotResume
 
 __all__ = ["Benchmark", "BENCHMARKS", "Skip", "main"]
 
@@ -47,6 +56,8 @@ class Benchmark:
     results_flag: str | None = "--results-dir"
     #: Arguments always passed first (e.g. which table of a multi-table module).
     args: tuple[str, ...] = ()
+    #: Whether it records its finished units and takes ``--resume`` (:mod:`experiments._resume`).
+    resumable: bool = False
 
 
 #: The registry, in the order ``all`` runs them.
@@ -94,7 +105,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
     ),
-    Benchmark("sat_shortest", "experiments.sat_shortest", "SAT engine: one shortest AXp and CXp per instance"),
+    Benchmark(
+        "sat_shortest",
+        "experiments.sat_shortest",
+        "SAT engine: one shortest AXp and CXp per instance",
+        resumable=True,
+    ),
     Benchmark("actionable", "experiments.actionable", "inflated sufficient reasons against the AXp (SAT engine)"),
     Benchmark("cold_start", "experiments.cold_start", "time to first answer: empty compiled-code cache vs warm"),
     Benchmark(
@@ -126,7 +142,8 @@ NO_PEER = "skipped (optional peer not installed)"
 
 
 def run_one(bench: Benchmark, argv: list[str]) -> str:
-    """Run one benchmark: ``"ok"``, ``"skipped"``, :data:`NO_PEER` or ``"failed"`` (messages on stderr)."""
+    """Run one benchmark: ``"ok"``, ``"skipped"``, :data:`NO_PEER`, ``"refused"`` (``--resume`` of
+    a run with other options) or ``"failed"`` (messages on stderr)."""
     loaded = _load(bench)
     command = ["python", "-m", "experiments", bench.name, *argv]
     if isinstance(loaded, str):
@@ -145,6 +162,9 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     except Skip as reason:
         print(f"[experiments] skip {bench.name}: {reason}", file=sys.stderr)
         return NO_PEER if isinstance(reason, PeerMissing) else "skipped"
+    except CannotResume as refusal:
+        print(f"[experiments] {bench.name}: {refusal}", file=sys.stderr)
+        return "refused"
     except SystemExit as exit_:  # argparse in the benchmark: bad arguments
         if exit_.code in (0, None):
             return "ok"
@@ -168,6 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("name", help="a benchmark name, 'all' or 'list'")
     parser.add_argument("--quick", action="store_true", help="the smoke-test size (minutes)")
     parser.add_argument("--results-dir", help="write results here instead of experiments/results")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="complete an interrupted run: keep the units it finished (same options only) and compute the others",
+    )
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     passed = (["--quick"] if args.quick else []) + rest
@@ -182,14 +207,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         for bench in BENCHMARKS:
             state = _load(bench)
             note = "" if callable(state) else f"  [{state}]"
-            print(f"{bench.name:16} {bench.description}{note}")
+            print(f"{bench.name:16} {bench.description}{' (resumable)' if bench.resumable else ''}{note}")
         return 0
     if args.name == "all":
-        outcomes = {bench.name: run_one(bench, passed) for bench in BENCHMARKS}
+        if args.resume:
+            whole = [bench.name for bench in BENCHMARKS if not bench.resumable]
+            print(f"[experiments] not resumable, run whole: {', '.join(whole)}", file=sys.stderr)
+        outcomes = {bench.name: run_one(bench, _resuming(bench, passed, args.resume)) for bench in BENCHMARKS}
         summary = ", ".join(f"{name}: {outcome}" for name, outcome in outcomes.items())
         print(f"[experiments] all: {summary}", file=sys.stderr)
         failed = [name for name, outcome in outcomes.items() if outcome == "failed"]
         skipped = [name for name, outcome in outcomes.items() if outcome == "skipped"]
+        refused = [name for name, outcome in outcomes.items() if outcome == "refused"]
         if failed:
             print(f"python -m experiments: error: failed: {', '.join(failed)}", file=sys.stderr)
         if skipped:
@@ -198,7 +227,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "(the reasons are above)",
                 file=sys.stderr,
             )
-        return 1 if failed else 2 if skipped else 0
+        if refused:
+            print(
+                f"python -m experiments: error: cannot resume: {', '.join(refused)} (the reasons are above)",
+                file=sys.stderr,
+            )
+        return 1 if failed else 2 if skipped or refused else 0
     by_name = {b.name: b for b in BENCHMARKS}
     if args.name not in by_name:
         print(
@@ -207,13 +241,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    outcome = run_one(by_name[args.name], passed)
+    bench = by_name[args.name]
+    if args.resume and not bench.resumable:
+        resumable = [b.name for b in BENCHMARKS if b.resumable]
+        print(
+            f"python -m experiments: error: {args.name} cannot resume: it does not record its finished units; run it "
+            f"without --resume (resumable: {', '.join(resumable)})",
+            file=sys.stderr,
+        )
+        return 2
+    outcome = run_one(bench, _resuming(bench, passed, args.resume))
     if outcome == "skipped":
         print(
             f"python -m experiments: error: {args.name} was skipped, nothing ran (the reason is above)",
             file=sys.stderr,
         )
-    return {"ok": 0, "skipped": 2, NO_PEER: 2, "failed": 1}[outcome]
+    return {"ok": 0, "skipped": 2, NO_PEER: 2, "refused": 2, "failed": 1}[outcome]
+
+
+def _resuming(bench: Benchmark, argv: list[str], resume: bool) -> list[str]:
+    """``argv`` with ``--resume`` for a resumable benchmark when asked."""
+    return argv + ["--resume"] if resume and bench.resumable else argv
 
 
 if __name__ == "__main__":
