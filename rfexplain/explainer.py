@@ -240,7 +240,7 @@ class Explainer:
         indices: Sequence[int] | None = None,
         chunk_size: int | None = None,
         backend: Any = None,
-        as_frame: bool = False,
+        as_frame: bool | str = False,
         row_errors: Mapping[int, str] | None = None,
         **query_args: Any,
     ) -> list[BatchRecord] | Any:
@@ -268,9 +268,14 @@ class Explainer:
             Instances per task (default: about four tasks per worker, at most 64 instances).
         backend : str or joblib backend, optional
             Force a joblib backend instead of the active one.
-        as_frame : bool
-            Return a pandas DataFrame (:func:`rfexplain.viz.records_to_frame`, needs
-            ``rfexplain[frames]``) instead of the records.
+        as_frame : bool or "long"
+            Return a pandas DataFrame instead of the records (needs ``rfexplain[frames]``): one
+            row per instance (:func:`rfexplain.viz.records_to_frame`), or with ``"long"`` one row
+            per condition of every reason (:func:`rfexplain.viz.records_to_long_frame`). Its
+            index is ``X``'s for a DataFrame ``X`` (so ``X.join(frame)`` lines up), and
+            ``frame.attrs["rfexplain"]`` holds the run's metadata (package version, engine,
+            vote, model fingerprint, options, query: :func:`rfexplain.viz.run_metadata`), which
+            :func:`rfexplain.viz.write_parquet` stores in the file.
         row_errors : mapping of int to str, optional
             Rows already known to be bad (by row number in ``X``, with what is wrong, e.g. a
             file reader's "line 7 has 3 values"): they get their error records without work.
@@ -322,10 +327,24 @@ class Explainer:
             **query_args,
         )
         if as_frame:
+            return self._frame(records, X, query, query_args, long=as_frame == "long")
+        return records
+
+    def _frame(self, records: list[BatchRecord], X: Any, query: str, arguments: Mapping[str, Any], long: bool) -> Any:
+        """``explain_many``'s records as a DataFrame: indexed as ``X`` is (a DataFrame's own
+        index), with the run's metadata in ``attrs["rfexplain"]``; ``long``: one row per condition."""
+        from rfexplain.viz.long_frame import records_to_long_frame
+        from rfexplain.viz.run_metadata import METADATA_KEY, run_metadata
+
+        index = X.index if hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2 else None
+        if long:
+            frame = records_to_long_frame(records, index=index)
+        else:
             from rfexplain.viz.frames import records_to_frame
 
-            return records_to_frame(records)
-        return records
+            frame = records_to_frame(records, index=index)
+        frame.attrs[METADATA_KEY] = run_metadata(self, query, arguments)
+        return frame
 
     def iter_explain(
         self,
@@ -419,6 +438,18 @@ class Explainer:
     def close(self) -> None:
         """Release the engine's resources (solvers kept open for the explainer's life)."""
         self.engine.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (to hand the explainer to worker processes): everything but the
+        engine, whose solvers and compiled circuits do not pickle; its class is kept instead."""
+        state = dict(self.__dict__)
+        state["engine"] = type(state["engine"])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling: the same explainer, its engine built again from the forest and the options."""
+        self.__dict__.update(state)
+        self.engine = state["engine"](self.forest, **self.options)
 
     def __enter__(self) -> Explainer:
         return self

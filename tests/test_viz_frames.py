@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import rfexplain as rx
@@ -26,10 +27,95 @@ def test_as_frame_round_trips_the_records(query: str) -> None:
     back = frame_to_records(frame)
     assert [dict(b.to_dict(), time=0) for b in back] == [dict(r.to_dict(), time=0) for r in records]
     if query != "robustness":
-        assert list(frame["reasons"]) == [" | ".join(d["text"] for d in r.reasons) for r in records]
+        assert list(frame["reasons"]) == [[d["text"] for d in r.reasons] for r in records]
         assert list(frame["features"]) == [[d["feature_names"] for d in r.reasons] for r in records]
     else:
         assert list(frame["value"]) == [float(r.result) for r in records]
+
+
+def test_frame_keeps_the_users_index_and_typed_columns() -> None:
+    """A DataFrame indexed 1000.. gives a frame indexed the same way (a join lines up), with typed
+    columns and the run's metadata."""
+    pd = pytest.importorskip("pandas")
+    rows = pd.DataFrame(X[::20], columns=NAMES, index=pd.Index(range(1000, 1000 + len(X[::20])), name="id"))
+    explainer = rx.Explainer(MODEL, engine="oracle", feature_names=NAMES)
+    frame = explainer.explain_many(rows, "robustness", n_jobs=1, progress=False, as_frame=True)
+    assert frame.index.equals(rows.index) and frame.index.name == "id"
+    joined = rows.join(frame[["prediction", "value"]])
+    assert joined["value"].notna().all() and list(joined["prediction"]) == list(MODEL.predict(X[::20]))
+    assert str(frame["value"].dtype) == "float64" and str(frame["complete"].dtype) == "boolean"
+    assert str(frame["prediction_index"].dtype) == "Int64" and str(frame["error"].dtype) == "string"
+    meta = frame.attrs["rfexplain"]
+    assert meta["engine"] == "oracle" and meta["vote"] == "soft" and meta["query"] == "robustness"
+    assert meta["version"] == rx.__version__ and len(meta["model_fingerprint"]) == 64
+    again = explainer.explain_many(rows.iloc[:2], "robustness", n_jobs=1, progress=False, as_frame=True)
+    assert again.attrs["rfexplain"]["model_fingerprint"] == meta["model_fingerprint"]
+
+
+def _holds(value: float, lower: float, lower_strict: bool, upper: float, upper_strict: bool) -> bool:
+    """Whether a value meets the bounds, compared as float32 numbers (as the trees compare)."""
+    v, low, high = np.float32(value), np.float32(lower), np.float32(upper)
+    above = v > low if lower_strict else v >= low
+    below = v < high if upper_strict else v <= high
+    return bool(above and below)
+
+
+@pytest.mark.parametrize("query", ["sufficient_reason", "inflated_sufficient_reason", "necessary_reasons"])
+def test_long_frame_has_one_exact_row_per_condition(query: str) -> None:
+    """One row per condition (an interval of a literal's states), indexed by the user's labels;
+    its bounds and strict flags admit exactly the float32 inputs of the literal's states: checked
+    at both float32 neighbours of every threshold of the feature."""
+    pd = pytest.importorskip("pandas")
+    rows = pd.DataFrame(X[::30], columns=NAMES, index=[f"r{k}" for k in range(len(X[::30]))])
+    explainer = rx.Explainer(MODEL, engine="oracle", feature_names=NAMES)
+    long = explainer.explain_many(rows, query, n_jobs=1, progress=False, as_frame="long")
+    records = explainer.explain_many(rows, query, n_jobs=1, progress=False)
+    space = explainer.forest.space
+    expected = sum(len(lit["intervals"]) for r in records for d in r.reasons for lit in d["literals"])
+    assert len(long) == expected and long.attrs["rfexplain"]["query"] == query
+    for label, row in long.iterrows():
+        record = records[int(row["index"])]
+        assert label == rows.index[int(row["index"])]
+        literal = next(
+            lit for lit in record.reasons[row["reason"]]["literals"] if lit["feature"] == row["feature_index"]
+        )
+        assert row["feature"] == NAMES[row["feature_index"]] and row["kind"] == record.reasons[row["reason"]]["kind"]
+        thresholds = space.thresholds[row["feature_index"]]
+        states = set(literal["states"])
+        runs = sorted(states)
+        # this row's run of states: the part-th maximal run
+        parts, start = [], runs[0]
+        for a, b in zip(runs, runs[1:] + [None]):
+            if b != a + 1:
+                parts.append(set(range(start, a + 1)))
+                start = b
+        mine = parts[row["part"]]
+        bounds = (row["lower"], bool(row["lower_strict"]), row["upper"], bool(row["upper_strict"]))
+        for t in thresholds:
+            at = float(np.float32(t)) if float(np.float32(t)) <= t else float(np.nextafter(np.float32(t), -np.inf))
+            for v in (at, float(np.nextafter(np.float32(at), np.float32(np.inf)))):
+                state = int(np.searchsorted(np.asarray(thresholds), v, side="left"))
+                assert _holds(v, *bounds) == (state in mine), (row.to_dict(), t, v)
+
+
+def test_parquet_round_trips_the_index_and_the_run_metadata(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from rfexplain.viz import parquet_metadata, write_parquet
+
+    rows = pd.DataFrame(X[::25], columns=NAMES, index=pd.Index(range(1000, 1000 + len(X[::25])), name="id"))
+    explainer = rx.Explainer(MODEL, engine="oracle", feature_names=NAMES)
+    frame = explainer.explain_many(rows, "necessary_reason", n_jobs=1, progress=False, as_frame=True)
+    path = tmp_path / "out.parquet"
+    write_parquet(frame, str(path))
+    back = pd.read_parquet(path)
+    assert back.index.equals(frame.index) and back.attrs["rfexplain"] == frame.attrs["rfexplain"]
+    assert parquet_metadata(str(path)) == frame.attrs["rfexplain"]
+    assert frame_to_records(back) == frame_to_records(frame)
+    assert str(back["value"].dtype) == "float64" and list(back["reasons"].map(list)) == list(frame["reasons"])
+    plain = tmp_path / "plain.parquet"
+    write_parquet(frame_to_records(frame), str(plain))
+    assert parquet_metadata(str(plain)) is None and len(pd.read_parquet(plain)) == len(frame)
 
 
 def test_frame_keeps_errors_and_infinite_robustness() -> None:

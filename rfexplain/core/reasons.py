@@ -44,6 +44,7 @@ __all__ = [
     "format_threshold",
     "describe_states",
     "describe_values",
+    "printed_bounds",
 ]
 
 CONJUNCTIVE_KINDS = ("sufficient", "general_sufficient")
@@ -409,6 +410,26 @@ def _lower_bound(t: float, digits: int | None = None) -> tuple[str, str]:
     """``x > t`` on float32 inputs, exactly, as ``(">", m)`` or ``(">=", m')``, whichever is shorter."""
     op, text = _upper_bound(t, digits)
     return (">", text) if op == "<=" else (">=", text)
+
+
+def printed_bounds(low: float, high: float) -> tuple[float, bool, float, bool]:
+    """A literal's interval ``(low, high]`` (on float32 inputs) as its text prints it:
+    ``(lower, lower_strict, upper, upper_strict)``, meaning ``x > lower`` (``x >= lower`` when
+    not ``lower_strict``) and ``x < upper`` (``x <= upper`` when not ``upper_strict``), each
+    bound the shortest exact one (:func:`describe_states`); an infinite end is strict.
+
+    >>> printed_bounds(-math.inf, 0.75)
+    (-inf, True, 0.75, False)
+    """
+    lower, lower_strict = -math.inf, True
+    if not math.isinf(low):
+        op, text = _lower_bound(low)
+        lower, lower_strict = float(text), op == ">"
+    upper, upper_strict = math.inf, True
+    if not math.isinf(high):
+        op, text = _upper_bound(high)
+        upper, upper_strict = float(text), op == "<"
+    return lower, lower_strict, upper, upper_strict
 
 
 def _bound_digits(t: float) -> int:

@@ -8,6 +8,7 @@ imported when first needed, and a missing one raises :class:`MissingExtraError` 
 from rfexplain.core.display import register_renderer
 from rfexplain.viz.extras import MissingExtraError
 from rfexplain.viz.frames import frame_to_records, records_to_frame, write_parquet
+from rfexplain.viz.long_frame import records_to_long_frame
 from rfexplain.viz.notebook import enumeration_html, enumeration_text, reason_html
 from rfexplain.viz.plot import (
     DecisionDisplay,
@@ -18,6 +19,7 @@ from rfexplain.viz.plot import (
     plot_reason,
 )
 from rfexplain.viz.report import write_report
+from rfexplain.viz.run_metadata import parquet_metadata, run_metadata
 
 __all__ = [
     "DecisionDisplay",
@@ -25,10 +27,13 @@ __all__ = [
     "ReasonDisplay",
     "RelevanceDisplay",
     "frame_to_records",
+    "parquet_metadata",
     "plot_decision",
     "plot_feature_relevance",
     "plot_reason",
     "records_to_frame",
+    "records_to_long_frame",
+    "run_metadata",
     "write_parquet",
     "write_report",
 ]

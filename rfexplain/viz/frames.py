@@ -1,19 +1,24 @@
 """Batch results as a pandas DataFrame, and as Parquet.
 
-:func:`records_to_frame` gives one row per instance: readable columns (the reasons' text, the
-feature names they mention, robustness) beside the exact result as JSON (``result_json``), from
-which :func:`frame_to_records` rebuilds the records unchanged.
+:func:`records_to_frame` gives one row per instance: readable columns (each reason's text, the
+feature names each mentions, robustness) in typed columns beside the exact result as JSON
+(``result_json``), from which :func:`frame_to_records` rebuilds the records unchanged. The
+frame's index is the user's (``index=``: the rows' own labels, so that ``X.join(frame)`` lines
+up), and its ``attrs["rfexplain"]`` holds the run's metadata (:mod:`rfexplain.viz.run_metadata`),
+which :func:`write_parquet` stores in the Parquet file. :mod:`rfexplain.viz.long_frame` gives the
+tidy table: one row per condition.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rfexplain.core.records import BatchRecord
 from rfexplain.viz.extras import require
+from rfexplain.viz.run_metadata import METADATA_KEY
 
 __all__ = ["FRAME_COLUMNS", "frame_to_records", "records_to_frame", "write_parquet"]
 
@@ -36,6 +41,20 @@ FRAME_COLUMNS = (
     "error",
     "result_json",
 )
+#: The pandas dtype of each typed column (the others hold labels or lists).
+_DTYPES = {
+    "index": "int64",
+    "query": "string",
+    "engine": "string",
+    "prediction_index": "Int64",
+    "n_reasons": "Int64",
+    "value": "float64",
+    "time": "float64",
+    "complete": "boolean",
+    "stopped_by": "string",
+    "error": "string",
+    "result_json": "string",
+}
 
 
 def _plain(value: Any) -> Any:
@@ -45,7 +64,7 @@ def _plain(value: Any) -> Any:
 def _row(record: Any) -> dict[str, Any]:
     is_reasons = isinstance(record.result, list)
     reasons = record.reasons
-    value = None
+    value = math.nan
     if not is_reasons and isinstance(record.result, (int, float)):
         value = float(record.result)
     return {
@@ -56,7 +75,7 @@ def _row(record: Any) -> dict[str, Any]:
         "prediction_index": record.prediction_index,
         "sklearn_prediction": _plain(record.sklearn_prediction),
         "n_reasons": len(reasons) if is_reasons else None,
-        "reasons": " | ".join(r.get("text", "") for r in reasons) if is_reasons else None,
+        "reasons": [r.get("text", "") for r in reasons] if is_reasons else None,
         "features": [list(r.get("feature_names") or map(str, r["features"])) for r in reasons] if is_reasons else None,
         "sizes": [len(r["features"]) for r in reasons] if is_reasons else None,
         "value": value,
@@ -68,20 +87,41 @@ def _row(record: Any) -> dict[str, Any]:
     }
 
 
-def records_to_frame(records: Iterable[Any]) -> Any:
+def records_to_frame(records: Iterable[Any], *, index: Any = None, metadata: Mapping[str, Any] | None = None) -> Any:
     """One DataFrame row per :class:`~rfexplain.core.records.BatchRecord` (needs ``rfexplain[frames]``).
 
-    ``reasons`` joins the reasons' text with `` | ``; ``features`` lists each reason's feature
-    names; ``sizes`` their sizes; ``value`` is a robustness (``inf`` when nothing flips the
-    decision); ``result_json`` is the record's exact result.
+    Parameters
+    ----------
+    records : iterable of BatchRecord
+        The records, one per instance.
+    index : pandas Index or sequence, optional
+        The frame's index, one label per record (``explain_many(X, as_frame=True)`` passes
+        ``X.index`` for a DataFrame ``X``); by default a range.
+    metadata : mapping, optional
+        The run's metadata, kept in ``frame.attrs["rfexplain"]`` (and in Parquet files).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`FRAME_COLUMNS`: ``index`` the record's index; ``reasons`` the reasons'
+        texts and ``features`` each reason's feature names (lists, ``None`` for a query that
+        gives no reasons); ``sizes`` their sizes; ``value`` a robustness (float, ``inf`` when
+        nothing flips the decision, NaN for other queries); ``complete`` a nullable boolean;
+        ``result_json`` the record's exact result.
     """
     pd = require("pandas", "frames", "a DataFrame of results")
-    return pd.DataFrame([_row(r) for r in records], columns=list(FRAME_COLUMNS))
+    rows = [_row(r) for r in records]
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS)).astype(_DTYPES)
+    if index is not None:
+        frame.index = index if isinstance(index, pd.Index) else pd.Index(list(index))
+    if metadata is not None:
+        frame.attrs[METADATA_KEY] = dict(metadata)
+    return frame
 
 
 def _cell(value: Any) -> Any:
     """A frame cell as plain Python (``None`` for missing values)."""
-    if value is None:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
@@ -97,8 +137,8 @@ def frame_to_records(frame: Any) -> list[BatchRecord]:
         out.append(
             BatchRecord(
                 index=int(row["index"]),
-                query=row["query"],
-                engine=row["engine"],
+                query=str(row["query"]),
+                engine=str(row["engine"]),
                 prediction=_cell(row["prediction"]),
                 prediction_index=None if prediction_index is None else int(prediction_index),
                 sklearn_prediction=_cell(row["sklearn_prediction"]),
@@ -112,7 +152,27 @@ def frame_to_records(frame: Any) -> list[BatchRecord]:
     return out
 
 
-def write_parquet(records: Iterable[Any], path: str) -> None:
-    """The frame of :func:`records_to_frame` as a Parquet file (needs ``rfexplain[parquet]``)."""
-    require("pyarrow", "parquet", "writing Parquet")
-    records_to_frame(records).to_parquet(path, index=False)
+def write_parquet(records: Iterable[Any], path: str, *, metadata: Mapping[str, Any] | None = None) -> None:
+    """The frame of :func:`records_to_frame` as a Parquet file (needs ``rfexplain[parquet]``).
+
+    ``records`` is a list of records or a frame of :func:`records_to_frame` (its index and
+    metadata kept). The run's ``metadata`` (by default the frame's ``attrs["rfexplain"]``) is
+    stored in the file's schema under the key ``rfexplain``, as JSON
+    (:func:`~rfexplain.viz.run_metadata.parquet_metadata` reads it back), and pandas gives it
+    back as ``read_parquet(path).attrs["rfexplain"]``.
+    """
+    pa = require("pyarrow", "parquet", "writing Parquet")
+    pq = require("pyarrow.parquet", "parquet", "writing Parquet")
+    pd = require("pandas", "frames", "a DataFrame of results")
+    frame = records if isinstance(records, pd.DataFrame) else records_to_frame(records)
+    if metadata is not None:
+        frame = frame.copy()
+        frame.attrs[METADATA_KEY] = dict(metadata)
+    table = pa.Table.from_pandas(frame)  # a range index as metadata, any other as columns
+    if frame.attrs:
+        stored = dict(table.schema.metadata or {})
+        stored[b"PANDAS_ATTRS"] = json.dumps(frame.attrs, default=str).encode()  # pandas reads attrs from it
+        if METADATA_KEY in frame.attrs:
+            stored[METADATA_KEY.encode()] = json.dumps(frame.attrs[METADATA_KEY], default=str).encode()
+        table = table.replace_schema_metadata(stored)
+    pq.write_table(table, path)
