@@ -16,9 +16,10 @@ on to every benchmark and also set as ``$RFEXPLAIN_RESULTS_DIR``.
 ``--resume`` completes an interrupted run: a resumable benchmark (``list`` marks them) records
 each finished unit of work as it finishes and, with ``--resume``, keeps those of an earlier run
 with the same options and computes only the others (:mod:`experiments._resume`); options that
-differ are refused (exit status 2, naming them). A benchmark that measures its run as a whole
-(``cold_start``, ``batch_throughput``, the peer comparisons) is not resumable: naming one with
-``--resume`` is refused, and ``all --resume`` runs it whole.
+differ are refused (exit status 2, naming them). A Ctrl-C exits with status 130, the line before
+naming the command that completes a resumable benchmark. A benchmark that records no units
+(those that measure their run as a whole, such as ``cold_start`` and ``batch_throughput``) is not
+resumable: naming one with ``--resume`` is refused, and ``all --resume`` runs it whole.
 
 Convention for a benchmark module ``experiments/<module>.py``: it defines
 ``main(argv: list[str] | None = None) -> int`` that parses its own arguments, accepts ``--quick``
@@ -36,6 +37,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -62,7 +64,12 @@ class Benchmark:
 
 #: The registry, in the order ``all`` runs them.
 BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark("sat_table1", "experiments.sat_table1", "SAT engine: per-dataset AXp/CXp timings (paper 001, Table 1)"),
+    Benchmark(
+        "sat_table1",
+        "experiments.sat_table1",
+        "SAT engine: per-dataset AXp/CXp timings (paper 001, Table 1)",
+        resumable=True,
+    ),
     Benchmark(
         "circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"
     ),
@@ -111,7 +118,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "SAT engine: one shortest AXp and CXp per instance",
         resumable=True,
     ),
-    Benchmark("actionable", "experiments.actionable", "inflated sufficient reasons against the AXp (SAT engine)"),
+    Benchmark(
+        "actionable",
+        "experiments.actionable",
+        "inflated sufficient reasons against the AXp (SAT engine)",
+        resumable=True,
+    ),
     Benchmark("cold_start", "experiments.cold_start", "time to first answer: empty compiled-code cache vs warm"),
     Benchmark(
         "budgets",
@@ -165,6 +177,10 @@ def run_one(bench: Benchmark, argv: list[str]) -> str:
     except CannotResume as refusal:
         print(f"[experiments] {bench.name}: {refusal}", file=sys.stderr)
         return "refused"
+    except KeyboardInterrupt:
+        again = shlex.join([*command, "--resume"]) if bench.resumable and "--resume" not in command else None
+        print(f"[experiments] interrupted {bench.name}" + (f"; {again} completes it" if again else ""), file=sys.stderr)
+        raise
     except SystemExit as exit_:  # argparse in the benchmark: bad arguments
         if exit_.code in (0, None):
             return "ok"
@@ -195,6 +211,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args, rest = parser.parse_known_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    try:
+        return _main(args, rest)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(args: argparse.Namespace, rest: list[str]) -> int:
     passed = (["--quick"] if args.quick else []) + rest
     if args.results_dir:
         os.environ["RFEXPLAIN_RESULTS_DIR"] = os.path.abspath(args.results_dir)

@@ -59,9 +59,15 @@ class CannotResume(Exception):
     not a units file. The message says which, and what to do."""
 
 
+def _json(value: Any) -> Any:
+    """A value JSON cannot write as one it can: numpy scalars and arrays as Python values, anything
+    else (a path among the options) as its text."""
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
 def _plain(value: Any) -> Any:
-    """``value`` as JSON gives it back (options that are not JSON become their text)."""
-    return json.loads(json.dumps(value, default=str))
+    """``value`` as JSON gives it back."""
+    return json.loads(json.dumps(value, default=_json))
 
 
 class Checkpoint:

@@ -25,6 +25,7 @@ import logging
 import math
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from experiments._common import (
     markdown_table,
     write_report,
 )
+from experiments._resume import NO_CHECKPOINT, RESUME_HELP, Checkpoint, checkpoint
 from experiments.sat_table1 import DEPTHS, SEED, TREES
 
 log = logging.getLogger("experiments.actionable")
@@ -89,7 +91,35 @@ def _coverage(reason: Any, forest: Any, low: np.ndarray, high: np.ndarray) -> li
     return out
 
 
-def forest_row(name: str, kind: str, directory: Path, n_rows: int, cap: float) -> dict[str, Any]:
+def instance_row(explainer: Any, row: np.ndarray, cap: float, low: np.ndarray, high: np.ndarray) -> dict[str, Any]:
+    """One test row: the AXp's and the inflation's CPU seconds, which inflated numeric conditions
+    are one-sided, and the coverage of the AXp's cells and of the inflated conditions
+    (``{"past_cap": True}`` when a query ran past ``cap``)."""
+    instance = explainer.explain(row).instance
+    engine = explainer.engine  # called directly, so that the CPU budget of _cpu is the active one
+    axp, t_axp = _cpu(lambda: engine.sufficient_reason(instance), cap)
+    inflated, t_all = _cpu(lambda: engine.inflated_sufficient_reason(instance), cap)
+    if axp is None or inflated is None or t_axp is None or t_all is None:
+        return {"past_cap": True}
+    n_states = explainer.forest.states_per_feature
+    one_sided = [
+        bool(min(states) == 0 or max(states) == n_states[f] - 1)
+        for f, states in inflated.literals.items()
+        if explainer.forest.space.category_labels(f) is None
+    ]
+    return {
+        "axp_cpu": t_axp,
+        "inflation_cpu": max(0.0, t_all - t_axp),
+        "one_sided": one_sided,
+        "cells": _coverage(axp, explainer.forest, low, high),
+        "inflated": _coverage(inflated, explainer.forest, low, high),
+    }
+
+
+def forest_row(
+    name: str, kind: str, directory: Path, n_rows: int, cap: float, done: Checkpoint = NO_CHECKPOINT
+) -> dict[str, Any]:
+    """The row of one forest; each test row is a unit of ``done`` (kept by ``--resume``)."""
     import rfexplain as rx
     from rfexplain.datasets import train_forest
 
@@ -103,25 +133,17 @@ def forest_row(name: str, kind: str, directory: Path, n_rows: int, cap: float) -
     low, high = X.min(axis=0), X.max(axis=0)
     explainer = rx.Explainer(trained.forest, engine="sat")
     rows = trained.data.X[np.sort(trained.test_rows)[:n_rows]]
-    axp_times, inflation_times, one_sided, cells, inflated_cov = [], [], [], [], []
-    past_cap = 0
-    for row in rows:
-        instance = explainer.explain(row).instance
-        engine = explainer.engine  # called directly, so that the CPU budget of _cpu is the active one
-        axp, t_axp = _cpu(lambda: engine.sufficient_reason(instance), cap)
-        inflated, t_all = _cpu(lambda: engine.inflated_sufficient_reason(instance), cap)
-        if axp is None or inflated is None or t_axp is None or t_all is None:
-            past_cap += 1
-            continue
-        axp_times.append(t_axp)
-        inflation_times.append(max(0.0, t_all - t_axp))
-        n_states = explainer.forest.states_per_feature
-        for f, states in inflated.literals.items():
-            if explainer.forest.space.category_labels(f) is None:
-                one_sided.append(min(states) == 0 or max(states) == n_states[f] - 1)
-        cells += _coverage(axp, explainer.forest, low, high)
-        inflated_cov += _coverage(inflated, explainer.forest, low, high)
+    per = [
+        done.unit((kind, name, k), partial(instance_row, explainer, row, cap, low, high)) for k, row in enumerate(rows)
+    ]
     explainer.close()
+    answered = [r for r in per if not r.get("past_cap")]
+    past_cap = len(per) - len(answered)
+    axp_times = [r["axp_cpu"] for r in answered]
+    inflation_times = [r["inflation_cpu"] for r in answered]
+    one_sided = [flag for r in answered for flag in r["one_sided"]]
+    cells = [c for r in answered for c in r["cells"]]
+    inflated_cov = [c for r in answered for c in r["inflated"]]
     mean = statistics.fmean
     axp_mean = mean(axp_times) if axp_times else None
     inflation_mean = mean(inflation_times) if inflation_times else None
@@ -151,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query-cap", type=float, default=120.0, help="CPU seconds per query (default 120)")
     parser.add_argument("--no-practical", action="store_true", help="only the SAT paper's forests")
     parser.add_argument("--results-dir", help="output folder (default experiments/results)")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
     directory = data_dir(args.data)
     names = dataset_names(args.datasets, list(QUICK_DATASETS) if args.quick else list(DEPTHS), DEPTHS)
@@ -160,9 +183,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if not jit.compiled_loops_ready():
         compile_all()
-    rows = [forest_row(name, "sat paper", directory, n_rows, args.query_cap) for name in names]
+    forests = [(name, "sat paper") for name in names]
     if not (args.quick or args.no_practical or args.datasets):
-        rows += [forest_row(name, "practical", directory, n_rows, args.query_cap) for name in PRACTICAL]
+        forests += [(name, "practical") for name in PRACTICAL]
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.results_dir}
+    with checkpoint("actionable", **resume) as done:
+        rows = [
+            done.unit(("forest", kind, name), partial(forest_row, name, kind, directory, n_rows, args.query_cap, done))
+            for name, kind in forests
+        ]
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
     summary = (
         f"Inflation within 3x the AXp's CPU time on {sum(r <= 3 for r in ratios)} of {len(ratios)} forests "

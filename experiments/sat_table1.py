@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from experiments._common import (
     results_stem,
     write_report,
 )
+from experiments._resume import NO_CHECKPOINT, RESUME_HELP, Checkpoint, checkpoint
 
 log = logging.getLogger("experiments.sat_table1")
 
@@ -98,61 +100,65 @@ def train(name: str, directory: Path) -> tuple[Any, Any, float, np.ndarray]:
     return model, forest, accuracy, samples
 
 
-def explain_instances(engine: Any, forest: Any, samples: np.ndarray) -> list[dict[str, Any]]:
-    """One AXp and one CXp per instance, with SAT-call statistics."""
+def explain_instance(engine: Any, forest: Any, x: np.ndarray) -> dict[str, Any]:
+    """One AXp and one CXp of one instance, with SAT-call statistics."""
     from rfexplain.engines.base import Instance
 
-    rows = []
-    for x in samples:
-        instance = Instance.of(forest, x)
-        engine.oracle("not", instance.prediction)  # the one-off load is not part of an AXp's time
-        before = engine.stats.copy()
-        start, cpu = time.perf_counter(), time.process_time()
-        axp = engine.sufficient_reason(instance)
-        t_axp, c_axp = time.perf_counter() - start, time.process_time() - cpu
-        after = engine.stats.copy()
-        start, cpu = time.perf_counter(), time.process_time()
-        engine.necessary_reason(instance)
-        t_cxp, c_cxp = time.perf_counter() - start, time.process_time() - cpu
-        rows.append(
-            {
-                "axp_time": c_axp,
-                "axp_wall": t_axp,
-                "axp_size": len(axp),
-                "sat_calls": after.sat_calls - before.sat_calls,
-                "unsat_calls": after.unsat_calls - before.unsat_calls,
-                "max_sat": after.max_sat_time,
-                "max_unsat": after.max_unsat_time,
-                "cxp_time": c_cxp,
-                "cxp_wall": t_cxp,
-            }
-        )
-    return rows
+    instance = Instance.of(forest, x)
+    engine.oracle("not", instance.prediction)  # the one-off load is not part of an AXp's time
+    before = engine.stats.copy()
+    start, cpu = time.perf_counter(), time.process_time()
+    axp = engine.sufficient_reason(instance)
+    t_axp, c_axp = time.perf_counter() - start, time.process_time() - cpu
+    after = engine.stats.copy()
+    start, cpu = time.perf_counter(), time.process_time()
+    engine.necessary_reason(instance)
+    t_cxp, c_cxp = time.perf_counter() - start, time.process_time() - cpu
+    return {
+        "axp_time": c_axp,
+        "axp_wall": t_axp,
+        "axp_size": len(axp),
+        "sat_calls": after.sat_calls - before.sat_calls,
+        "unsat_calls": after.unsat_calls - before.unsat_calls,
+        "max_sat": after.max_sat_time,
+        "max_unsat": after.max_unsat_time,
+        "cxp_time": c_cxp,
+        "cxp_wall": t_cxp,
+    }
 
 
-def enumerate_all(engine: Any, forest: Any, samples: np.ndarray, cap: float) -> list[dict[str, Any]]:
-    """All AXps then all CXps of each instance within one ``cap``-second budget (CPU seconds)."""
+def explain_instances(
+    engine: Any, forest: Any, samples: np.ndarray, done: Checkpoint = NO_CHECKPOINT, key: Sequence[Any] = ()
+) -> list[dict[str, Any]]:
+    """:func:`explain_instance` of every sample, each a unit ``(*key, k)`` of ``done``."""
+    return [done.unit((*key, k), partial(explain_instance, engine, forest, x)) for k, x in enumerate(samples)]
+
+
+def enumerate_one(engine: Any, forest: Any, x: np.ndarray, cap: float) -> dict[str, Any]:
+    """All AXps then all CXps of one instance within one ``cap``-second budget (CPU seconds)."""
     from rfexplain.engines.base import Instance
 
-    rows = []
-    for x in samples:
-        instance = Instance.of(forest, x)
-        engine.oracle("not", instance.prediction)
-        budget = cpu_budget(cap)
-        cpu = time.process_time()
-        n_axp = count_within(engine.sufficient_reasons(instance, budget))
-        n_cxp = count_within(engine.necessary_reasons(instance, budget)) if not budget.expired() else 0
-        complete = not budget.expired()
-        rows.append(
-            {
-                "time": time.process_time() - cpu,
-                "wall": budget.elapsed(),
-                "axps": n_axp,
-                "cxps": n_cxp,
-                "complete": complete,
-            }
-        )
-    return rows
+    instance = Instance.of(forest, x)
+    engine.oracle("not", instance.prediction)
+    budget = cpu_budget(cap)
+    cpu = time.process_time()
+    n_axp = count_within(engine.sufficient_reasons(instance, budget))
+    n_cxp = count_within(engine.necessary_reasons(instance, budget)) if not budget.expired() else 0
+    complete = not budget.expired()
+    return {
+        "time": time.process_time() - cpu,
+        "wall": budget.elapsed(),
+        "axps": n_axp,
+        "cxps": n_cxp,
+        "complete": complete,
+    }
+
+
+def enumerate_all(
+    engine: Any, forest: Any, samples: np.ndarray, cap: float, done: Checkpoint = NO_CHECKPOINT, key: Sequence[Any] = ()
+) -> list[dict[str, Any]]:
+    """:func:`enumerate_one` of every sample, each a unit ``(*key, k)`` of ``done``."""
+    return [done.unit((*key, k), partial(enumerate_one, engine, forest, x, cap)) for k, x in enumerate(samples)]
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -160,8 +166,16 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def dataset_row(
-    name: str, directory: Path, n_inst: int | None, n_enum: int, cap: float, solver: str, card: str = PAPER_CARD
+    name: str,
+    directory: Path,
+    n_inst: int | None,
+    n_enum: int,
+    cap: float,
+    solver: str,
+    card: str = PAPER_CARD,
+    done: Checkpoint = NO_CHECKPOINT,
 ) -> dict[str, Any]:
+    """Table 1's row of one dataset; each instance's AXp/CXp and enumeration is a unit of ``done``."""
     from rfexplain.sat.engine import SatEngine
 
     started = time.perf_counter()
@@ -177,8 +191,8 @@ def dataset_row(
             oracle = engine.oracle("not", c)
             sizes.append((oracle.formula.n_vars, oracle.formula.n_clauses))
         t_build = time.perf_counter() - start
-        per = explain_instances(engine, forest, chosen)
-        enum_rows = enumerate_all(engine, forest, samples[:n_enum], cap) if n_enum else []
+        per = explain_instances(engine, forest, chosen, done, ("explain", name))
+        enum_rows = enumerate_all(engine, forest, samples[:n_enum], cap, done, ("enumerate", name)) if n_enum else []
     axp_times = [r["axp_time"] for r in per]
     enum_times = [r["time"] for r in enum_rows]
     row = {
@@ -348,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--merge", nargs="*", help="merge the sat_table1 CSVs (quick ones with --quick) of these folders and stop"
     )
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -366,14 +381,17 @@ def main(argv: list[str] | None = None) -> int:
     card_names = args.card_datasets or (["iris", "banknote"] if args.quick else names)
 
     rows = []
-    for name in [] if args.only_cards else names:
-        rows.append(dataset_row(name, directory, n_inst, n_enum, cap, args.solver, args.card))
-        _write_table1(rows, args, n_enum, cap)
-    if not args.skip_cards:
-        cards: list[dict[str, Any]] = []
-        for name in card_names:
-            cards.extend(card_rows(name, directory, n_card, args.solver))
-            _write_cards(cards, args, n_card)
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.results_dir}
+    with checkpoint("sat_table1", **resume) as done:
+        for name in [] if args.only_cards else names:
+            row = partial(dataset_row, name, directory, n_inst, n_enum, cap, args.solver, args.card, done)
+            rows.append(done.unit(("table1", name), row))
+            _write_table1(rows, args, n_enum, cap)
+        if not args.skip_cards:
+            cards: list[dict[str, Any]] = []
+            for name in card_names:
+                cards.extend(done.unit(("cards", name), partial(card_rows, name, directory, n_card, args.solver)))
+                _write_cards(cards, args, n_card)
     return 0
 
 

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from experiments import sat_shortest
@@ -105,6 +106,19 @@ def test_the_context_keeps_the_file_only_when_interrupted_after_some_unit(tmp_pa
     assert not path.exists()  # complete
 
 
+def test_numpy_values_are_recorded_as_python_values(tmp_path: Path) -> None:
+    """A unit computed with numpy gives the same values, fresh or kept: numpy booleans stay
+    booleans (not their text), numpy numbers and arrays become Python numbers and lists."""
+    path = tmp_path / f"demo{PARTIAL_SUFFIX}"
+    value = {"flag": np.bool_(True), "time": np.float64(0.5), "sizes": np.arange(3)}
+    fresh = Checkpoint(path, OPTIONS, resume=False)
+    first = fresh.unit(("iris", 0), lambda: value)
+    fresh.close(complete=False)
+    kept = Checkpoint(path, OPTIONS, resume=True).unit(("iris", 0), lambda: None)
+    assert first == kept == {"flag": True, "time": 0.5, "sizes": [0, 1, 2]}
+    assert type(kept["flag"]) is bool and type(first["flag"]) is bool
+
+
 def test_no_checkpoint_computes_every_unit_and_records_nothing() -> None:
     calls: list[int] = []
     for _ in range(2):
@@ -152,9 +166,10 @@ def test_sat_shortest_interrupted_then_resumed(
 
     calls.clear()
     interrupt_at[0] = 3
-    with pytest.raises(KeyboardInterrupt):
-        experiments([*argv, "--results-dir", str(folder)])
+    assert experiments([*argv, "--results-dir", str(folder)]) == 130
     assert _recorded(units) == [["iris", 0], ["iris", 1]]
+    again = f"python -m experiments sat_shortest --quick {' '.join(argv[2:])} --results-dir {folder} --resume"
+    assert f"[experiments] interrupted sat_shortest; {again} completes it" in capsys.readouterr().err
 
     calls.clear()
     kept = units.read_text()
@@ -176,8 +191,7 @@ def test_sat_shortest_interrupted_then_resumed(
 
     calls.clear()
     interrupt_at[0] = 2
-    with pytest.raises(KeyboardInterrupt):
-        experiments([*argv, "--results-dir", str(folder)])
+    assert experiments([*argv, "--results-dir", str(folder)]) == 130
     interrupt_at[0] = 0
     assert experiments([*argv, "--results-dir", str(folder)]) == 0  # without --resume: every instance again
     assert len(calls) == 2 + 4
