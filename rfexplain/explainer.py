@@ -430,7 +430,8 @@ class Explainer:
 
     def report(self, X: Any, path: Any, **options: Any) -> Any:
         """Write a self-contained HTML report explaining every row of ``X`` to ``path``
-        (see :func:`rfexplain.viz.write_report` for ``queries=``, ``compare_engine=``, ...)."""
+        (see :func:`rfexplain.viz.write_report` for ``queries=``, ``compare_engine=``,
+        ``n_jobs=``, ...); returns the rows' reports."""
         from rfexplain.viz.report import write_report
 
         return write_report(self, X, path, **options)
