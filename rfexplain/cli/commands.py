@@ -168,6 +168,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             indices=[pool_ids[k] for k in chosen],
             compare_engine=args.compare_engine,
             max_sections=args.max_sections,
+            n_jobs=args.jobs,
         )
     failed = sum(1 for r in rows if r.error)
     print(f"wrote {args.out}: {len(rows)} rows, {failed} failed", file=sys.stderr)

@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--compare-engine", help="a second engine run on every row, to show whether they agree")
     report.add_argument("--max-sections", type=int, default=100, help="rows with a detailed section (default 100)")
+    report.add_argument("--jobs", type=int, default=1, help="rows explained at once, in processes (-1: all cores)")
     report.add_argument("--out", required=True, help="the HTML file to write")
     _add_constraint_options(report)
     return parser
