@@ -53,9 +53,10 @@ svg.chart text.r{text-anchor:end}
 svg.chart text.m{text-anchor:middle;font-size:9px}
 """
 
-_WIDTH = 760
+_WIDTH = 800
 _LEFT = 210  # the feature names end here
-_RIGHT = 570  # the conditions start here
+_RIGHT = 560  # the conditions start here
+_TEXT = 40  # characters of a condition shown beside its line (all of it in its tooltip)
 _ROW = 24
 _BAND = 10  # height of a reason's band
 
@@ -127,7 +128,9 @@ def _categorical_line(
         parts.append(f'<rect class="{kind}" x="{x0 + 1:.1f}" y="{y - 12}" width="{width - 2:.1f}" height="14"/>')
         if change is not None and s == change.after:
             parts.append(f'<rect class="c" x="{x0:.1f}" y="{y - 14}" width="{width:.1f}" height="18"/>')
-        parts.append(f'<text class="m" x="{x0 + width / 2:.1f}" y="{y + 12}">{_escape(label[:14])}</text>')
+        fits = max(int(width / 5.5), 3)  # characters of 9-pixel text the cell holds
+        shown = label if len(label) <= fits else label[: fits - 1] + "…"
+        parts.append(f'<text class="m" x="{x0 + width / 2:.1f}" y="{y + 12}">{_escape(shown)}</text>')
     here = _LEFT + 10 + (int(round(value)) + 0.5) * width
     parts.append(f'<path class="i" d="M{here:.1f} {y - 10}l4 5-4 5-4-5z"/>')
     return parts
@@ -202,7 +205,11 @@ def reason_chart(
         else:
             body += _numeric_line(y, space.thresholds[f], values[f], literals.get(f), moves.get(f))
         condition = _condition(space, f, values[f], literals.get(f), moves.get(f))
-        body.append(f'<text x="{_RIGHT}" y="{y}">{_escape(condition)}</text>')
+        if len(condition) <= _TEXT:
+            body.append(f'<text x="{_RIGHT}" y="{y}">{_escape(condition)}</text>')
+        else:  # cut, the whole of it in a tooltip
+            cut = _escape(condition[: _TEXT - 1] + "…")
+            body.append(f'<text x="{_RIGHT}" y="{y}"><title>{_escape(condition)}</title>{cut}</text>')
     y = 8 + _ROW * len(features) + 14
     legend = [
         f'<rect class="s" x="10" y="{y - 9}" width="18" height="{_BAND}"/>',
