@@ -71,12 +71,16 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         resumable=True,
     ),
     Benchmark(
-        "circuit_tables", "experiments.circuit_tables", "circuit engine: compilation and reason tables (papers 000/002)"
+        "circuit_tables",
+        "experiments.circuit_tables",
+        "circuit engine: compilation and reason tables (papers 000/002)",
+        resumable=True,
     ),
     Benchmark(
         "circuit_scale",
         "experiments.circuit_scale",
         "circuit engine: the largest forests whose class formulas compile (issue 16), per core",
+        resumable=True,
     ),
     Benchmark(
         "add_table1",
@@ -84,6 +88,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "ADD and SDD columns of paper 000's Table 1",
         results_flag="--out",
         args=("table1",),
+        resumable=True,
     ),
     Benchmark(
         "add_evaluation",
@@ -91,6 +96,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "ADD paper (003): aggregation sizes and evaluation cost",
         results_flag="--out",
         args=("evaluation",),
+        resumable=True,
     ),
     Benchmark(
         "add_outcomes",
@@ -98,6 +104,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "ADD paper (003): outcome explanations vs sufficient reasons",
         results_flag="--out",
         args=("outcomes",),
+        resumable=True,
     ),
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
     Benchmark("peers_rfxpl", "experiments.peers_rfxpl", "SAT engine against RFxpl: one AXp per instance"),
@@ -107,10 +114,16 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "one AXp on scikit-learn's default forests (100 and 500 trees), ours and RFxpl's",
     ),
     Benchmark(
-        "pipelines", "experiments.pipelines", "pipelines: AXps in original columns vs the bare forest on encoded ones"
+        "pipelines",
+        "experiments.pipelines",
+        "pipelines: AXps in original columns vs the bare forest on encoded ones",
+        resumable=True,
     ),
     Benchmark(
-        "soft_vote", "experiments.soft_vote", "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times"
+        "soft_vote",
+        "experiments.soft_vote",
+        "soft vote vs hard vote: agreement with predict, CNF sizes, SAT times",
+        resumable=True,
     ),
     Benchmark(
         "sat_shortest",
@@ -129,6 +142,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "budgets",
         "experiments.budgets",
         "every query within timeout + 1 s and the memory budget, per engine (digits, Table 2's largest)",
+        resumable=True,
     ),
     Benchmark(
         "batch_throughput",

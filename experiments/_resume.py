@@ -31,6 +31,8 @@ import contextlib
 import json
 import logging
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -48,8 +50,8 @@ RESUME_HELP = (
     "keep the finished units of an interrupted run with the same options (its .partial.jsonl in the results "
     "folder) and compute only the others; refused when the options differ"
 )
-#: Options that do not change what a run computes.
-NOT_CHECKED = frozenset({"resume", "results_dir"})
+#: Options that do not change what a run computes (``out``: ``add_tables``' results folder).
+NOT_CHECKED = frozenset({"resume", "results_dir", "out"})
 #: What the first line of a units file says it is.
 FORMAT = "rfexplain-experiments-units"
 
@@ -84,7 +86,10 @@ class Checkpoint:
         self.values: dict[str, Any] = {}
         #: How many units were kept from the earlier run.
         self.kept = 0
+        #: Set by a Ctrl-C (:func:`checkpoint`): a unit that finishes after it is not recorded.
+        self.interrupted = False
         self._file: IO[str] | None = None
+        self._lock = threading.Lock()  # units may finish in several threads (circuit_tables --jobs)
         if self.path is None:
             return
         if self.path.exists():
@@ -140,10 +145,13 @@ class Checkpoint:
         if name in self.values:
             return self.values[name]
         value = _plain(compute())
-        self.values[name] = value
-        if self._file is not None:
-            self._file.write(json.dumps({"key": json.loads(name), "value": value}) + "\n")
-            self._file.flush()
+        if self.interrupted:  # it ran into the Ctrl-C (a child process it waited for was stopped too)
+            return value
+        with self._lock:
+            self.values[name] = value
+            if self._file is not None:
+                self._file.write(json.dumps({"key": json.loads(name), "value": value}) + "\n")
+                self._file.flush()
         return value
 
     def close(self, *, complete: bool) -> None:
@@ -172,12 +180,29 @@ def checkpoint(
 ) -> Iterator[Checkpoint]:
     """The :class:`Checkpoint` of a run of benchmark ``name``, whose file sits beside its results
     (``<stem>.partial.jsonl``, :func:`~experiments._common.results_stem`): removed when the block
-    ends normally, kept when it raises (``KeyboardInterrupt`` included) for ``--resume``."""
+    ends normally, kept when it raises (``KeyboardInterrupt`` included) for ``--resume``.
+
+    Inside the block a Ctrl-C marks the checkpoint interrupted before it raises
+    ``KeyboardInterrupt``, so that no unit finishing after it is recorded: the Ctrl-C also stops
+    the child processes a unit may wait for, whose end would otherwise be recorded as the unit's
+    result (a thread of ``circuit_tables --jobs`` still waiting for its dataset, say)."""
     stem = results_stem(name, quick=quick, suffix=suffix)
     done = Checkpoint(results_dir(directory) / f"{stem}{PARTIAL_SUFFIX}", options, resume=resume)
+    previous = signal.getsignal(signal.SIGINT)
+    watching = callable(previous) and threading.current_thread() is threading.main_thread()
+
+    def interrupted(signum: int, frame: Any) -> None:
+        done.interrupted = True
+        previous(signum, frame)  # type: ignore[operator]
+
+    if watching:
+        signal.signal(signal.SIGINT, interrupted)
     try:
         yield done
     except BaseException:
         done.close(complete=False)
         raise
+    finally:
+        if watching:
+            signal.signal(signal.SIGINT, previous)
     done.close(complete=True)

@@ -192,17 +192,17 @@ def main(argv: list[str] | None = None) -> int:
             done.unit(("forest", kind, name), partial(forest_row, name, kind, directory, n_rows, args.query_cap, done))
             for name, kind in forests
         ]
-    ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
-    summary = (
-        f"Inflation within 3x the AXp's CPU time on {sum(r <= 3 for r in ratios)} of {len(ratios)} forests "
-        f"(target: all). Shortest flips: not answered by the SAT engine yet (target missed). {n_rows} rows per "
-        f"forest, default vote, CPU seconds of this process, queries capped at {args.query_cap:g} CPU s."
-    )
-    markdown = "# Inflated sufficient reasons against the AXp (SAT engine)\n\n" + summary + "\n\n"
-    markdown += markdown_table(rows, COLUMNS)
-    write_report(
-        "actionable", rows, markdown, quick=args.quick, options=vars(args), seed=SEED, directory=args.results_dir
-    )
+        ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
+        summary = (
+            f"Inflation within 3x the AXp's CPU time on {sum(r <= 3 for r in ratios)} of {len(ratios)} forests "
+            f"(target: all). Shortest flips: not answered by the SAT engine yet (target missed). {n_rows} rows per "
+            f"forest, default vote, CPU seconds of this process, queries capped at {args.query_cap:g} CPU s."
+        )
+        markdown = "# Inflated sufficient reasons against the AXp (SAT engine)\n\n" + summary + "\n\n"
+        markdown += markdown_table(rows, COLUMNS)
+        write_report(
+            "actionable", rows, markdown, quick=args.quick, options=vars(args), seed=SEED, directory=args.results_dir
+        )
     return 0
 
 

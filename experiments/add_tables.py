@@ -34,6 +34,7 @@ import queue
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from experiments._common import (
     results_stem,
     write_report,
 )
+from experiments._resume import RESUME_HELP, Checkpoint, checkpoint
 
 log = logging.getLogger("experiments.add_tables")
 
@@ -488,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", help="results folder (default experiments/results)")
     parser.add_argument("--tag", help="suffix of the result files (e.g. a second pass with a longer --timeout)")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
     if args.max_nodes is None:
         args.max_nodes = 200_000_000 if args.core == "compact" else 8_000_000
@@ -502,6 +505,17 @@ def main(argv: list[str] | None = None) -> int:
         from rfexplain.comparators.add_core import warm_up
 
         warm_up()  # once, before the rows fork: loading the compiled loops is not part of any T_ADD
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.out}
+    with checkpoint(f"add_{args.table}", suffix=tag, **resume) as done:  # each dataset (and size) a unit
+        paths = _table(args, folder, run, suffix, done)
+    print(f"wrote {paths['md']}")
+    return 0
+
+
+def _table(
+    args: argparse.Namespace, folder: Path, run: dict[str, Any], suffix: str, done: Checkpoint
+) -> dict[str, Path]:
+    """Run ``args.table`` on its datasets, each in a child process, and write its report."""
     if args.table == "table1":
         names = dataset_names(args.datasets, list(QUICK_TABLE1 if args.quick else PAPER_ADD))
         limit = args.timeout or (120.0 if args.quick else 1800.0)
@@ -517,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         rows = []
         for name in names:
-            row = _isolated(run_table1, (name, folder, opts), limit, {"dataset": name})
+            row = done.unit((name,), partial(_isolated, run_table1, (name, folder, opts), limit, {"dataset": name}))
             log.info("%s", {k: row.get(k) for k in TABLE1_COLUMNS if k in row})
             rows.append(row)
         text = (
@@ -550,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                 "phase_limit": limit / 3,
                 "instances": 20 if args.quick else 100,
             }
-            row = _isolated(run_outcomes, (name, folder, opts), limit, {"dataset": name})
+            row = done.unit((name,), partial(_isolated, run_outcomes, (name, folder, opts), limit, {"dataset": name}))
             log.info("%s", row)
             rows.append(row)
         columns = [
@@ -597,7 +611,8 @@ def main(argv: list[str] | None = None) -> int:
                     "phase_limit": limit * 0.8,
                     "core": args.core,
                 }
-                row = _isolated(run_evaluation, (name, folder, opts), limit, {"dataset": name, "#T": trees})
+                base = {"dataset": name, "#T": trees}
+                row = done.unit((name, trees), partial(_isolated, run_evaluation, (name, folder, opts), limit, base))
                 log.info("%s", {k: row.get(k) for k in EVAL_COLUMNS if k in row})
                 rows.append(row)
                 if "error" in row or row.get("reduced_nodes") in ("timeout", "too large"):
@@ -617,8 +632,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         paths = write_report("add_evaluation", rows, text, **run)
         _plots(rows, Path(paths["md"]).parent, suffix)
-    print(f"wrote {paths['md']}")
-    return 0
+    return paths
 
 
 def _plots(rows: list[dict[str, Any]], out: Path, suffix: str) -> None:

@@ -26,9 +26,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from experiments._common import DATA_HELP, data_dir, markdown_table, median, write_report
+from experiments._resume import RESUME_HELP, checkpoint
 
 log = logging.getLogger("experiments.budgets")
 
@@ -167,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--results-dir", help="output folder")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
@@ -179,47 +182,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = _load()
     rows: list[dict[str, Any]] = []
     runs: dict[tuple[str, str], dict[str, Any]] = {}
-    for case in cases:
-        for engine in engines:
-            spec = {"case": case, "engine": engine, "timeouts": timeouts, "queries": n_queries, "data": args.data}
-            limit = 600 + n_queries * sum(t + 30 for t in timeouts)
-            log.info("%s on %s: %d queries", engine, case, n_queries * len(timeouts))
-            runs[(case, engine)] = result = _run_engine(spec, limit)
-            if "error" in result:
-                log.warning("%s on %s failed: %s", engine, case, result["error"])
-            rows.extend(result["rows"])
-    summary = _summary(rows, runs)
-    failed = [f"- {engine} on {case}: {r['error']}" for (case, engine), r in runs.items() if "error" in r]
-    markdown = "\n\n".join(
-        [
-            "# Budgets: overshoot past `timeout=t` and peak memory per engine",
-            f"Every query with `timeout=t`; overshoot = elapsed - t (wall, CPU). Peak RSS per engine "
-            f"(a fresh process each) against the memory budget. Machine {load_before} at the start, "
-            f"{_load()} at the end.",
-            markdown_table(
-                summary,
-                [
-                    "case",
-                    "engine",
-                    "t",
-                    "queries",
-                    "outcomes",
-                    "max_over_wall",
-                    "median_over_wall",
-                    "max_over_cpu",
-                    "within_t+1",
-                    "peak_rss_MiB",
-                    "max_memory_MiB",
-                ],
-            ),
-            "\n".join(failed) if failed else "Every engine's run finished.",
-        ]
-    )
-    options = {"quick": args.quick, "cases": cases, "engines": engines, "timeouts": timeouts, "queries": n_queries}
-    paths = write_report(NAME, rows, markdown, quick=args.quick, options=options, seed=SEED, directory=args.results_dir)
-    summary_path = paths["md"].with_suffix(".summary.json")
-    summary_path.write_text(json.dumps(summary, indent=2) + "\n")
-    print(markdown)
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.results_dir}
+    with checkpoint(NAME, **resume) as done:  # each engine's run on a case a unit
+        for case in cases:
+            for engine in engines:
+                spec = {"case": case, "engine": engine, "timeouts": timeouts, "queries": n_queries, "data": args.data}
+                limit = 600 + n_queries * sum(t + 30 for t in timeouts)
+                log.info("%s on %s: %d queries", engine, case, n_queries * len(timeouts))
+                runs[(case, engine)] = result = done.unit((case, engine), partial(_run_engine, spec, limit))
+                if "error" in result:
+                    log.warning("%s on %s failed: %s", engine, case, result["error"])
+                rows.extend(result["rows"])
+        summary = _summary(rows, runs)
+        failed = [f"- {engine} on {case}: {r['error']}" for (case, engine), r in runs.items() if "error" in r]
+        markdown = "\n\n".join(
+            [
+                "# Budgets: overshoot past `timeout=t` and peak memory per engine",
+                f"Every query with `timeout=t`; overshoot = elapsed - t (wall, CPU). Peak RSS per engine "
+                f"(a fresh process each) against the memory budget. Machine {load_before} at the start, "
+                f"{_load()} at the end.",
+                markdown_table(
+                    summary,
+                    [
+                        "case",
+                        "engine",
+                        "t",
+                        "queries",
+                        "outcomes",
+                        "max_over_wall",
+                        "median_over_wall",
+                        "max_over_cpu",
+                        "within_t+1",
+                        "peak_rss_MiB",
+                        "max_memory_MiB",
+                    ],
+                ),
+                "\n".join(failed) if failed else "Every engine's run finished.",
+            ]
+        )
+        options = {"quick": args.quick, "cases": cases, "engines": engines, "timeouts": timeouts, "queries": n_queries}
+        paths = write_report(
+            NAME, rows, markdown, quick=args.quick, options=options, seed=SEED, directory=args.results_dir
+        )
+        summary_path = paths["md"].with_suffix(".summary.json")
+        summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+        print(markdown)
     return 1 if failed else 0
 
 

@@ -26,6 +26,7 @@ import multiprocessing as mp
 import os
 import resource
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from experiments._common import (
     peak_rss_bytes,
     write_report,
 )
+from experiments._resume import RESUME_HELP, Checkpoint, checkpoint
 from experiments.circuit_tables import PAPER_T2
 
 log = logging.getLogger("experiments.circuit_scale")
@@ -174,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=None, help="CPU seconds per forest (default 60; quick 20)")
     parser.add_argument("--memory-gb", type=float, default=8.0)
     parser.add_argument("--trees", help="comma-separated tree counts or '2x' (twice the paper's): no ladder")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
 
     folder = data_dir(args.data)
@@ -183,24 +186,55 @@ def main(argv: list[str] | None = None) -> int:
     cores = args.cores.split(",") if args.cores else ["python", "compact"]
     limit = args.limit or (20.0 if args.quick else 60.0)
     memory = int(args.memory_gb * 2**30)
-    ladder = QUICK_LADDER if args.quick else FULL_LADDER
     rows: list[dict[str, Any]] = []
+    stem = "circuit_scale" + (f"_trees_{args.trees.replace(',', '_')}" if args.trees else "")
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.results_dir}
+    with checkpoint(stem, **resume) as done:  # each forest compiled a unit
+        _forests(names, cores, args, folder, limit, memory, done, rows)
+        _write(stem, names, cores, rows, args, limit)
+    return 0
+
+
+def _forests(
+    names: list[str],
+    cores: list[str],
+    args: argparse.Namespace,
+    folder: Path,
+    limit: float,
+    memory: int,
+    done: Checkpoint,
+    rows: list[dict[str, Any]],
+) -> None:
+    """Compile the forests of every dataset and core into ``rows``: the given tree counts, or the
+    ladder up to the first that does not compile (and, at full size, the paper's forest at depths
+    5 and 6)."""
+
+    def compiled(name: str, trees: int, depth: int, core: str) -> dict[str, Any]:
+        return done.unit((name, core, trees, depth), partial(run, name, trees, depth, core, folder, limit, memory))
+
+    ladder = QUICK_LADDER if args.quick else FULL_LADDER
     for name in names:
         for core in cores:
             if args.trees:
                 for trees in _tree_counts(args.trees, name):
-                    rows.append(run(name, trees, 4, core, folder, limit, memory))
+                    rows.append(compiled(name, trees, 4, core))
                     log.info("%s", rows[-1])
                 continue
             for trees in ladder:
-                row = run(name, trees, 4, core, folder, limit, memory)
+                row = compiled(name, trees, 4, core)
                 log.info("%s", row)
                 rows.append(row)
                 if row["status"] != "ok":
                     break
             if not args.quick:
                 for depth in (5, 6):
-                    rows.append(run(name, PAPER_T2[name][0], depth, core, folder, limit, memory))
+                    rows.append(compiled(name, PAPER_T2[name][0], depth, core))
+
+
+def _write(
+    stem: str, names: list[str], cores: list[str], rows: list[dict[str, Any]], args: argparse.Namespace, limit: float
+) -> None:
+    """The report: the largest depth-4 forest compiled per dataset and core, and every forest tried."""
     largest = []
     for name in names:
         for core in cores:
@@ -229,6 +263,4 @@ def main(argv: list[str] | None = None) -> int:
         "",
         markdown_table(rows, COLUMNS),
     ]
-    name = "circuit_scale" + (f"_trees_{args.trees.replace(',', '_')}" if args.trees else "")
-    write_report(name, rows, "\n".join(md), quick=args.quick, options=vars(args), seed=0, directory=args.results_dir)
-    return 0
+    write_report(stem, rows, "\n".join(md), quick=args.quick, options=vars(args), seed=0, directory=args.results_dir)

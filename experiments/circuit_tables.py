@@ -32,6 +32,7 @@ import os
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ from experiments._common import (
     results_dir,
     write_report,
 )
+from experiments._resume import RESUME_HELP, Checkpoint, checkpoint
 
 log = logging.getLogger("experiments.circuit_tables")
 
@@ -619,6 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         "--core", default="compact", choices=["compact", "python"], help="which core counts votes (method count)"
     )
     parser.add_argument("--jobs", type=int, default=1, help="datasets run side by side (CPU times stay per process)")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     parser.add_argument(
         "--memory-gb",
         type=float,
@@ -642,53 +645,60 @@ def main(argv: list[str] | None = None) -> int:
             Skip = RuntimeError  # type: ignore[misc,assignment]
         raise Skip(f"the data folder {folder} (--data or $RFEXPLAIN_DATA) does not exist")
     out = results_dir(args.results_dir)
-    for table in args.tables or list(TABLES):
-        run, paper = TABLES[table]
-        if args.datasets:
-            names = dataset_names(args.datasets, [])
-        elif args.quick:
-            names = [n for n in QUICK_DATASETS if n in paper]
-        else:
-            names = list(paper)
-        opts = {
-            "instances": args.instances,
-            "timeout": args.timeout,
-            "per_instance": args.per_instance,
-            "method": args.method,
-            "order": args.order,
-            "core": args.core,
-        }
-
-        def one(name: str) -> dict[str, Any]:
-            counts = PAPER_T1 if table == "table1" else PAPER_T2  # Tables 2-4 share their tree counts
-            trees = args.trees or counts.get(name, (10,))[0]
-            if args.quick:
-                trees = min(trees, 5)
-            print(f"[{table}] {name} ({trees} trees) ...", file=sys.stderr, flush=True)
-            row = run_dataset(table, name, trees, folder, opts)
-            print(f"[{table}] {name}: {row.get('status', 'ok')} in {row['wall']:.1f}s", file=sys.stderr, flush=True)
-            return row
-
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            rows = list(pool.map(one, names))
-        columns: list[str] = []
-        for row in rows:
-            columns += [c for c in row if c not in columns]
-        paths = write_report(
-            f"circuit_{table}",
-            rows,
-            _markdown(table, rows, args),
-            quick=args.quick,
-            options=vars(args),
-            seed=SEED,
-            suffix=args.suffix,
-            directory=out,
-            columns=columns,
-        )
-        print(f"[{table}] wrote {paths['md']}", file=sys.stderr)
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": out}
+    with checkpoint("circuit_tables", suffix=args.suffix, **resume) as done:  # each table's dataset a unit
+        for table in args.tables or list(TABLES):
+            _table(table, args, folder, out, done)
     return 0
+
+
+def _table(table: str, args: argparse.Namespace, folder: Path, out: Path, done: Checkpoint) -> None:
+    """Run one table on its datasets (side by side with ``--jobs``) and write its report."""
+    run, paper = TABLES[table]
+    if args.datasets:
+        names = dataset_names(args.datasets, [])
+    elif args.quick:
+        names = [n for n in QUICK_DATASETS if n in paper]
+    else:
+        names = list(paper)
+    opts = {
+        "instances": args.instances,
+        "timeout": args.timeout,
+        "per_instance": args.per_instance,
+        "method": args.method,
+        "order": args.order,
+        "core": args.core,
+    }
+
+    def one(name: str) -> dict[str, Any]:
+        counts = PAPER_T1 if table == "table1" else PAPER_T2  # Tables 2-4 share their tree counts
+        trees = args.trees or counts.get(name, (10,))[0]
+        if args.quick:
+            trees = min(trees, 5)
+        print(f"[{table}] {name} ({trees} trees) ...", file=sys.stderr, flush=True)
+        row = done.unit((table, name), partial(run_dataset, table, name, trees, folder, opts))
+        print(f"[{table}] {name}: {row.get('status', 'ok')} in {row['wall']:.1f}s", file=sys.stderr, flush=True)
+        return row
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(one, names))
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    paths = write_report(
+        f"circuit_{table}",
+        rows,
+        _markdown(table, rows, args),
+        quick=args.quick,
+        options=vars(args),
+        seed=SEED,
+        suffix=args.suffix,
+        directory=out,
+        columns=columns,
+    )
+    print(f"[{table}] wrote {paths['md']}", file=sys.stderr)
 
 
 if __name__ == "__main__":

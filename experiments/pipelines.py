@@ -22,11 +22,13 @@ import argparse
 import logging
 import time
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from experiments._common import DATA_HELP, Skip, data_dir, markdown_table, median, write_report
+from experiments._resume import RESUME_HELP, checkpoint
 
 log = logging.getLogger("experiments.pipelines")
 
@@ -136,21 +138,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="two datasets, 10 trees, 20 rows")
     parser.add_argument("--data", help=DATA_HELP)
     parser.add_argument("--results-dir", help="write results here")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
     trees, depth, rows = (10, 4, 20) if args.quick else (50, 6, 100)
-    results = [run_case(*case, trees=trees, depth=depth, rows=rows) for case in _cases(args.quick, data_dir(args.data))]
-    columns = list(results[0])
-    name = "pipelines"
-    markdown = (
-        "# Pipelines: sufficient reasons in original columns vs the bare forest on encoded columns\n\n"
-        f"RandomForestClassifier(n_estimators={trees}, max_depth={depth}, random_state=0) after "
-        "ColumnTransformer(OneHotEncoder(handle_unknown='ignore'), StandardScaler); SAT engine, one AXp "
-        f"per test row (up to {rows}). `bare_with_indicator_combinations_pct`: share of bare reasons "
-        "that describe one categorical column through two or more of its indicator columns.\n\n"
-        + markdown_table(results, columns)
-    )
-    paths = write_report(
-        name, results, markdown, quick=args.quick, options=vars(args), seed=0, directory=args.results_dir
-    )
-    log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.results_dir}
+    with checkpoint("pipelines", **resume) as done:  # each case a unit
+        results = [
+            done.unit((case[0],), partial(run_case, *case, trees=trees, depth=depth, rows=rows))
+            for case in _cases(args.quick, data_dir(args.data))
+        ]
+        columns = list(results[0])
+        name = "pipelines"
+        markdown = (
+            "# Pipelines: sufficient reasons in original columns vs the bare forest on encoded columns\n\n"
+            f"RandomForestClassifier(n_estimators={trees}, max_depth={depth}, random_state=0) after "
+            "ColumnTransformer(OneHotEncoder(handle_unknown='ignore'), StandardScaler); SAT engine, one AXp "
+            f"per test row (up to {rows}). `bare_with_indicator_combinations_pct`: share of bare reasons "
+            "that describe one categorical column through two or more of its indicator columns.\n\n"
+            + markdown_table(results, columns)
+        )
+        paths = write_report(
+            name, results, markdown, quick=args.quick, options=vars(args), seed=0, directory=args.results_dir
+        )
+        log.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     return 0

@@ -23,6 +23,7 @@ import logging
 import statistics
 import time
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from experiments._common import (
     markdown_table,
     write_report,
 )
+from experiments._resume import RESUME_HELP, checkpoint
 from experiments.sat_table1 import DEPTHS, SEED, TREES
 
 log = logging.getLogger("experiments.soft_vote")
@@ -221,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--points", type=int, help="random points per forest for agreement (default 100000)")
     parser.add_argument("--agreement-only", action="store_true", help="only the agreement columns (no SAT timings)")
     parser.add_argument("--results-dir", help="output folder (default experiments/results)")
+    parser.add_argument("--resume", action="store_true", help=RESUME_HELP)
     args = parser.parse_args(argv)
     directory = data_dir(args.data)
     if not directory.is_dir():
@@ -236,20 +239,27 @@ def main(argv: list[str] | None = None) -> int:
     # numba's one-off load of the prefilter's compiled loops (leaf boxes are int32) is not part of
     # the times of the first dataset's first vote
     leaves.warm_up(np.dtype(np.int32))
-    rows = [
-        dataset_row(name, directory, n_inst, n_enum, cap, n_points, not args.agreement_only, query_cap)
-        for name in names
-    ]
-    ratios = [r["axp_ratio"] for r in rows if r.get("axp_ratio") is not None]
-    summary = (
-        f"Soft-vote AXp time at most twice the hard-vote time on {sum(r <= 2 for r in ratios)} of {len(ratios)} "
-        f"datasets; {n_inst} instances per dataset, {n_enum} enumerations capped at {cap:g} CPU s, "
-        f"{n_points} random points per forest. Times are CPU seconds of this process: means over the AXps and "
-        f"CXps that a cap of {query_cap:g} CPU s each did not stop (the *_past_cap columns count those it stopped)."
-    )
-    markdown = "# Soft vote against hard vote (SAT engine)\n\n" + summary + "\n\n" + markdown_table(rows, COLUMNS)
     name = "soft_vote_agreement" if args.agreement_only else "soft_vote"
-    write_report(name, rows, markdown, quick=args.quick, options=vars(args), seed=SEED, directory=args.results_dir)
+    resume = {"quick": args.quick, "options": vars(args), "resume": args.resume, "directory": args.results_dir}
+    with checkpoint(name, **resume) as done:  # each dataset's row a unit
+        rows = [
+            done.unit(
+                (dataset,),
+                partial(
+                    dataset_row, dataset, directory, n_inst, n_enum, cap, n_points, not args.agreement_only, query_cap
+                ),
+            )
+            for dataset in names
+        ]
+        ratios = [r["axp_ratio"] for r in rows if r.get("axp_ratio") is not None]
+        summary = (
+            f"Soft-vote AXp time at most twice the hard-vote time on {sum(r <= 2 for r in ratios)} of {len(ratios)} "
+            f"datasets; {n_inst} instances per dataset, {n_enum} enumerations capped at {cap:g} CPU s, "
+            f"{n_points} random points per forest. Times are CPU seconds of this process: means over the AXps and "
+            f"CXps that a cap of {query_cap:g} CPU s each did not stop (the *_past_cap columns count those it stopped)."
+        )
+        markdown = "# Soft vote against hard vote (SAT engine)\n\n" + summary + "\n\n" + markdown_table(rows, COLUMNS)
+        write_report(name, rows, markdown, quick=args.quick, options=vars(args), seed=SEED, directory=args.results_dir)
     return 0
 
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import os
+import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +110,35 @@ def test_the_context_keeps_the_file_only_when_interrupted_after_some_unit(tmp_pa
     assert not path.exists()  # complete
 
 
+def test_a_unit_that_finishes_after_a_ctrl_c_is_not_recorded(tmp_path: Path) -> None:
+    """A unit still running in another thread when Ctrl-C arrives (``circuit_tables --jobs``
+    waiting for a child process the Ctrl-C stopped too) finishes after it: its value is not
+    recorded, the units finished before are."""
+    path = tmp_path / f"demo_quick{PARTIAL_SUFFIX}"
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> int:
+        started.set()
+        release.wait()
+        return 2
+
+    with pytest.raises(KeyboardInterrupt):
+        with checkpoint("demo", quick=True, options=OPTIONS, resume=False, directory=tmp_path) as done:
+            done.unit(("a",), lambda: 1)
+            thread = threading.Thread(target=done.unit, args=(("b",), slow))
+            thread.start()
+            started.wait()
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(10_000):  # the handler raises in this thread at its next instruction
+                    time.sleep(0.01)
+            finally:
+                release.set()
+                thread.join()
+    assert _recorded(path) == [["a"]]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
 def test_numpy_values_are_recorded_as_python_values(tmp_path: Path) -> None:
     """A unit computed with numpy gives the same values, fresh or kept: numpy booleans stay
     booleans (not their text), numpy numbers and arrays become Python numbers and lists."""
@@ -133,6 +166,22 @@ def test_a_benchmark_that_records_no_units_refuses_resume(capsys: pytest.Capture
     assert "cold_start cannot resume: it does not record its finished units" in err
     assert "sat_shortest" in err  # the resumable ones are named
     assert {"sat_shortest"} <= {bench.name for bench in BENCHMARKS if bench.resumable}
+
+
+@pytest.mark.parametrize("bench", BENCHMARKS, ids=lambda bench: bench.name)
+def test_the_registry_says_which_benchmarks_take_resume(
+    bench: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A benchmark registered resumable takes ``--resume`` (the entry point passes it on); one
+    that is not does not (the entry point refuses it before running anything)."""
+    import importlib
+
+    monkeypatch.setenv("COLUMNS", "200")
+    module = importlib.import_module(bench.module)
+    with pytest.raises(SystemExit) as stop:
+        module.main([*bench.args, "--help"])
+    assert stop.value.code in (0, None)
+    assert ("--resume" in capsys.readouterr().out) is bench.resumable
 
 
 def _rows(folder: Path) -> list[dict[str, str]]:
