@@ -163,13 +163,20 @@ def test_the_circuit_engine_is_layered() -> None:
 
 
 def test_the_sat_engine_is_layered() -> None:
-    """The deciders, then their portfolio, then the search, then the engine module: no decider
-    imports the portfolio (which owns their turns) or another decider (``leaves``, what they
-    all read, and ``base``, what they answer, are shared; the climb reads the reduced CNF's cell
-    ranges), and none imports the search or the engine."""
+    """The deciders, then the schedulers that ask them (the race, then the portfolio), then the
+    search, then the engine module: no decider imports a scheduler or another decider
+    (``leaves``, what they all read, and ``base``, what they answer, are shared; the climb reads
+    the reduced CNF's cell ranges); the one loop (``scheduler``) knows no decider; the race
+    knows the deciders it races and not the portfolio; and none of them imports the search or
+    the engine."""
     deciders = "rfexplain.sat.deciders."
     shared = {deciders + name for name in ("base", "leaves")} | {deciders[:-1]}
-    allowed = {deciders + "climb": {deciders + "reduced_cnf"}}
+    racing = {deciders + name for name in ("boxes", "cliques", "climb", "scheduler")}
+    allowed = {
+        deciders + "climb": {deciders + "reduced_cnf"},
+        deciders + "scheduler": set(),
+        deciders + "race": racing,
+    }
     wrong = []
     for module in MODULES:
         if not module.startswith(deciders) or module == deciders + "portfolio":

@@ -180,16 +180,16 @@ def test_the_axp_dropping_features_in_blocks_is_plain_deletions(
 def test_blocks_change_the_calls_not_the_axps_on_a_real_forest(monkeypatch: Any) -> None:
     """On a 13-feature forest: the AXps with blocks (after one, or three, successful deletions)
     are those without, and the blocks were taken (fewer or other calls)."""
-    from rfexplain.sat import search
+    from rfexplain.sat.deciders.portfolio import Portfolio
 
     calls: list[int] = []
-    real = search.Search.has_counterexample
+    real = Portfolio.decide
 
-    def counted(self: Any, *args: Any, **kwargs: Any) -> bool:
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls[-1] += 1
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(search.Search, "has_counterexample", counted)
+    monkeypatch.setattr(Portfolio, "decide", counted)
     results = {}
     for after in (0, 1, 3):
         calls.append(0)

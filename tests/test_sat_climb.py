@@ -11,9 +11,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rfexplain.sat.deciders.base import Question
 from rfexplain.sat.deciders.climb import Climb
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable
-from rfexplain.sat.deciders.portfolio import Race
+from rfexplain.sat.deciders.race import Race
 from rfexplain.sat.encodings import ForestEncoding
 from tests.hypothesis_budget import examples
 from tests.strategies import forests
@@ -155,10 +156,13 @@ def test_the_races_climb_answers_only_with_true_witnesses(forest: Any, data: Any
         return
     race = Race(screen, free, rows, (lows, highs), kind, cls)
     race.clique, race.turn = None, 1  # as at the end of the first slice, wherever the clique search is
+    restarts = race.climb_restarts()
+    assert restarts is not None
+    climb = race.climber()
     settled = None
     for _ in range(20):
-        settled = race._climb_turn()
-        if settled is not None:
+        settled = climb.decide(Question(tuple(fixed), kind, cls), restarts)
+        if settled is not None or not climb.climbing:
             break
     decisions = forest.predict_states(grid)
     agree = np.all(grid[:, fixed] == states[fixed], axis=1)

@@ -212,15 +212,15 @@ def test_the_clique_search_answers_queries_of_a_real_forest(monkeypatch: Any) ->
     # no climb takes its answers
     tuning = {"bnb_slice": 1, "first_slice": 1, "box_points": 0, "clique_race_climb_after": 10**9}
     answers: list[Any] = []
-    original = Cliques.step
+    original = Cliques.decide
 
-    def step(self: Any, work: int) -> Any:
-        settled, examined = original(self, work)
+    def decide(self: Any, question: Any, work: int | None) -> Any:
+        settled = original(self, question, work)
         if settled is not None:
             answers.append(settled)
-        return settled, examined
+        return settled
 
-    monkeypatch.setattr(Cliques, "step", step)
+    monkeypatch.setattr(Cliques, "decide", decide)
     table = LeafTable(ForestEncoding(forest))
     for row in X[:5]:
         instance = Instance.of(forest, row)

@@ -19,14 +19,14 @@ from rfexplain import Forest
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import Instance
 from rfexplain.sat.deciders import leaves as leaves_module
-from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.base import DECIDERS, Answer, Question
 from rfexplain.sat.deciders.bounds import Bounds, slack
 from rfexplain.sat.deciders.leaves import LeafTable
-from rfexplain.sat.deciders.portfolio import Portfolio
+from rfexplain.sat.deciders.race import Race
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.engine import SatEngine
 from tests.hypothesis_budget import examples
-from tests.sat_deciders import decide_reduced, race_of, screen_of, settle
+from tests.sat_deciders import advance, decide_reduced, race_of, screen_of, settle, with_deciders
 from tests.strategies import forests
 
 
@@ -268,17 +268,23 @@ def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: An
 
 def test_branch_and_bound_polls_the_budget_between_slices() -> None:
     """A soft-vote query the branch and bound needs many boxes for stops with ``BudgetExpired``
-    when its budget has run out, instead of finishing the search."""
+    when its budget runs out during the search, instead of finishing it: on a clock that ticks
+    once per reading, the budget of three ticks runs out at a poll before a one-box slice (the
+    first poll is before the bounds)."""
+    from itertools import count
+
     from rfexplain.core.budget import Budget, BudgetExpired
 
     X, y = load_wine(return_X_y=True)
     model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="soft")
     table = LeafTable(ForestEncoding(forest))
-    screen = screen_of(table, Instance.of(forest, X[0]).states, box_points=1, bnb_slice=1, first_slice=1)
+    tuning = {"box_points": 1, "bnb_slice": 1, "first_slice": 1, "slice_climbs": 0}
+    screen = screen_of(table, Instance.of(forest, X[0]).states, **tuning)
     assert settle(screen, [], "not", 0) is not None  # decided without a budget
-    with pytest.raises(BudgetExpired, match="searching boxes"):
-        settle(screen, [], "not", 0, budget=Budget(timeout=0.0))
+    ticks = count()
+    with pytest.raises(BudgetExpired, match=r"\(boxes\)"):
+        settle(screen, [], "not", 0, budget=Budget(timeout=3, clock=lambda: float(next(ticks))))
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -423,7 +429,7 @@ def test_the_pair_bound_prunes_boxes_the_per_tree_bound_keeps(vote: str, dataset
     boxes = {}
     for after in (0, 10**9):
         race = race_of(screen_of(table, instance.states, pair_bound_after=after), fixed, "not", instance.prediction)
-        settled = race.advance(10**7)
+        settled = advance(race, Question(tuple(fixed), "not", instance.prediction), 10**7)
         assert settled is not None and not settled.sat
         boxes[after] = race.boxes.runs[0].boxes
     assert boxes[0] < boxes[10**9], boxes
@@ -464,12 +470,12 @@ def _assert_exact(forest: Any, query: tuple[Any, ...], settled: Any) -> None:
     st.data(),
 )
 def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest: Any, winner: str, data: Any) -> None:
-    """A query whose branch and bound :meth:`.Portfolio.settle` stopped at its node budget
-    (one box) goes on beside the reduced formula's solver, in one-box slices and one-conflict
-    turns: exact whichever side answers — the solver alone (the search never gets a turn), the
-    search alone (the solver never finishes), both taking turns (the counterexample search
-    finding nothing), or the counterexample search (one restart a turn) with the branch and
-    bound (the solver never finishes)."""
+    """A query whose race the portfolio stopped at its node budget (one box) goes on beside the
+    reduced formula's solver, in one-box slices and one-conflict turns: exact whichever side
+    answers — the solver alone (the search never gets a turn), the search alone (the solver
+    never finishes), both taking turns (the counterexample search finding nothing), or the
+    counterexample search (one restart a turn) with the branch and bound (the solver never
+    finishes)."""
     from rfexplain.sat.climb import MarginClimb
     from rfexplain.sat.deciders.reduced_cnf import ReducedQuery
 
@@ -495,10 +501,11 @@ def test_reduced_formula_raced_with_the_stopped_branch_and_bound_is_exact(forest
         if decided is not None:
             _assert_exact(forest, query, decided)
             return
-        if winner in ("search", "climb"):
-            assert screen._open is not None  # the stopped search answers what the climb does not
-        _assert_exact(forest, query, decide_reduced(screen, fixed, kind, cls))
-        assert screen._open is None
+        beside = settle(with_deciders(screen, DECIDERS), fixed, kind, cls)  # all but the full CNF
+        assert beside is not None
+        _assert_exact(forest, query, beside)
+        if winner in ("search", "climb"):  # the stopped race (or the climb) answers, not the solver
+            assert beside.by != "reduced_cnf"
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -517,12 +524,13 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     assert screen.leaves is not None
     if slack(screen.leaves, screen.leaves.reachable(fixed), kind, cls) <= -NEAR_TIE:
         return
+    question = Question(tuple(fixed), kind, cls)
     whole = race_of(screen, fixed, kind, cls)
-    answer = whole.advance(10**6)
+    answer = advance(whole, question, 10**6)
     pieces = race_of(screen_of(table, states, **tuning), fixed, kind, cls)  # no climb from ``whole``'s witness
     resumed = None
     for _ in range(10**6):
-        resumed = pieces.advance(data.draw(st.integers(1, 5)))
+        resumed = advance(pieces, question, data.draw(st.integers(1, 5)))
         if resumed is not None or pieces.finished:
             break
     assert resumed == answer
@@ -537,7 +545,8 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
 )
 def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: Any) -> None:
     """At the end of its first slice a query's race climbs from the counterexamples the
-    instance's deciders found last (:meth:`.Race._climb_turn`): a counterexample of a
+    instance's deciders found last (:meth:`.Race.climb_restarts`, :meth:`.Race.climber`): a
+    counterexample of a
     query with more fixed features is one of every query with fewer, and is found at once, with
     a witness that agrees with the instance on the fixed features and meets the condition. Where
     the clique search has joined, the same from turn ``clique_race_climb_after``
@@ -566,11 +575,13 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
     if forest.vote == "hard" and data.draw(st.booleans()):  # the clique search has joined:
         race.clique = object()  # type: ignore[assignment]  # only whether it joined matters here
         race.turn = after - 1  # no climb before its turn,
-        assert race._climb_turn() is None and race.climb is None
+        assert race.climb_restarts() is None and race.climb is None
         race.turn, race.alone = after, False  # nor beside a solver
-        assert race._climb_turn() is None and race.climb is None
+        assert race.climb_restarts() is None and race.climb is None
         race.alone = True
-    settled = race._climb_turn()
+    restarts = race.climb_restarts()
+    assert restarts is not None
+    settled = race.climber().decide(Question(tuple(fixed), kind, cls), restarts)
     assert settled is not None and settled.sat
     witness = np.asarray(settled.witness)
     assert np.array_equal(witness[fixed], states[fixed])
@@ -582,8 +593,12 @@ def test_a_race_first_climbs_from_the_latest_counterexample(forest: Any, data: A
 
 
 def test_the_solver_takes_the_clique_race_climbs_over() -> None:
-    """:meth:`.Portfolio.decide_reduced` resumes an open race with its climbs off (the
-    query's own climb runs beside the solver)."""
+    """A race its node budget stopped goes on beside the reduced CNF's solver with its climbs
+    off (the question's own climb runs beside the solver): the portfolio resumes the very race
+    it stopped, no longer :attr:`.Race.alone`."""
+    from rfexplain.sat.climb import MarginClimb
+    from rfexplain.sat.deciders.reduced_cnf import ReducedQuery
+
     stumps = [
         {
             "feature": [0, -1, -1],
@@ -595,19 +610,22 @@ def test_the_solver_takes_the_clique_race_climbs_over() -> None:
         for t in (0.5, 1.5, 2.5)
     ]
     forest = Forest.from_raw_trees(stumps, n_features=1, classes=["a", "b"])
-    screen = screen_of(LeafTable(ForestEncoding(forest)), (0,))
-    race = race_of(screen, [], "not", 0)
-    screen._open = (((), "not", 0), race)
-    seen: list[bool] = []
+    tuning = {"box_points": 0, "hard_bnb_nodes": 1, "bnb_slice": 1, "first_slice": 1}
+    screen = screen_of(LeafTable(ForestEncoding(forest)), (0,), **tuning)
+    seen: list[tuple[Race, bool]] = []
+    original = Race.slices
 
-    def beside(self: Portfolio, encode: Any, resumed: Any, *rest: Any) -> Answer:
-        seen.append(resumed.alone)
-        return Answer(False)
+    def slices(self: Race, nodes: int) -> Any:
+        seen.append((self, self.alone))
+        return original(self, nodes)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Portfolio, "_beside", beside)
-        decide_reduced(screen, [], "not", 0)
-    assert seen == [False] and race.alone is False
+        patch.setattr(Race, "slices", slices)
+        patch.setattr(MarginClimb, "run", lambda self, restarts: None)  # neither the climb
+        patch.setattr(ReducedQuery, "run", lambda self, conflicts: None)  # nor the solver answers
+        answer = settle(with_deciders(screen, DECIDERS), [], "not", 0)
+    assert answer is not None and answer.sat and answer.by in ("boxes", "cliques")
+    assert [alone for _, alone in seen[:2]] == [True, False] and seen[0][0] is seen[1][0]
 
 
 @pytest.mark.parametrize("cliques", [True, False])

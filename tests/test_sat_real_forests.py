@@ -170,21 +170,21 @@ def test_reduced_formula_gives_the_whole_forest_solvers_answers(monkeypatch: Any
     leaves decides them (counted; the whole formula's first try is switched off, as on large
     forests; so is the branch and bound, which settles all of them on this forest); the canonical
     AXp and CXp are those of the full CNF alone, and every witness verifies with the model."""
-    from rfexplain.sat.deciders.portfolio import Portfolio
+    from rfexplain.sat.deciders.reduced_cnf import ReducedCnf
 
     X, y = load_breast_cancer(return_X_y=True)
     model = RandomForestClassifier(n_estimators=25, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="hard")
     calls = 0
-    original = Portfolio.decide_reduced
+    original = ReducedCnf.decide
 
-    def counted(self: Portfolio, *args: Any, **kwargs: Any) -> Any:
+    def counted(self: ReducedCnf, *args: Any, **kwargs: Any) -> Any:
         nonlocal calls
-        assert self.reduced_solver == "g3"
+        assert self.solver == "g3"
         calls += 1
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Portfolio, "decide_reduced", counted)
+    monkeypatch.setattr(ReducedCnf, "decide", counted)
     tuning = {"whole_formula_leaves": 0, "hard_bnb_nodes": 0}
     with SatEngine(forest, tuning=tuning) as reduced, SatEngine(forest, prefilter=False) as whole:
         for x in X[::60]:

@@ -10,12 +10,14 @@ and raise the same exception, and :func:`rfexplain.batch.explain_many`'s per-ins
 is one in each worker (the batch runner also kills a worker still busy well past it). No
 computation signals expiry by returning a sentinel such as ``None``.
 
-Inside the engines other limits count work rather than time, and decide how it is shared, not
-when a query gives up: the SAT engine runs solver calls in chunks of conflicts
-(:func:`rfexplain.sat.deciders.portfolio.in_chunks`) so that the deadline is polled between them; its deciders cap
-its branch and bound in boxes (node budgets, after which a query goes to the solver) and splits
-CPU time between the searches it races (CPU shares); the circuit engine and the ADD comparator
-cap their diagrams in nodes (``max_nodes``).
+Inside the engines other limits count work rather than time, and decide how a query's time is
+shared, not when it gives up. The SAT engine asks its deciders in bounded turns (box searches in
+slices of boxes, the clique search in units of its work, climbs in restarts, SAT solvers in
+chunks of conflicts, since CaDiCaL cannot be interrupted) and polls the deadline between turns,
+in one loop (:class:`rfexplain.sat.deciders.scheduler.Scheduler`), so that a question to the
+deciders stops within one turn past its deadline; node budgets hand a question from the box
+searches to a solver, and CPU shares divide time between the searches it races. The circuit
+engine and the ADD comparator cap their diagrams in nodes (``max_nodes``).
 
 A query that answers once (``sufficient_reason``, ``robustness``, building an engine) runs with its
 budget made *active* (``with budget.active():``); long computations that are not handed a budget

@@ -34,9 +34,10 @@ engine passes the last counterexamples it found for the same instance in the sam
 free features the next query's counterexample often shares.
 
 The SAT engine runs it under the hard vote beside the reduced formula's solver and the branch
-and bound (:meth:`~rfexplain.sat.deciders.portfolio.Portfolio.decide_reduced`), and in the branch
-and bound's race (where the clique search joins, hard vote between two classes, from its third
-slice and until the solver joins), on one representative state per cell. The loop is compiled
+and bound (:mod:`rfexplain.sat.deciders.portfolio`, step 3), and in the branch and bound's race
+(:mod:`rfexplain.sat.deciders.race`; where the clique search joins, hard vote between two
+classes, from its third slice and until the solver joins), on one representative state per
+cell. The loop is compiled
 (:mod:`.climb_kernels`). It is a heuristic for the satisfiable side only: it proves nothing when
 it finds nothing, and the cell it finds is confirmed by the caller with the forest's exact vote
 before it is used as a witness. Its random numbers come from a generator seeded per query, so a query (after the same

@@ -51,10 +51,11 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import EngineBase, Instance
-from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS
+from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Question
 from rfexplain.sat.deciders.bounds import slack
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
-from rfexplain.sat.deciders.portfolio import Race, in_chunks
+from rfexplain.sat.deciders.race import Race
+from rfexplain.sat.deciders.scheduler import Chunks
 from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.cnf import SOFT_BITS
 from rfexplain.sat.encodings.pool import Var
@@ -368,13 +369,9 @@ class SatEngine(EngineBase):
                 self._box_switches += 1
                 oracle.solver.add_clause([-switch, *(self.encoding.selector(f, s) for s in sorted(allowed))])
                 assumptions.append(switch)
-        found = in_chunks(
-            lambda conflicts: oracle.run(assumptions, conflicts),
-            Budget.current(),
-            self.tuning.conflict_chunk,
-            "searching a box",
-        )
-        return self.encoding.decode(oracle.model()) if found else None
+        found = Chunks(oracle.run, self.tuning.conflict_chunk, "searching a box").decide(assumptions)
+        assert found is not None  # a solver call always answers
+        return self.encoding.decode(oracle.model()) if found.sat else None
 
     def _box_by_leaves(
         self, instance: Instance, box: Mapping[int, frozenset[int]]
@@ -407,9 +404,9 @@ class SatEngine(EngineBase):
             return None
         bottom = [intervals.get(f, (0, 0))[0] for f in free]
         top = [intervals[f][1] if f in intervals else table.n_states[f] - 1 for f in free]
-        race = Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top)
         nodes = self.tuning.bnb_nodes if table.soft else self.tuning.hard_bnb_nodes
-        answer = race.advance(nodes, budget)
+        race = Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top, nodes=nodes)
+        answer = race.decide(Question((), "not", c), budget)  # no feature fixed: the box is the race's root
         if answer is None:
             return None
         return (answer.witness if answer.sat else None,)

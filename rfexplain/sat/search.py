@@ -21,7 +21,6 @@ import functools
 import logging
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from pysat.examples.hitman import Hitman
@@ -31,10 +30,11 @@ from pysat.formula import WCNF
 from rfexplain.core.bits import mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.core.vote import NEAR_TIE
-from rfexplain.sat.deciders.base import DECIDERS, Question
+from rfexplain.sat.deciders.base import DECIDERS, Answer, Question
 from rfexplain.sat.deciders.full_cnf import FullCnf, SelectorOracle, SolverStats
 from rfexplain.sat.deciders.leaves import InstanceLeaves
-from rfexplain.sat.deciders.portfolio import Portfolio, in_chunks
+from rfexplain.sat.deciders.portfolio import Portfolio
+from rfexplain.sat.deciders.scheduler import Chunks
 from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
 __all__ = ["SolverStats", "SelectorOracle", "Search", "FoundReason"]
@@ -118,49 +118,51 @@ class Search:
             first_conflicts=first_conflicts,
             reduced_solver=reduced_solver,
         )
-        self._last_model: list[int] = []
-        self._last_states: tuple[int, ...] | None = None
-        self.last_core: frozenset[int] = frozenset()
-        #: The decider that answered the last query (:data:`~rfexplain.sat.deciders.base.DECIDERS`).
-        self.last_decider = ""
-
-    @property
-    def last_states(self) -> tuple[int, ...]:
-        """The counterexample of the last satisfiable call (decoded on demand)."""
-        if self._last_states is None:
-            self._last_states = self.encoding.decode(self._last_model)
-        return self._last_states
+        #: The portfolio's last answer that :meth:`counterexample` recorded.
+        self.last: Answer = Answer(False, core=frozenset())
 
     # ------------------------------------------------------------------ one query
+    def question(self, fixed: Iterable[int], *, core: bool = False, short: bool = False) -> Question:
+        """Whether a counterexample exists with ``fixed`` features at the instance's states
+        (:class:`~rfexplain.sat.deciders.base.Question`), asked of :attr:`portfolio`.
+
+        An UNSAT answer without a core of its own (a box searched whole, the reduced CNF) has
+        ``fixed`` itself as its core, so callers that feed cores to a hitting-set loop pass
+        ``core=True`` to have the question decided by a decider that gives one. ``short``: the
+        hitting-set loops' queries, on which the box search gets a short leash (the tuning's
+        ``short_bnb_nodes``)."""
+        return Question(tuple(fixed), self.oracle.kind, self.oracle.cls, core=core, short=short)
+
+    def counterexample(self, answer: Answer | None) -> bool:
+        """Whether the portfolio's ``answer`` (:meth:`.Portfolio.decide`) found a counterexample,
+        recorded as :attr:`last`: SAT (:attr:`last_states` holds the counterexample) or UNSAT
+        (``fixed`` is sufficient: :attr:`last_core` holds a subset of it that is sufficient
+        too). The search's loops ask the portfolio themselves and pass its answer here, so that
+        a question goes from the loop straight to the portfolio."""
+        assert answer is not None  # the full CNF is among the portfolio's deciders
+        self.last = answer
+        return answer.sat
+
     def has_counterexample(
         self, fixed: Iterable[int], budget: Budget | None = None, *, core: bool = False, short: bool = False
     ) -> bool:
-        """Whether a counterexample exists with ``fixed`` features at the instance's states: the
-        portfolio's answer (:meth:`.Portfolio.decide`).
+        """:meth:`counterexample` of the portfolio's answer to :meth:`question`;
+        :class:`~rfexplain.core.budget.BudgetExpired` when the budget runs out first."""
+        return self.counterexample(self.portfolio.decide(self.question(fixed, core=core, short=short), budget))
 
-        True (SAT: :attr:`last_states` holds it) or False (UNSAT, so ``fixed`` is sufficient:
-        :attr:`last_core` holds a subset of ``fixed`` that is sufficient too);
-        :class:`~rfexplain.core.budget.BudgetExpired` when the budget runs out first.
+    @property
+    def last_states(self) -> tuple[int, ...]:
+        """The counterexample of :attr:`last` (the full CNF's model decoded)."""
+        if self.last.witness is not None:
+            return self.last.witness
+        assert self.last.model is not None
+        return self.encoding.decode(self.last.model)
 
-        An UNSAT answer without a core (a box searched whole, the reduced CNF) has ``fixed``
-        itself as its core, so callers that feed cores to a hitting-set loop pass ``core=True``
-        to have the question decided by a decider that gives one. ``short``: the hitting-set
-        loops' queries, on which the box search gets a short leash (the tuning's
-        ``short_bnb_nodes``).
-        """
-        question = Question(tuple(fixed), self.oracle.kind, self.oracle.cls, core=core, short=short)
-        answer = self.portfolio.decide(question, budget)
-        self.last_decider = answer.by
-        if answer.sat:
-            if answer.model is not None:
-                self._last_model = answer.model
-                self._last_states = None
-            else:
-                self._last_model = []
-                self._last_states = answer.witness
-        else:
-            self.last_core = answer.core if answer.core is not None else frozenset(question.fixed)
-        return answer.sat
+    @property
+    def last_core(self) -> frozenset[int]:
+        """The core of :attr:`last`."""
+        assert self.last.core is not None  # the portfolio gives every UNSAT answer one
+        return self.last.core
 
     # ------------------------------------------------------------------ AXp: deletion in a fixed order
     def _ordered(self, order: Sequence[int] | None) -> list[int]:
@@ -210,13 +212,13 @@ class Search:
 
         ``within``: a set already known to be sufficient (an UNSAT core) to start from instead of
         every feature; the AXp is then one of its subsets. ``short``: as in
-        :meth:`has_counterexample` (the enumerations' shrinking).
+        :meth:`question` (the enumerations' shrinking).
         """
         features = self._ordered(order)
         if within is not None:
             features = [f for f in features if f in within]
             core = frozenset(features)
-        elif self.has_counterexample(features, budget):
+        elif self.counterexample(self.portfolio.decide(self.question(features), budget)):
             raise RuntimeError("the instance admits a counterexample with every feature fixed (internal error)")
         else:
             core = self.last_core
@@ -237,7 +239,9 @@ class Search:
                 continue
             window = features[i : i + width]
             if sum(g in core for g in window) > 1:
-                if not self.has_counterexample(sorted(kept.difference(window)), budget, short=short):
+                if not self.counterexample(
+                    self.portfolio.decide(self.question(sorted(kept.difference(window)), short=short), budget)
+                ):
                     kept.difference_update(window)  # each of them would have been dropped
                     core = self.last_core
                     i += len(window)
@@ -251,7 +255,7 @@ class Search:
                     streak = 0
                     i += 1
                     continue
-            if self.has_counterexample(sorted(kept - {f}), budget, short=short):
+            if self.counterexample(self.portfolio.decide(self.question(sorted(kept - {f}), short=short), budget)):
                 if witnesses:
                     found[f] = self.last_states
                 streak = 0
@@ -287,7 +291,7 @@ class Search:
         a counterexample. The returned counterexample is the latest ``z``: it changes only
         features of the CXp.
         """
-        if not self.has_counterexample([], budget):
+        if not self.counterexample(self.portfolio.decide(self.question([]), budget)):
             return FoundReason(frozenset())
         z = self.last_states
         features = self._ordered(order)
@@ -302,14 +306,14 @@ class Search:
                 continue
             agreeing = [g for g in features[k + 1 :] if z[g] == self.v[g]]
             if agreeing:
-                if self.has_counterexample(sorted([*fixed, f, *agreeing]), budget):
+                if self.counterexample(self.portfolio.decide(self.question(sorted([*fixed, f, *agreeing])), budget)):
                     z = self.last_states
                     fixed.append(f)
                     continue
                 if not self.last_core & set(agreeing):  # the core alone refutes fixed + f
                     free.append(f)
                     continue
-            if self.has_counterexample(sorted([*fixed, f]), budget):
+            if self.counterexample(self.portfolio.decide(self.question(sorted([*fixed, f])), budget)):
                 z = self.last_states
                 fixed.append(f)
             else:
@@ -416,7 +420,7 @@ class Search:
             assert witness is not None  # correction_set always sets it
             witnesses[f] = witness
         for f in sorted(hs - witnesses.keys()):  # not a minimal hitting set after all: ask
-            outcome = self.has_counterexample(sorted(hs - {f}), budget)
+            outcome = self.counterexample(self.portfolio.decide(self.question(sorted(hs - {f})), budget))
             if not outcome:
                 raise RuntimeError(f"hitting set {sorted(hs)} is not subset-minimal")
             witnesses[f] = self.last_states
@@ -438,7 +442,7 @@ class Search:
         solver call, instead of being shrunk to a CXp by a linear search of solver calls.
         """
         if not self.features:
-            outcome = self.has_counterexample([], budget)
+            outcome = self.counterexample(self.portfolio.decide(self.question([]), budget))
             if outcome is False:
                 yield FoundReason(frozenset())
             return
@@ -455,7 +459,7 @@ class Search:
                 hs = frozenset(int(f) for f in hs_list)
                 if best is not None and len(hs) > best:
                     return
-                outcome = self.has_counterexample(sorted(hs), budget, short=True)
+                outcome = self.counterexample(self.portfolio.decide(self.question(sorted(hs), short=True), budget))
                 if outcome:
                     cx = self.correction_set(self.last_states)
                     hit_sets.append(cx)
@@ -496,7 +500,8 @@ class Search:
                 if hs_list is None:
                     return
                 hs = frozenset(int(f) for f in hs_list)
-                outcome = self.has_counterexample(sorted(everything - hs), budget, core=cores, short=True)
+                question = self.question(sorted(everything - hs), core=cores, short=True)
+                outcome = self.counterexample(self.portfolio.decide(question, budget))
                 if outcome:
                     yield FoundReason(hs, counterexample=self.last_states)
                     if not hs:
@@ -523,7 +528,8 @@ class Search:
         selector; each optimum frees a minimum CXp, which is then blocked (with its supersets)
         until the optimum cost grows. With ``limit``, CXps of growing size are produced until
         ``limit`` of them (each optimum after blocking the earlier ones is a subset-minimal CXp).
-        RC2's own SAT calls run in conflict chunks under a deadline, so the budget stops them too.
+        RC2's own SAT calls run in conflict chunks under a deadline (:class:`_ChunkedRC2`), so the
+        budget stops them too.
 
         Without ``limit``: a feature whose change alone flips the decision is a CXp of size one,
         hence minimum, and when there is one the minimum CXps are exactly these. They are looked
@@ -533,7 +539,8 @@ class Search:
             singles = False
             for f in self.features:
                 budget.check("looking for a single feature that flips the decision")  # a query may not poll
-                if self.has_counterexample([g for g in self.features if g != f], budget):
+                question = self.question([g for g in self.features if g != f])
+                if self.counterexample(self.portfolio.decide(question, budget)):
                     yield FoundReason(frozenset({f}), counterexample=self.last_states)
                     if first_only:
                         return
@@ -547,9 +554,7 @@ class Search:
         wcnf.wght = [1] * len(wcnf.soft)
         wcnf.topw = 1 + len(wcnf.soft)
         wcnf.nv = max([top, *(abs(self.sel[f]) for f in self.features)])
-        rc2 = RC2(wcnf, solver=self.oracle.solver_name)
-        if budget.deadline is not None:
-            _poll_between_chunks(rc2.oracle, budget, self.tuning.conflict_chunk)
+        rc2 = _ChunkedRC2(wcnf, solver=self.oracle.solver_name, budget=budget, chunk=self.tuning.conflict_chunk)
         best: int | None = None
         produced = 0
         try:
@@ -572,21 +577,26 @@ class Search:
             rc2.delete()
 
 
-def _poll_between_chunks(solver: Any, budget: Budget, chunk: int) -> None:
-    """Make every ``solve_limited`` of ``solver`` (RC2's own SAT oracle; RC2 calls nothing else)
-    run in the portfolio's chunked-deadline loop (:func:`.portfolio.in_chunks`, ``chunk``
-    conflicts a round, ``budget`` checked between them)."""
-    unbounded = solver.solve_limited
+class _ChunkedRC2(RC2):  # type: ignore[misc]
+    """PySAT's RC2 whose SAT calls (all made through :meth:`RC2._call_oracle`) run in the SAT
+    engine's chunked-deadline loop: :class:`~rfexplain.sat.deciders.scheduler.Chunks`, turns of
+    ``chunk`` conflicts with ``budget`` polled between them (one turn without a deadline)."""
 
-    def solve_limited(assumptions: Sequence[int] = (), expect_interrupt: bool = False) -> bool:
-        def step(conflicts: int | None) -> bool | None:
+    def __init__(self, formula: WCNF, *, solver: str, budget: Budget, chunk: int) -> None:
+        self.budget = budget
+        self.chunk = chunk
+        super().__init__(formula, solver=solver)
+
+    def _call_oracle(self, assumptions: Sequence[int] = (), expect_interrupt: bool = False) -> bool:
+        def run(assumed: Sequence[int], conflicts: int | None) -> bool | None:
             if conflicts is not None:
-                solver.conf_budget(conflicts)
-            return unbounded(assumptions=list(assumptions), expect_interrupt=expect_interrupt)
+                self.oracle.conf_budget(conflicts)
+            outcome = self.oracle.solve_limited(assumptions=list(assumed), expect_interrupt=expect_interrupt)
+            return None if outcome is None else bool(outcome)
 
-        return in_chunks(step, budget, chunk, "computing a minimum necessary reason")
-
-    solver.solve_limited = solve_limited
+        answer = Chunks(run, self.chunk, "computing a minimum necessary reason").decide(assumptions, self.budget)
+        assert answer is not None  # a solver call always answers
+        return answer.sat
 
 
 class _Masks:

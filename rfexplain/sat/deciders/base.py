@@ -18,14 +18,20 @@ The deciders, by name (:data:`DECIDERS`; ``SatEngine(deciders=...)`` switches th
 - ``"full_cnf"``: the whole forest's CNF with cardinality networks in an incremental solver
   (:mod:`.full_cnf`): the reference decider, which always answers and cannot be switched off.
 
-The portfolio (:mod:`.portfolio`) asks them in turn and shares the time between them.
+Every decider is a :class:`Decider`: ``decide(question, budget)`` takes one *turn* on a question,
+at most ``budget`` units of its own work (boxes, units of the clique search's work, climb
+restarts, solver conflicts; ``None``: until it answers or gives up), and answers or says "don't
+know (yet)"; a later turn on the same question resumes where the last one stopped. The portfolio
+(:mod:`.portfolio`) decides whose turn it is and how long each is, and polls the query's deadline
+between turns (:class:`.scheduler.Scheduler`, the engine's one chunked-deadline loop).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
-__all__ = ["Question", "Answer", "DECIDERS", "COMPILED_DECIDERS"]
+__all__ = ["Question", "Answer", "Decider", "DECIDERS", "COMPILED_DECIDERS"]
 
 #: Every decider's name, in the order the portfolio first asks them.
 DECIDERS = ("bounds", "boxes", "cliques", "climb", "reduced_cnf", "full_cnf")
@@ -65,3 +71,23 @@ class Answer:
     model: list[int] | None = None
     #: The decider that answered (:data:`DECIDERS`; not part of the answer's value).
     by: str = field(default="", compare=False)
+
+
+#: What a decider is asked: a :class:`Question` for the engine's deciders; a solver call's
+#: assumptions for :class:`.scheduler.SolverCall`.
+Q = TypeVar("Q", contravariant=True)
+
+
+class Decider(Protocol[Q]):
+    """A member of a portfolio: :meth:`decide` takes one turn on a question.
+
+    ``name`` names the decider (:data:`DECIDERS`), and the portfolio marks every answer with it
+    (:attr:`Answer.by`)."""
+
+    name: str
+
+    def decide(self, question: Q, budget: int | None) -> Answer | None:
+        """At most ``budget`` units of work on ``question`` (``None``: no limit): the answer, or
+        ``None`` when this turn did not settle it (or the decider cannot: it then takes no more
+        turns on it, or only turns that answer ``None``)."""
+        ...

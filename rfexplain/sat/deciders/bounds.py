@@ -27,16 +27,20 @@ __all__ = ["Bounds", "slack"]
 
 
 class Bounds:
-    """The bounds decider of one instance (:class:`~.leaves.InstanceLeaves`)."""
+    """The bounds decider of one instance (:class:`~.leaves.InstanceLeaves`); ``rows``: the
+    reachable leaves of the question it is asked, when the caller has them (else they are found
+    from the question's fixed features)."""
 
     name = "bounds"
 
-    def __init__(self, leaves: InstanceLeaves) -> None:
+    def __init__(self, leaves: InstanceLeaves, rows: np.ndarray | None = None) -> None:
         self.leaves = leaves
+        self.rows = rows
 
-    def decide(self, question: Question, rows: np.ndarray) -> Answer | None:
-        """UNSAT with a core when the reachable leaves ``rows`` of ``question`` rule its
-        condition out, else ``None``."""
+    def decide(self, question: Question, budget: int | None = None) -> Answer | None:
+        """UNSAT with a core when the reachable leaves of ``question`` rule its condition out,
+        else ``None`` (one pass: ``budget`` is not needed)."""
+        rows = self.rows if self.rows is not None else self.leaves.reachable(question.fixed)
         if slack(self.leaves, rows, question.kind, question.cls) > -NEAR_TIE:
             return None
         return Answer(False, core=self.core(question.fixed, question.kind, question.cls), by=self.name)

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.vote import NEAR_TIE
-from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.base import Answer, Question
 from rfexplain.sat.deciders.leaves import InstanceLeaves
 from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
-__all__ = ["Boxes", "BoxSearch", "search_whole", "few_cells", "paired_table"]
+__all__ = ["Boxes", "SmallBox", "BoxSearch", "search_whole", "few_cells", "paired_table"]
 
 #: The pair bound's partners when it is not used (more than two classes, the paired table).
 _NO_PAIRS = np.zeros(0, dtype=np.int64)
@@ -80,6 +80,12 @@ class Boxes:
             self.join_pair_bound()
         #: whether the search on the paired table has joined
         self.paired = False
+        #: the slices the box searches have taken (the race counts them: :meth:`second_turn`)
+        self.slices = 0
+        #: boxes the last :meth:`decide` examined, and whether a search it ran ran out with near
+        #: ties it could not keep (it was dropped; the others may still settle the question)
+        self.spent = 0
+        self.dropped = False
 
     def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
         return BoxSearch(
@@ -148,38 +154,56 @@ class Boxes:
         if not self.paired and len(self.tuning.split_rules) > 1:
             self.runs.append(self._search(self.arguments, guided=self.tuning.split_rules[1], partner=self.partner))
 
-    def second_turn(self, box_turns: int) -> bool:
-        """Whether the second search takes the box searches' ``box_turns``-th slice: all but one
+    def second_turn(self) -> bool:
+        """Whether the second search takes the current slice (the :attr:`slices`-th): all but one
         in ``pair_turns`` when it searches the paired table, else one in ``race_turns`` from
         slice ``race_after`` on."""
         if self.paired:
-            return box_turns % self.tuning.pair_turns != 0
-        return (box_turns - self.tuning.race_after) % self.tuning.race_turns == 0
+            return self.slices % self.tuning.pair_turns != 0
+        return (self.slices - self.tuning.race_after) % self.tuning.race_turns == 0
 
-    def step(self, boxes: int, box_turns: int) -> tuple[Answer | None, int, bool]:
-        """Run one of the searches (:meth:`second_turn` picks it) for at most ``boxes`` boxes:
-        its answer (``None`` while undecided), the boxes it examined, and whether it ran out with
-        near ties it could not keep (it is dropped; the others may still settle the question)."""
+    def decide(self, question: Question, budget: int | None) -> Answer | None:
+        """Run one of the searches (:meth:`second_turn` picks it) for at most ``budget`` boxes
+        (``None``: to its end): its answer, or ``None`` while undecided (:attr:`spent`: the
+        boxes it examined; :attr:`dropped`: it ran out with near ties it could not keep)."""
         from rfexplain.sat import box_kernels as kernels
 
+        boxes = budget if budget is not None else int(np.iinfo(np.int64).max)
         runs = self.runs
-        run = runs[0] if len(runs) == 1 or not self.second_turn(box_turns) else runs[-1]
+        run = runs[0] if len(runs) == 1 or not self.second_turn() else runs[-1]
         pairs_due = self.pairs_due and run is runs[0]
         if pairs_due:  # stop where the pair bound joins
             boxes = min(boxes, self.tuning.pair_bound_after - run.boxes)
         status = run.step(boxes)
+        self.spent, self.dropped = run.examined, False
         if status == kernels.FOUND:
-            return self.leaves.witness(self.free, run.witness), run.examined, False
+            return self.leaves.witness(self.free, run.witness)
         if status == kernels.EXHAUSTED:
             ties, overflow = run.ties[: run.state[kernels.TIES]], bool(run.state[kernels.TIE_OVERFLOW])
             answer = self.leaves.decide_ties(self.free, ties, self.rows, self.kind, self.cls, overflow)
             if answer is not None:
-                return answer, run.examined, False
+                return answer
             runs.remove(run)
-            return None, run.examined, True
+            self.dropped = True
+            return None
         if pairs_due and run.boxes >= self.tuning.pair_bound_after:
             self.join_pair_bound()
-        return None, run.examined, False
+        return None
+
+
+class SmallBox:
+    """The box decider of a question whose box of free features has at most ``box_points``
+    cell combinations: one turn searches it whole (:func:`search_whole`)."""
+
+    name = "boxes"
+
+    def __init__(
+        self, leaves: InstanceLeaves, free: list[int], cells: list[np.ndarray], rows: np.ndarray, kind: str, cls: int
+    ) -> None:
+        self.leaves, self.free, self.cells, self.rows, self.kind, self.cls = leaves, free, cells, rows, kind, cls
+
+    def decide(self, question: Question, budget: int | None = None) -> Answer:
+        return search_whole(self.leaves, self.free, self.cells, self.rows, self.kind, self.cls)
 
 
 def search_whole(

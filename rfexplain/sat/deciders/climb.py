@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.sat.climb import MarginClimb
-from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.base import Answer, Question
 from rfexplain.sat.deciders.leaves import InstanceLeaves
 from rfexplain.sat.deciders.reduced_cnf import cell_ranges
 
@@ -113,9 +113,10 @@ class Climb:
         )
         return cls(leaves, climb, free, rows, kind, target, cells)
 
-    def run(self, restarts: int) -> Answer | None:
-        """``restarts`` more restarts: a witness the exact vote confirms, else ``None``."""
-        found = self.climb.run(restarts)
+    def decide(self, question: Question, budget: int | None) -> Answer | None:
+        """``budget`` more restarts (``None``: one): a witness the exact vote confirms, else
+        ``None``."""
+        found = self.climb.run(budget if budget is not None else 1)
         if found is None:
             return None
         if self.cells is None:

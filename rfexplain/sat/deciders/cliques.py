@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.sat.cliques import CliqueSearch
-from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.base import Answer, Question
 from rfexplain.sat.deciders.leaves import InstanceLeaves
 from rfexplain.sat.tuning import SatTuning
 
@@ -41,6 +41,8 @@ class Cliques:
         )
         #: whether the search has ended (answered, or found a point the exact vote refutes)
         self.done = False
+        #: units of work the last :meth:`decide` did
+        self.spent = 0
 
     @staticmethod
     def applies(arguments: tuple[Any, ...], tuning: SatTuning) -> bool:
@@ -49,18 +51,20 @@ class Cliques:
         ``max_leaves`` reachable leaves)."""
         return CliqueSearch.applies(arguments, max_leaves=tuning.max_leaves)
 
-    def step(self, work: int) -> tuple[Answer | None, int]:
-        """Search for about ``work`` units: its answer (``None`` while it goes on, or when its
-        point does not hold, which ends it: :attr:`done`) and the units it did."""
+    def decide(self, question: Question, budget: int | None) -> Answer | None:
+        """Search for about ``budget`` units (``None``: to the end): its answer, or ``None`` while
+        it goes on or when its point does not hold, which ends it (:attr:`done`); :attr:`spent`:
+        the units it did."""
         from rfexplain.sat import clique_kernels
 
         search = self.search
-        status = search.step(work)
+        status = search.step(budget if budget is not None else int(np.iinfo(np.int64).max))
+        self.spent = search.examined
         if status == clique_kernels.SLICED:
-            return None, search.examined
+            return None
         self.done = True
         if status == clique_kernels.EXHAUSTED:
-            return Answer(False), search.examined
+            return Answer(False)
         point = search.witness.copy()
         holds, _ = self.leaves.evaluate(point[None, :], self.free, self.rows, self.kind, self.cls)
-        return (self.leaves.witness(self.free, point) if holds[0] else None), search.examined
+        return self.leaves.witness(self.free, point) if holds[0] else None

@@ -7,18 +7,19 @@ condition, loaded into an incremental solver that stays open for the engine's li
 enters only through assumptions, the selectors of its fixed features (Izza and Marques-Silva
 (2021), Section 4 [IM21]: hard part ``H``, soft unit clauses ``S``). It always answers: with a
 model, or UNSAT with the solver's core over the selectors. The portfolio
-(:mod:`.portfolio`) runs it in conflict chunks under a deadline.
+(:mod:`.portfolio`) gives it turns of a bounded number of conflicts under a deadline.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pysat.solvers import Solver
 
-from rfexplain.sat.deciders.base import Answer
+from rfexplain.sat.deciders.base import Answer, Question
 from rfexplain.sat.encodings import ForestEncoding, Formula
 from rfexplain.sat.encodings.softvote import Comparison
 
@@ -107,8 +108,8 @@ class SelectorOracle:
 
     def run(self, assumptions: Sequence[int], conflicts: int | None = None) -> bool | None:
         """One round: SAT (True) or UNSAT (False) under ``assumptions``, or ``None`` when
-        ``conflicts`` (``None``: no limit) ran out first (the portfolio's chunked loop,
-        :func:`.portfolio.in_chunks`, calls it again, learnt clauses kept).
+        ``conflicts`` (``None``: no limit) ran out first (the next turn calls it again, learnt
+        clauses kept).
 
         A formula with relaxed soft-vote comparisons is solved by counterexample-guided
         refinement (:meth:`~rfexplain.sat.encodings.ForestEncoding.refinement`): a model the exact
@@ -157,7 +158,9 @@ class SelectorOracle:
 
 class FullCnf:
     """The full CNF decider of one instance: its :class:`SelectorOracle` asked with the
-    ``selectors`` (feature to selector literal) of the instance's states."""
+    ``selectors`` (feature to selector literal) of the instance's states. It always answers,
+    given conflicts enough; each answer's CPU time (over the turns it took) goes to the
+    oracle's :class:`SolverStats`."""
 
     name = "full_cnf"
 
@@ -165,6 +168,23 @@ class FullCnf:
         self.oracle = oracle
         self.selectors = selectors
         self.feature_of = {lit: f for f, lit in selectors.items()}
+        #: the question of the last turn, and the CPU seconds of its turns so far
+        self._asked: Question | None = None
+        self._seconds = 0.0
+
+    def decide(self, question: Question, budget: int | None) -> Answer | None:
+        """Solve for at most ``budget`` conflicts (``None``: to the end), learnt clauses kept
+        between turns: a model, or UNSAT with the solver's core, or ``None`` when the conflicts
+        ran out first."""
+        if question is not self._asked:
+            self._asked, self._seconds = question, 0.0
+        start = time.process_time()
+        outcome = self.oracle.run(self.assumptions(question.fixed), budget)
+        self._seconds += time.process_time() - start
+        if outcome is None:
+            return None
+        self.oracle.stats.record(outcome, self._seconds)
+        return self.answer(outcome)
 
     def assumptions(self, fixed: Sequence[int]) -> list[int]:
         """The selector literals of the ``fixed`` features."""

@@ -30,13 +30,72 @@ from collections.abc import Sequence
 import numpy as np
 from pysat.solvers import Solver
 
+from rfexplain.sat.deciders.base import Answer, Question
+from rfexplain.sat.deciders.leaves import InstanceLeaves
 from rfexplain.sat.encodings.pool import VarPool
 from rfexplain.sat.encodings.votes import at_least
 from rfexplain.sat.tuning import DEFAULT_TUNING
 
-__all__ = ["ReducedQuery", "cell_ranges"]
+__all__ = ["ReducedCnf", "ReducedQuery", "cell_ranges"]
 
 Clause = list[int]
+
+
+class ReducedCnf:
+    """The reduced CNF decider of one question: the free features ``free`` with their ``cells``,
+    the reachable leaves ``rows`` with their boxes ``lows..highs`` on them. Its CNF
+    (:class:`ReducedQuery`) is built at its first turn, so that a question another decider
+    settles first pays for no formula; each turn then solves for at most ``budget`` conflicts.
+    :meth:`close` frees its solver."""
+
+    name = "reduced_cnf"
+
+    def __init__(
+        self,
+        leaves: InstanceLeaves,
+        free: list[int],
+        lows: np.ndarray,
+        highs: np.ndarray,
+        cells: list[np.ndarray],
+        rows: np.ndarray,
+        kind: str,
+        cls: int,
+        *,
+        solver: str = "g3",
+        card: str = DEFAULT_TUNING.reduced_card,
+    ) -> None:
+        self.leaves, self.free, self.lows, self.highs, self.cells, self.rows = leaves, free, lows, highs, cells, rows
+        self.kind, self.cls, self.solver, self.card = kind, cls, solver, card
+        #: the question's CNF and solver, once a turn has built them
+        self.query: ReducedQuery | None = None
+
+    def decide(self, question: Question, budget: int | None) -> Answer | None:
+        """Solve for at most ``budget`` conflicts (``None``: to the end): a witness, UNSAT without
+        a core, or ``None`` when the conflicts ran out first."""
+        if self.query is None:
+            table = self.leaves.table
+            self.query = ReducedQuery(
+                self.lows,
+                self.highs,
+                table.tree[self.rows],
+                np.argmax(table.score[self.rows], axis=1),
+                self.cells,
+                table.forest.n_classes,
+                self.kind,
+                self.cls,
+                solver=self.solver,
+                card=self.card,
+            )
+        outcome = self.query.run(budget)
+        if outcome is None:
+            return None
+        if not outcome:
+            return Answer(False)
+        return self.leaves.witness(self.free, np.asarray(self.query.witness))
+
+    def close(self) -> None:
+        if self.query is not None:
+            self.query.close()
 
 
 class ReducedQuery:
@@ -59,8 +118,6 @@ class ReducedQuery:
         The cardinality encoding (the tuning's ``reduced_card``; by default the k-modulo
         totalizer of Ogawa et al. (2013)).
     """
-
-    name = "reduced_cnf"
 
     def __init__(
         self,
