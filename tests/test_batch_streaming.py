@@ -269,6 +269,31 @@ def test_cli_pipeline_csv_with_a_short_row_and_an_unknown_category(
     assert docs[3]["error"].startswith("InvalidInstanceError: row 3: column 'size' must be numeric")
 
 
+def test_the_report_names_each_bad_row_by_its_own_row_number(tmp_path: Path) -> None:
+    """``Explainer.report``: a row the explainer refuses (NaN, a pipeline's unknown category or
+    string in a numeric column) is a failed row named by its own row number (not "instance 0",
+    the only row the check saw), and a row given in ``row_errors`` is a failed row without being
+    explained; the other rows are those of a report of them alone."""
+    explainer = rx.Explainer(MODEL, engine="oracle")
+    rows = ROWS[:5].copy()
+    rows[3, 1] = np.nan
+    reports = explainer.report(rows, tmp_path / "r.html", row_errors={1: "line 3 of rows.csv has 2 values"})
+    assert [r.index for r in reports] == list(range(5))
+    assert reports[1].error == "InvalidInstanceError: row 1: line 3 of rows.csv has 2 values"
+    assert (reports[3].error or "").startswith("InvalidInstanceError: row 3 has NaN in feature 1")
+    assert [r.error for k, r in enumerate(reports) if k not in (1, 3)] == [None, None, None]
+    alone = explainer.report(ROWS[[0, 2, 4]], tmp_path / "alone.html")
+    assert [r.reasons for k, r in enumerate(reports) if k not in (1, 3)] == [r.reasons for r in alone]
+    pipe, frame = _pipeline()
+    bad = frame.iloc[:4].astype(object)
+    bad.iloc[1, 0] = "lots"
+    bad.iloc[2, 2] = "purple"
+    piped = rx.Explainer(pipe, engine="oracle").report(bad, tmp_path / "p.html", indices=[7, 8, 9, 10])
+    assert [r.index for r in piped] == [7, 8, 9, 10] and piped[0].error is None and piped[3].error is None
+    assert (piped[1].error or "").startswith("InvalidInstanceError: row 8: column 'size' must be numeric")
+    assert "row 9: column 'colour' has the unknown category 'purple'" in (piped[2].error or "")
+
+
 # ---------------------------------------------------------------------- the command line
 def _cli(tmp_path: Path, out: Path, *extra: str, jobs: int = 1) -> int:
     forest_path = tmp_path / "forest.json"

@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sklearn.datasets import load_iris
@@ -436,3 +437,43 @@ def test_necessary_reasons_print_the_change_that_flips(tmp_path: Path, capsys: p
     code, out, _ = run([*argv, "--json"], capsys)
     reasons = json.loads(out)["reasons"]
     assert all(r["changes"] and r["actions"].startswith("to get ") for r in reasons)
+
+
+def test_report_input_bad_rows_are_each_their_own_failed_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 59, item 3, for ``rfexplain report --input``: a short row, a value that is not a
+    number, NaN and an infinite value are each a failed row of the report named by their own row
+    number; the other rows are explained as they are alone; exit status 1. A header naming other
+    columns concerns every row: refused up front, one line, status 2."""
+    import rfexplain.viz.report as report
+
+    written: list[list[Any]] = []
+    real = report.write_report
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        written.append(real(*args, **kwargs))
+        return written[-1]
+
+    monkeypatch.setattr(report, "write_report", spy)
+    path = _forest_file(tmp_path, capsys)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("5.1,3.5,1.4,0.2\n6.3,3.3\n6.3,abc,6.0,2.5\nnan,3.0,5.1,1.8\n5.9,inf,5.1,1.8\n6.3,3.3,6.0,2.5\n")
+    out = tmp_path / "report.html"
+    code, _, err = run(["report", str(path), "--input", str(rows), "--engine", "oracle", "--out", str(out)], capsys)
+    assert code == 1 and f"wrote {out}: 6 rows, 4 failed" in err
+    (reports,) = written
+    assert [r.index for r in reports] == list(range(6))
+    errors = [r.error or "" for r in reports]
+    assert errors[0] == errors[5] == ""
+    assert errors[1] == "InvalidInstanceError: row 1: line 2 of rows.csv has 2 values, expected 4 (or 5 with a label)"
+    assert errors[2] == "InvalidInstanceError: row 2: line 3 of rows.csv: 'sepal width (cm)' is not a number: 'abc'"
+    assert errors[3].startswith("InvalidInstanceError: row 3 has NaN in feature 0")
+    assert errors[4].startswith("InvalidInstanceError: row 4 has ") and "in feature 1" in errors[4]
+    alone = tmp_path / "alone.csv"
+    alone.write_text("5.1,3.5,1.4,0.2\n6.3,3.3,6.0,2.5\n")
+    assert run(["report", str(path), "--input", str(alone), "--engine", "oracle", "--out", str(out)], capsys)[0] == 0
+    assert [r.reasons for r in written[1]] == [reports[0].reasons, reports[5].reasons]
+    rows.write_text("a,b,c,d\n5.1,3.5,1.4,0.2\n")
+    code, _, err = run(["report", str(path), "--input", str(rows), "--engine", "oracle", "--out", str(out)], capsys)
+    assert code == 2 and "unknown ['a', 'b', 'c', 'd']" in err and err.count("\n") == 1

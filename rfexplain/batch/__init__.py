@@ -34,8 +34,8 @@ from rfexplain.batch.plan import index_labels
 from rfexplain.batch.pool import BUILD_GRACE, GRACE, task_deadline
 from rfexplain.batch.runner import BatchInterrupted, explain_many, iter_explain
 from rfexplain.batch.streaming import PARTIAL_SUFFIX, RUN_SUFFIX, ResumeError, StreamingOutput
-from rfexplain.batch.worker import EngineSpec, ExplainerLike, row_error
-from rfexplain.core.records import BatchRecord
+from rfexplain.batch.worker import EngineSpec, ExplainerLike
+from rfexplain.core.records import BatchRecord, row_error
 
 __all__ = [
     "BatchRecord",

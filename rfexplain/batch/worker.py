@@ -7,7 +7,8 @@ solvers and compiled circuits are built once per worker, not once per instance. 
 runner calls :func:`explain_one` with the explainer's own engine, in its own process.
 
 An exception on one instance becomes that instance's record (``error``); the others go on. A row
-that is not a valid instance gets an error naming its row (:func:`row_error`).
+that is not a valid instance gets an error naming its row
+(:func:`~rfexplain.core.records.row_error`).
 
 ``timeout`` is a per-instance wall-clock budget in seconds, enforced cooperatively by the engines
 (they poll it): an enumeration cut short keeps the reasons found, any other query cut short gives
@@ -29,12 +30,12 @@ from rfexplain.core.budget import BudgetExpired, Enumeration
 from rfexplain.core.forest import Forest
 from rfexplain.core.queries import Kind, Query
 from rfexplain.core.queries import query as query_named
-from rfexplain.core.records import BatchRecord
+from rfexplain.core.records import BatchRecord, row_error
 from rfexplain.decision import Decision, Explaining, hold_immutable
 from rfexplain.engines.base import Engine, Instance
 from rfexplain.engines.registry import engine_class, register
 
-__all__ = ["ExplainerLike", "EngineSpec", "Item", "explain_one", "row_error", "run_chunk"]
+__all__ = ["ExplainerLike", "EngineSpec", "Item", "explain_one", "run_chunk"]
 
 log = logging.getLogger(__name__)
 
@@ -179,16 +180,6 @@ def explain_one(
     return BatchRecord(
         **base, result=result, time=time.perf_counter() - started, complete=complete, stopped_by=stopped_by
     )
-
-
-def row_error(exc: BaseException, where: str) -> str:
-    """The error of a row that is not a valid instance, naming the row: ``"InvalidInstanceError:
-    row 3 has NaN in feature 1 ..."`` (a message about "instance 0", the only row the check saw,
-    is about ``where``)."""
-    text = str(exc)
-    if text.startswith("instance 0 "):
-        return f"{type(exc).__name__}: {where} {text[len('instance 0 ') :]}"
-    return f"{type(exc).__name__}: {where}: {text}"
 
 
 #: One instance to answer: ``(index, row, scikit-learn's prediction, the row named for errors)``.

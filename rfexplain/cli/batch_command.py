@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rfexplain.cli.models import instance_pool
+from rfexplain.cli.models import instance_pool, rows_read_whole
 from rfexplain.cli.options import UsageError, explainer_options, parse_rows, query_arguments
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import query as query_named
@@ -57,8 +57,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         require("pyarrow", "parquet", "writing Parquet")
     if args.save_forest:
         Path(args.save_forest).write_text(forest.to_json())
-    good = [k for k in range(len(pool)) if k not in bad]  # --bounds data: the rows read whole
-    constraints = explainer_options(args, pool.iloc[good] if hasattr(pool, "iloc") else pool[good])
+    constraints = explainer_options(args, rows_read_whole(pool, bad))
     if model is not None:
         names = list(forest.feature_names)
         explainer = Explainer(model, engine=args.engine, feature_names=names, vote=args.vote, **constraints)

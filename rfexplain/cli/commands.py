@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rfexplain.cli.models import instance_pool, load_forest_or_model, train_forest
+from rfexplain.cli.models import instance_pool, load_forest_or_model, rows_read_whole, train_forest
 from rfexplain.cli.options import UsageError, explainer_options, parse_rows, query_arguments
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind
@@ -155,11 +155,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rfexplain.explainer import Explainer
     from rfexplain.viz.report import write_report
 
-    forest, model, pool, pool_ids = instance_pool(args, args.model or args.model_option)
+    bad: dict[int, str] = {}  # --input rows wrong on their own: failed rows of the report
+    forest, model, pool, pool_ids = instance_pool(args, args.model or args.model_option, bad)
     chosen = parse_rows(args.rows, len(pool)) if args.rows else range(len(pool))
     source = model if model is not None else forest
     names = list(forest.feature_names)
-    constraints = explainer_options(args, pool)
+    constraints = explainer_options(args, rows_read_whole(pool, bad))
     with Explainer(source, engine=args.engine, feature_names=names, vote=args.vote, **constraints) as explainer:
         rows = write_report(
             explainer,
@@ -169,6 +170,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             compare_engine=args.compare_engine,
             max_sections=args.max_sections,
             n_jobs=args.jobs,
+            row_errors={n: bad[c] for n, c in enumerate(chosen) if c in bad},
         )
     failed = sum(1 for r in rows if r.error)
     print(f"wrote {args.out}: {len(rows)} rows, {failed} failed", file=sys.stderr)

@@ -4,12 +4,13 @@ the dataset's rows or those of ``--input``."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from rfexplain.cli.inputs import existing_file, read_batch_input, read_input
 from rfexplain.cli.options import UsageError
 
-__all__ = ["load_forest_or_model", "train_forest", "train_split", "instance_pool"]
+__all__ = ["load_forest_or_model", "train_forest", "train_split", "instance_pool", "rows_read_whole"]
 
 
 #: Bytes read from the start of a model file to tell forest JSON from joblib/pickle.
@@ -103,3 +104,10 @@ def train_split(args: argparse.Namespace) -> tuple[Any, Any, Any, list[int]]:
     trained = train_forest(args, test_size=args.test_size)
     test = np.sort(trained.test_rows)
     return trained.forest, trained.model, trained.data.X[test], [int(i) for i in test]
+
+
+def rows_read_whole(pool: Any, bad: Mapping[int, str]) -> Any:
+    """The rows of ``pool`` but those named in ``bad`` (their placeholders): the rows
+    ``--bounds data`` takes its ranges from."""
+    good = [k for k in range(len(pool)) if k not in bad]
+    return pool.iloc[good] if hasattr(pool, "iloc") else pool[good]

@@ -1,7 +1,8 @@
 """The record of one query on one instance, as batch runs give it (:class:`BatchRecord`).
 
 A plain value: the batch runner (:mod:`rfexplain.batch`) makes records, the DataFrames and
-reports of :mod:`rfexplain.viz` read and rebuild them; neither needs the other.
+reports of :mod:`rfexplain.viz` read and rebuild them; neither needs the other. Both name a row
+that is not a valid instance the same way (:func:`row_error`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from rfexplain.core.pyvalues import to_python
 
-__all__ = ["BatchRecord"]
+__all__ = ["BatchRecord", "row_error"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,19 @@ class BatchRecord:
         if isinstance(self.result, float) and math.isinf(self.result):
             out["result"] = None
         return out
+
+
+def row_error(exc: BaseException, where: str) -> str:
+    """The error of a row that is not a valid instance, naming the row: ``"InvalidInstanceError:
+    row 3 has NaN in feature 1 ..."`` (a message about "instance 0", the only row the check saw,
+    is about ``where``).
+
+    >>> row_error(ValueError("instance 0 has NaN in feature 1"), "row 3")
+    'ValueError: row 3 has NaN in feature 1'
+    >>> row_error(ValueError("expected 4 features, got 2"), "row 3")
+    'ValueError: row 3: expected 4 features, got 2'
+    """
+    text = str(exc)
+    if text.startswith("instance 0 "):
+        return f"{type(exc).__name__}: {where} {text[len('instance 0 ') :]}"
+    return f"{type(exc).__name__}: {where}: {text}"

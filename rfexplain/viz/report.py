@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ def write_report(
     n_jobs: int | None = 1,
     progress: bool | None = None,
     title: str = "rfexplain report",
+    row_errors: Mapping[int, str] | None = None,
 ) -> list[RowReport]:
     """Explain every row of ``X`` and write the report to ``path``; returns the rows' reports.
 
@@ -101,6 +102,11 @@ def write_report(
         Show a progress bar of the rows (by default on a terminal or in a notebook).
     title : str
         The page's title.
+    row_errors : mapping of int to str, optional
+        Rows known to be bad (position in ``X`` -> what is wrong): each is a failed row of its
+        own, named by its id, and is not explained (``rfexplain report --input`` names a short
+        row or a value that is not a number this way, keeping a placeholder row in ``X``). A row
+        the explainer refuses (NaN, an unknown category) is a failed row named the same way.
 
     Returns
     -------
@@ -139,12 +145,20 @@ def write_report(
             engine=compare_engine,
             immutable=[forest.feature_names[f] for f in getattr(explainer, "immutable", ())],
         )
-    items = [(k, i, row, plots and k < max_sections) for k, (i, row) in enumerate(zip(ids, rows))]
+    bad = {int(k): str(v) for k, v in (row_errors or {}).items() if 0 <= int(k) < len(rows)}
+    good = [k for k in range(len(rows)) if k not in bad]
+    items = [(n, ids[k], rows[k], plots and k < max_sections) for n, k in enumerate(good)]
     try:
-        reports = explain_rows(explainer, items, queries, other=other, n_jobs=n_jobs, progress=progress)
+        explained = dict(
+            zip(good, explain_rows(explainer, items, queries, other=other, n_jobs=n_jobs, progress=progress))
+        )
     finally:
         if other is not None:
             other.close()
+    reports = [
+        explained[k] if k in explained else RowReport(index=i, error=f"InvalidInstanceError: row {i}: {bad[k]}")
+        for k, i in enumerate(ids)
+    ]
     Path(path).write_text(_page(explainer, reports, queries, compare_engine, max_sections, title), encoding="utf-8")
     return reports
 

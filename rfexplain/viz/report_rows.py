@@ -26,8 +26,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rfexplain.core.errors import UnsupportedQuery
+from rfexplain.core.errors import InvalidInstanceError, UnsupportedQuery
 from rfexplain.core.reasons import Reason
+from rfexplain.core.records import row_error
 from rfexplain.progress import Progress
 from rfexplain.verify import verify
 from rfexplain.viz.chart import reason_chart, value_text
@@ -157,7 +158,9 @@ def explain_row(
             )
     except Exception as exc:  # one failing row is reported on its own line, the others go on
         log.debug("report row %s failed", index, exc_info=True)
-        out.error = f"{type(exc).__name__}: {exc}"
+        out.error = (
+            row_error(exc, f"row {index}") if isinstance(exc, InvalidInstanceError) else f"{type(exc).__name__}: {exc}"
+        )
         out.time = time.perf_counter() - started
     return out
 
