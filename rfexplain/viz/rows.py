@@ -157,6 +157,12 @@ def _action(ax: Any, row: Row, x0: float, x1: float) -> None:
         arrow.set_gid(f"action-arrow-f{row.feature}")
 
 
+def _style(reason: Reason) -> dict[str, Any]:
+    """How a reason is drawn: its kind's style, labelled as inflated where it is."""
+    style = LAYER_STYLES[reason.kind]
+    return dict(style, label=style["label"] + " (inflated)") if reason.inflated else style
+
+
 def _in_draw_order(layers: Sequence[Reason]) -> list[Reason]:
     return sorted(layers, key=lambda r: _DRAW_ORDER.index(r.kind))
 
@@ -183,7 +189,7 @@ def _paint_numeric(ax: Any, row: Row, layers: Sequence[Reason]) -> None:
         states = reason.literals.get(row.feature)
         if states is None:
             continue
-        style = LAYER_STYLES[reason.kind]
+        style = _style(reason)
         for k, (lo, hi) in enumerate(_intervals(states, row.thresholds)):
             x0, x1 = max(lo, left), min(hi, right)
             if reason.kind == "general_necessary":
@@ -237,7 +243,7 @@ def _paint_categorical(ax: Any, row: Row, layers: Sequence[Reason]) -> None:
         states = reason.literals.get(row.feature)
         if states is None:
             continue
-        style = LAYER_STYLES[reason.kind]
+        style = _style(reason)
         for s in sorted(states):
             if reason.kind == "general_necessary":
                 outline(
