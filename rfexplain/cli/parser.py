@@ -143,7 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--test-size", type=float, default=0.2, help="test fraction when training here (default 0.2)")
     report_rows = report.add_mutually_exclusive_group()
     report_rows.add_argument("--rows", help="a range START:STOP of the instance pool (default: all of it)")
-    report_rows.add_argument("--input", help="CSV of instances (optional header; an extra last column is the label)")
+    report_rows.add_argument(
+        "--input",
+        help="CSV of instances (optional header; an extra last column is the label); a bad row (too short, not a "
+        "number, NaN) is a failed row of its own, only a header naming other columns refuses the file",
+    )
     report.add_argument("--engine", default="sat", help="engine name (default sat)")
     report.add_argument(
         "--vote",
