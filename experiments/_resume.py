@@ -193,7 +193,8 @@ def checkpoint(
 
     def interrupted(signum: int, frame: Any) -> None:
         done.interrupted = True
-        previous(signum, frame)  # type: ignore[operator]
+        if callable(previous):
+            previous(signum, frame)
 
     if watching:
         signal.signal(signal.SIGINT, interrupted)
