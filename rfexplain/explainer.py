@@ -265,7 +265,10 @@ class Explainer:
         indices : sequence of int, optional
             Distinct ids reported in the records instead of the row numbers.
         chunk_size : int, optional
-            Instances per task (default: about four tasks per worker, at most 64 instances).
+            Instances per task, a positive integer (default: about four tasks per worker, at most
+            64 instances). A record leaves its worker with its chunk: on Ctrl-C the rows of a chunk
+            still running are not kept, and ``chunk_size=1`` keeps every finished row, at some cost
+            in throughput on quick queries. ``rfexplain batch --chunk-size N`` sets it.
         backend : str or joblib backend, optional
             Force a joblib backend instead of the active one.
         as_frame : bool or "long"
