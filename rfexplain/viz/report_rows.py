@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import pickle
+import threading
 import time
 import uuid
 import warnings
@@ -178,21 +179,22 @@ def _agreement(first: Any, second: Any) -> str:
 #: One row to explain: ``(position, index, row, draw its picture)``.
 Item = tuple[int, int, Any, bool]
 
-#: The explainers a worker process unpickled for the report running now: token -> (explainer, other).
-_WORKER: dict[str, tuple[Any, Any]] = {}
+#: Per worker thread, the explainers it unpickled for the report running now: token -> (explainer, other).
+_WORKER = threading.local()
 
 
 def _worker_explainers(token: str, payload: bytes) -> tuple[Any, Any]:
-    """The report's explainers in this worker, unpickled (engines built) once per report; those
-    of an earlier report are closed."""
-    if token not in _WORKER:
-        for old in _WORKER.values():
+    """The report's explainers in this worker (process or thread: engines are not shared between
+    threads), unpickled, their engines built, once per report; those of an earlier report are closed."""
+    cache: dict[str, tuple[Any, Any]] = getattr(_WORKER, "cache", None) or {}
+    if token not in cache:
+        for old in cache.values():
             for explainer in old:
                 if explainer is not None:
                     explainer.close()
-        _WORKER.clear()
-        _WORKER[token] = pickle.loads(payload)
-    return _WORKER[token]
+        cache = {token: pickle.loads(payload)}
+        _WORKER.cache = cache
+    return cache[token]
 
 
 def _run_chunk(token: str, payload: bytes, items: list[Item], queries: Sequence[str]) -> list[tuple[int, RowReport]]:
