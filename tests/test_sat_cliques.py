@@ -19,6 +19,7 @@ from rfexplain.sat.cliques import CliqueSearch, search_levels
 from rfexplain.sat.deciders.cliques import Cliques
 from rfexplain.sat.deciders.leaves import LeafTable
 from rfexplain.sat.encodings import ForestEncoding
+from rfexplain.sat.tuning import DEFAULT_TUNING
 from tests.hypothesis_budget import examples
 from tests.sat_deciders import race_of, screen_of, settle
 from tests.strategies import forests
@@ -79,9 +80,11 @@ def test_kernel_finds_a_clique_heavier_than_the_goal_iff_one_exists(data: Any) -
     ]
     best = max([0.0] + [float(sum(weights[list(c)])) for c in cliques])  # 0.0: the empty clique
     levels = search_levels(n, adj.shape[1], n + 1)
+    failed = data.draw(st.sampled_from([0, 1, DEFAULT_TUNING.clique_failed_literals]))  # MaxCLQ's failed literals
+    unit = data.draw(st.sampled_from([1, DEFAULT_TUNING.clique_work_unit]))  # words swept per unit of work
     status = kernels.SLICED
     while status == kernels.SLICED:
-        status, _ = kernels.search(adj, weights, goal, *levels, data.draw(st.integers(1, 4)))
+        status, _ = kernels.search(adj, weights, goal, *levels, unit, failed, data.draw(st.integers(1, 4)))
     assert status == (kernels.FOUND if best > goal else kernels.EXHAUSTED)
     if status == kernels.FOUND:
         chosen = levels[5][: levels[6][kernels.DEPTH]].tolist()
@@ -122,8 +125,13 @@ def test_clique_search_decides_hard_vote_queries_as_the_forest_does(forest: Any,
     assert CliqueSearch.applies(arguments) == (forest.n_classes == 2)  # exact either way; used on two
     cube_depth = data.draw(st.sampled_from([0, 1, 3]))
     cube_vertices = data.draw(st.sampled_from([1, 3]))
-    max_vertices = data.draw(st.sampled_from([None, 1, 4]))  # small: cubes build their own graphs
-    search = CliqueSearch(arguments, cube_depth=cube_depth, cube_vertices=cube_vertices, max_vertices=max_vertices)
+    # small max_vertices: cubes build their own graphs
+    max_vertices = data.draw(st.sampled_from([DEFAULT_TUNING.max_vertices, 1, 4]))
+    failed = data.draw(st.sampled_from([0, 1, DEFAULT_TUNING.clique_failed_literals]))
+    tuning = DEFAULT_TUNING.replace(
+        cube_depth=cube_depth, cube_vertices=cube_vertices, max_vertices=max_vertices, clique_failed_literals=failed
+    )
+    search = CliqueSearch(arguments, tuning=tuning)
     status = kernels.SLICED
     while status == kernels.SLICED:
         status = search.step(data.draw(st.integers(1, 3)))
@@ -273,7 +281,8 @@ def test_maxclq_inconsistent_sets_admit_no_clique_through_every_class() -> None:
         for j in range(depth):
             before = used.copy()
             propagated = kernels._propagate(adj, classes, j + 1, used, -1, -1, scratch, np.zeros(1, np.int64)) >= 0
-            if not kernels._inconsistent(adj, classes, j, used, scratch, np.zeros(1, np.int64)):
+            failed = DEFAULT_TUNING.clique_failed_literals
+            if not kernels._inconsistent(adj, classes, j, used, failed, scratch, np.zeros(1, np.int64)):
                 assert np.array_equal(used, before) and not propagated
                 continue
             subset = np.flatnonzero(used & ~before).tolist()
@@ -316,12 +325,14 @@ def test_kernel_decides_equal_weight_cliques_on_larger_graphs(graphs: int) -> No
         adj = kernels.permute(adj, order)
         neighbours = [{int(np.flatnonzero(order == u)[0]) for u in neighbours[v]} for v in order.tolist()]
         weights = np.full(n, 2.0)
+        failed = int(rng.choice([0, DEFAULT_TUNING.clique_failed_literals, n]))  # MaxCLQ's failed literals
         for size in (best - 1, best, best + 1):
             goal = 2.0 * size - 1.0  # a clique of `size` vertices beats it
             levels = search_levels(n, adj.shape[1], n + 1)
             status = kernels.SLICED
             while status == kernels.SLICED:
-                status, _ = kernels.search(adj, weights, goal, *levels, int(rng.integers(1, 50)))
+                unit = DEFAULT_TUNING.clique_work_unit
+                status, _ = kernels.search(adj, weights, goal, *levels, unit, failed, int(rng.integers(1, 50)))
             assert status == (kernels.FOUND if size <= best else kernels.EXHAUSTED)
             if status == kernels.FOUND:
                 chosen = levels[5][: levels[6][kernels.DEPTH]].tolist()

@@ -69,20 +69,17 @@ SLICED = 2
 #: the stack or the row pool is too small for the next node: grow it and call again
 GROW = 3
 
-#: Longest array :func:`_sort_head` sorts by insertion.
-SMALL_SORT = 48
-
-#: The pair bound (:func:`pair_bound`) judges a child only when its parent's pairs took this
-#: many times the child's margin of the per-tree bound (plus the near-tie tolerance) off their
-#: parent's bound, ``+inf`` at the root.
-PAIR_GATE = 1.0
+#: Longest array :func:`_sort_head` sorts by insertion: a fixed part of that hybrid sort (as
+#: introsort's cut-off to insertion sort), not a setting of the search, whose boxes and answers
+#: are the same whichever sort orders the cuts.
+_SMALL_SORT = 48
 
 
 @kernel
 def _sort_head(values, k):  # pragma: no cover - compiled
     """Sort ``values[:k]`` in place: by insertion when ``k`` is small (the guided split's few cuts
     per feature: numba's sort call cost more than the sweep itself), else by numpy's sort."""
-    if k > SMALL_SORT:
+    if k > _SMALL_SORT:
         values[:k].sort()
         return
     for a in range(1, k):
@@ -421,6 +418,7 @@ def search(
     box_points,
     guided,
     partner,
+    pair_gate,
     stack_lo,
     stack_hi,
     stack_rows,
@@ -441,7 +439,9 @@ def search(
     use; ``guided``: split by :func:`_guided_split` where it finds a split, else by the leaf-end
     rule; ``partner``: with one other class, the trees paired for :func:`pair_bound` (by tree
     id, -1: none), which then also judges every child the per-tree bound keeps (an empty array:
-    none; else the rows must be in decreasing margin within each tree). The stack
+    none; else the rows must be in decreasing margin within each tree) whose margin of the
+    per-tree bound (plus ``near_tie``) is at most ``pair_gate`` times what its parent's pairs
+    took off their parent's bound (``+inf`` at the root). The stack
     (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``, ``ties`` and
     ``state`` carry the search from one call to the next."""
     n_free = low.shape[1]
@@ -597,7 +597,7 @@ def search(
                 continue
             count = n_right if is_right else n_left
             child_gain = gain
-            if paired and slack + near_tie <= PAIR_GATE * gain:
+            if paired and slack + near_tie <= pair_gate * gain:
                 serial += 1
                 kept = right if is_right else left
                 total = pair_bound(kept, count, low, high, trees, margins, partner, stamp, tree_run, run_start, serial)
@@ -687,6 +687,7 @@ def warm_up(box_dtype: np.dtype) -> None:
             1,
             soft,
             np.full(1, -1, dtype=np.int64),
+            1.0,
             np.zeros((2, 1), dtype=np.int64),
             np.zeros((2, 1), dtype=np.int64),
             np.asarray([[0, 1], [0, 0]], dtype=np.int64),

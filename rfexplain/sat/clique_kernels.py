@@ -52,11 +52,6 @@ SLICED = 2
 #: slots of the ``state`` array: the current level (-1: not started), the clique's size
 LEVEL, DEPTH = range(2)
 
-#: Words of bitsets a colouring sweeps per unit of work on top of its branching (:func:`search`),
-#: so that a unit costs about what a box of the box search does and the race's slices share
-#: time fairly.
-WORK_UNIT = 16384
-
 _ONE = np.uint64(1)
 
 
@@ -206,11 +201,6 @@ def _renumber(v, adj, classes, settled, spent):  # pragma: no cover - compiled
     return False
 
 
-#: Most vertices of a colour class whose vertices :func:`_drop_inconsistent` tries one by one
-#: (failed literals) when propagation alone finds no inconsistent set.
-FAILED_LITERALS = 8
-
-
 @kernel
 def propagation_scratch(depth, words):  # pragma: no cover - compiled
     """The arrays MaxCLQ's bound works in, for up to ``depth`` colour classes of ``words`` words:
@@ -295,11 +285,11 @@ def _propagate(adj, classes, n_classes, used, forced, vertex, scratch, spent):  
 
 
 @kernel
-def _inconsistent(adj, classes, j, used, scratch, spent):  # pragma: no cover - compiled
+def _inconsistent(adj, classes, j, used, failed, scratch, spent):  # pragma: no cover - compiled
     """Whether the classes ``0..j`` not ``used`` hold a set no clique takes a vertex of each of,
     found by :func:`_propagate`, or else by trying each vertex of class ``j`` (when it has at most
-    :data:`FAILED_LITERALS`) and propagating to a conflict every time (MaxCLQ's failed literals
-    [LQ10]); the classes of the set found are marked ``used``."""
+    ``failed``) and propagating to a conflict every time (MaxCLQ's failed literals [LQ10]); the
+    classes of the set found are marked ``used``."""
     reasons = scratch[2]
     gathered = scratch[5]
     rw = reasons.shape[1]
@@ -308,7 +298,7 @@ def _inconsistent(adj, classes, j, used, scratch, spent):  # pragma: no cover - 
         gathered[:] = reasons[hit]
     else:
         size = scratch[6][j]
-        if size > FAILED_LITERALS or size < 2:
+        if size > failed or size < 2:
             return False
         gathered[:] = 0
         for w in range(adj.shape[1]):
@@ -330,7 +320,7 @@ def _inconsistent(adj, classes, j, used, scratch, spent):  # pragma: no cover - 
 
 @kernel
 def _drop_inconsistent(  # pragma: no cover - compiled
-    adj, classes, settled, verts, bounds, m, starts, n_listed, unit, need, scratch, spent
+    adj, classes, settled, verts, bounds, m, starts, n_listed, unit, need, failed, scratch, spent
 ):
     """Settle more colour classes with MaxCLQ's bound [LQ10]: the listed classes (``n_listed``
     of them, their vertices ``verts[starts[k]:starts[k + 1]]``) are added one at a time after
@@ -338,7 +328,7 @@ def _drop_inconsistent(  # pragma: no cover - compiled
     the classes not yet in one, the bound of every clique within these classes drops by ``unit``
     (disjoint inconsistent sets each lose a class). While the bound stays within ``need`` the
     added class is settled too; the listed vertices left move to the front of ``verts`` with
-    their bounds lowered, and their number is returned."""
+    their bounds lowered, and their number is returned (``failed``: :func:`_inconsistent`'s)."""
     used, sizes = scratch[0], scratch[6]
     depth = classes.shape[0]
     words = adj.shape[1]
@@ -362,7 +352,7 @@ def _drop_inconsistent(  # pragma: no cover - compiled
         sizes[j] = starts[k + 1] - starts[k]
         used[j] = False
         spent[0] += words
-        if _inconsistent(adj, classes, j, used, scratch, spent):
+        if _inconsistent(adj, classes, j, used, failed, scratch, spent):
             found += 1
         if (j + 1 - found) * unit <= need:
             dropped = k + 1
@@ -379,7 +369,7 @@ def _drop_inconsistent(  # pragma: no cover - compiled
 
 @kernel
 def _colour(  # pragma: no cover - compiled
-    candidates, adj, weights, uniform, need, verts, bounds, left, queue, classes, starts, scratch, spent
+    candidates, adj, weights, uniform, need, verts, bounds, left, queue, classes, starts, failed, scratch, spent
 ):
     """Colour the bitset ``candidates`` greedily (vertex order, one class at a time) and list, in
     class order into ``verts``, the candidates a clique needing more than ``need`` must still
@@ -389,8 +379,8 @@ def _colour(  # pragma: no cover - compiled
     among them can beat ``need``), and a vertex of a later class is moved into them when
     :func:`_renumber` can; then :func:`_drop_inconsistent` keeps more classes by MaxCLQ's bound.
     ``left``, ``queue``: scratch bitsets; ``starts``: scratch for the listed classes' first
-    positions; ``scratch``: :func:`_propagate`'s arrays (made by :func:`search`); the words of
-    bitsets swept are added to ``spent[0]``."""
+    positions; ``failed``: :func:`_inconsistent`'s; ``scratch``: :func:`_propagate`'s arrays (made
+    by :func:`search`); the words of bitsets swept are added to ``spent[0]``."""
     words = candidates.shape[0]
     left[:] = candidates
     m = 0
@@ -447,19 +437,22 @@ def _colour(  # pragma: no cover - compiled
             unit = heaviest
     if uniform and n_listed > 0:
         starts[n_listed] = m
-        return _drop_inconsistent(adj, classes, settled, verts, bounds, m, starts, n_listed, unit, need, scratch, spent)
+        return _drop_inconsistent(
+            adj, classes, settled, verts, bounds, m, starts, n_listed, unit, need, failed, scratch, spent
+        )
     return m
 
 
 @kernel
 def search(  # pragma: no cover - compiled
-    adj, weights, goal, candidates, verts, bounds, position, gained, chosen, state, node_limit
+    adj, weights, goal, candidates, verts, bounds, position, gained, chosen, state, work_unit, failed, node_limit
 ):
     """Run the search for a clique of ``adj`` whose ``weights`` sum to more than ``goal``, for at
     about ``node_limit`` units of work; ``(status, units)``. A unit is a branching, plus one per
-    :data:`WORK_UNIT` words of bitsets its colouring sweeps (Re-NUMBER's included), so that a
-    slice of units takes about as long on a large graph as on a small one, and as a slice of the
-    box search's boxes.
+    ``work_unit`` words of bitsets its colouring sweeps (Re-NUMBER's included), so that a slice
+    of units takes about as long on a large graph as on a small one, and as a slice of the box
+    search's boxes. ``failed``: the largest colour class MaxCLQ's bound tries vertex by vertex
+    (:func:`_inconsistent`).
 
     Per level ``k`` (the clique's first ``k`` vertices chosen): ``candidates[k]`` (bitset),
     ``verts[k]``/``bounds[k]`` (the candidates in colour order with their bounds),
@@ -499,12 +492,13 @@ def search(  # pragma: no cover - compiled
             queue,
             classes,
             starts,
+            failed,
             scratch,
             spent,
         )
         gained[0] = 0.0
         state[LEVEL] = 0
-        examined = 1 + spent[0] // WORK_UNIT
+        examined = 1 + spent[0] // work_unit
         if goal < 0.0:  # the empty clique beats it: any point
             state[DEPTH] = 0
             return FOUND, examined
@@ -552,10 +546,11 @@ def search(  # pragma: no cover - compiled
             queue,
             classes,
             starts,
+            failed,
             scratch,
             spent,
         )
-        examined += spent[0] // WORK_UNIT
+        examined += spent[0] // work_unit
     state[LEVEL] = -2
     return EXHAUSTED, examined
 
@@ -579,5 +574,7 @@ def warm_up() -> None:
         np.zeros(levels),
         np.zeros(levels, np.int64),
         np.asarray([-1, 0], dtype=np.int64),
+        1,
+        1,
         100,
     )

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.sat import clique_kernels as kernels
-from rfexplain.sat.tuning import DEFAULT_TUNING
+from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
 __all__ = ["CliqueSearch", "search_levels"]
 
@@ -76,18 +76,19 @@ class CliqueSearch:
         self,
         arguments: tuple[Any, ...],
         *,
-        cube_depth: int | None = None,
-        cube_vertices: int | None = None,
-        max_vertices: int | None = None,
+        tuning: SatTuning = DEFAULT_TUNING,
     ) -> None:
-        """``cube_depth``/``cube_vertices``/``max_vertices``: the cube splitting's limits
-        (default: :data:`~rfexplain.sat.tuning.DEFAULT_TUNING`'s)."""
+        """``tuning``: the cube splitting's limits (``cube_depth``, ``cube_vertices``,
+        ``max_vertices``), the unit of work (``clique_work_unit``) and the failed literals of
+        MaxCLQ's bound (``clique_failed_literals``)."""
         low, high, trees, margins, penalty = arguments[:5]
         allowed, allowed_at = arguments[6], arguments[7]
         self.near_tie = float(arguments[11])
-        self.cube_depth = DEFAULT_TUNING.cube_depth if cube_depth is None else cube_depth
-        self.cube_vertices = DEFAULT_TUNING.cube_vertices if cube_vertices is None else cube_vertices
-        self.max_vertices = DEFAULT_TUNING.max_vertices if max_vertices is None else max_vertices
+        self.cube_depth = tuning.cube_depth
+        self.cube_vertices = tuning.cube_vertices
+        self.max_vertices = tuning.max_vertices
+        self.work_unit = tuning.clique_work_unit
+        self.failed_literals = tuning.clique_failed_literals
         n_free = low.shape[1]
         self.allowed = [allowed[allowed_at[j] : allowed_at[j + 1]] for j in range(n_free)]
         # leaf intervals over the allowed states (a leaf with none on some feature is never reached)
@@ -148,7 +149,8 @@ class CliqueSearch:
                 continue
             adj, weights, rows, levels = self._search
             goal = self._graph[2]
-            status, examined = kernels.search(*(adj, weights, goal, *levels, node_limit - self.examined))
+            unit, failed = self.work_unit, self.failed_literals
+            status, examined = kernels.search(*(adj, weights, goal, *levels, unit, failed, node_limit - self.examined))
             self.examined += examined
             if status == kernels.FOUND:
                 chosen, state = levels[5], levels[6]
@@ -166,7 +168,7 @@ class CliqueSearch:
         adj, weights, goal, vertices, levels = self._graph  # type: ignore[misc]
         cube = self._cubes.pop()
         members = cube.members
-        self.examined += 1 + len(members) * len(members) // kernels.WORK_UNIT
+        self.examined += 1 + len(members) * len(members) // self.work_unit
         best = np.zeros(int(self.trees.max()) + 1)
         np.maximum.at(best, self.trees[vertices[members]], weights[members])
         if float(best.sum()) <= goal:

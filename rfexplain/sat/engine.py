@@ -159,9 +159,11 @@ class SatEngine(EngineBase):
         self.solver = solver
         self.card = card
         self.multiclass = multiclass
-        self.encoding = ForestEncoding(forest, card=card, multiclass=multiclass, soft_bits=soft_bits)
-        self.stats = SolverStats()
         self.tuning = SatTuning.of(tuning)
+        self.encoding = ForestEncoding(
+            forest, card=card, multiclass=multiclass, soft_bits=soft_bits, coarse_literals=self.tuning.coarse_literals
+        )
+        self.stats = SolverStats()
         chosen = set(DECIDERS if deciders is None else deciders)
         unknown = sorted(chosen - set(DECIDERS))
         if unknown:

@@ -6,7 +6,7 @@ an answer (every decider is exact, and the canonical reasons depend on the featu
 they change which decider answers, and so the speed and the witnesses. An engine takes them as
 ``SatEngine(forest, tuning=SatTuning(...))`` or ``tuning={"box_points": 64, ...}``
 (:meth:`SatTuning.of`); the defaults are :data:`DEFAULT_TUNING`. The measurements that chose the
-defaults are in ``docs/decisions.md`` ("SAT engine: the prefilter", "SAT engine: options").
+defaults are in ``docs/decisions.md`` (its "SAT engine" sections).
 
 The vote's own tolerance is not tuning: :data:`rfexplain.core.vote.NEAR_TIE`, the float64
 distance under which two soft-vote sums are compared again in exact integer arithmetic, is part
@@ -49,7 +49,9 @@ class SatTuning:
       slice in ``pair_turns``; ``pair_rounds`` rounds of pairing, each only while the table grows
       by at most ``pair_growth``.
     - ``pair_bound_after``: boxes of the first search before it restarts with the pair bound
-      (two classes).
+      (two classes); ``pair_gate``: the pair bound judges a child box only when its margin of the
+      per-tree bound is at most this many times what its parent's pairs took off their parent's
+      bound.
     - ``bnb_stack``, ``bnb_pool``: the search's box stack (boxes) and row pool (rows per table
       row) at first; both double when full.
     - ``bnb_ties``: soft-vote near-tie points one search sets aside for exact arithmetic.
@@ -61,6 +63,11 @@ class SatTuning:
     - ``cube_depth``, ``cube_vertices``, ``max_vertices``: its cube splitting's limits
       (:class:`~rfexplain.sat.cliques.CliqueSearch`); ``max_leaves``: most reachable leaves of a
       query it takes on.
+    - ``clique_work_unit``: words of bitsets its colourings sweep per unit of its work (on top of
+      one per branching), so that a unit costs about what a box of the box search does and the
+      race's slices share time fairly.
+    - ``clique_failed_literals``: the largest colour class whose vertices its MaxCLQ bound tries
+      one by one (failed literals) when propagation alone finds no inconsistent set.
 
     Climbing (:mod:`rfexplain.sat.climb`, counterexamples by coordinate ascent):
 
@@ -86,6 +93,9 @@ class SatTuning:
       ``whole_formula_leaves`` leaves first give each open query to the full CNF's solver for
       ``first_conflicts`` conflicts (its cores let the deletion loops skip calls).
     - ``reduced_card``: the reduced CNF's cardinality encoding.
+    - ``coarse_literals``: soft vote, the size of the full CNF's redundant rounded-up cardinality
+      constraint per comparison (:mod:`rfexplain.sat.encodings.softvote`): about this many unary
+      literals, each tree's weight between 2 and 32 steps.
 
     Search (:mod:`rfexplain.sat.search`):
 
@@ -109,6 +119,7 @@ class SatTuning:
     pair_rounds: int = 2
     pair_growth: float = 3.0
     pair_bound_after: int = 64
+    pair_gate: float = 1.0
     bnb_stack: int = 64
     bnb_pool: int = 8
     bnb_ties: int = 64
@@ -118,6 +129,8 @@ class SatTuning:
     cube_vertices: int = 512
     max_vertices: int = 20_000
     max_leaves: int = 200_000
+    clique_work_unit: int = 16384
+    clique_failed_literals: int = 8
     slice_climbs: int = 1
     clique_race_climb_after: int = 2
     clique_race_climbs: int = 4
@@ -135,6 +148,7 @@ class SatTuning:
     first_conflicts: int = 1000
     whole_formula_leaves: int = 20_000
     reduced_card: str = "kmtotalizer"
+    coarse_literals: int = 512
     axp_block_after: int = 3
 
     @classmethod

@@ -244,6 +244,7 @@ class BoxSearch:
         self.arguments = arguments
         self.guided = guided
         self.partner = partner if partner is not None else _NO_PAIRS
+        self.pair_gate = float(tuning.pair_gate)
         self.stack_lo = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
         self.stack_hi = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
         self.stack_hi[0] = top
@@ -274,6 +275,7 @@ class BoxSearch:
             own = (
                 self.guided,
                 self.partner,
+                self.pair_gate,
                 self.stack_lo,
                 self.stack_hi,
                 self.stack_rows,

@@ -33,12 +33,7 @@ class Cliques:
         tuning = leaves.tuning
         self.leaves, self.free, self.rows = leaves, free, rows
         self.kind, self.cls = ("not" if arguments[9] else "predicts"), int(arguments[8])
-        self.search = CliqueSearch(
-            arguments,
-            cube_depth=tuning.cube_depth,
-            cube_vertices=tuning.cube_vertices,
-            max_vertices=tuning.max_vertices,
-        )
+        self.search = CliqueSearch(arguments, tuning=tuning)
         #: whether the search has ended (answered, or found a point the exact vote refutes)
         self.done = False
         #: units of work the last :meth:`decide` did

@@ -61,6 +61,7 @@ from rfexplain.sat.encodings.softvote import (
 )
 from rfexplain.sat.encodings.trees import TreeVotes, tree_clauses
 from rfexplain.sat.encodings.votes import CARD_ENCODINGS, MULTICLASS_CONSTRUCTIONS, not_class, predicts_class
+from rfexplain.sat.tuning import DEFAULT_TUNING
 
 __all__ = ["ForestEncoding", "Formula"]
 
@@ -68,10 +69,11 @@ log = logging.getLogger(__name__)
 
 Clause = list[int]
 
-#: Bits each tree's weight keeps in the relaxed soft-vote comparisons (see
-#: :meth:`ForestEncoding.refinement`): a relaxed comparison differs from the exact one only when
-#: the exact margin is within ``trees * 2**-SOFT_BITS`` of a tie (in units of the largest leaf
-#: weight), and costs about ``SOFT_BITS / 60`` of the exact adders.
+#: The default of the ``soft_bits`` option (:class:`ForestEncoding`, and the SAT engine's, which
+#: passes it on; read nowhere else): the bits each tree's weight keeps in the relaxed soft-vote
+#: comparisons (see :meth:`ForestEncoding.refinement`). A relaxed comparison differs from the
+#: exact one only when the exact margin is within ``trees * 2**-SOFT_BITS`` of a tie (in units
+#: of the largest leaf weight), and costs about ``SOFT_BITS / 60`` of the exact adders.
 SOFT_BITS = 12
 
 
@@ -126,6 +128,9 @@ class ForestEncoding:
     soft_bits : int or None
         Soft vote only: the bits each tree's weight keeps in the relaxed comparisons the formulas
         start from (:data:`SOFT_BITS`); ``None`` encodes every comparison exactly up front.
+    coarse_literals : int
+        Soft vote only: the size of each comparison's redundant rounded-up cardinality constraint
+        (:mod:`.softvote`; the SAT engine's tuning, :class:`~rfexplain.sat.tuning.SatTuning`).
     """
 
     def __init__(
@@ -135,6 +140,7 @@ class ForestEncoding:
         card: str = "cardnetwrk",
         multiclass: str = "selectors",
         soft_bits: int | None = SOFT_BITS,
+        coarse_literals: int = DEFAULT_TUNING.coarse_literals,
     ) -> None:
         if card not in CARD_ENCODINGS:
             raise InvalidOptionError(f"card must be one of {list(CARD_ENCODINGS)}. Got {card!r} instead.")
@@ -146,6 +152,7 @@ class ForestEncoding:
             raise InvalidOptionError(f"soft_bits must be a positive integer or None. Got {soft_bits!r} instead.")
         self.forest = forest
         self.soft_bits = soft_bits
+        self.coarse_literals = coarse_literals
         self.card = card
         self.multiclass = multiclass
         self.pool = VarPool()
@@ -220,7 +227,8 @@ class ForestEncoding:
     def exact_clauses(self, comparison: Comparison) -> tuple[Clause, ...]:
         """The exact clauses of a relaxed comparison (built once, shared by every solver)."""
         if comparison not in self._exact:
-            self._exact[comparison] = tuple(exact_comparison(self.pool, self.values, comparison))
+            exact = exact_comparison(self.pool, self.values, comparison, coarse=self.coarse_literals)
+            self._exact[comparison] = tuple(exact)
         return self._exact[comparison]
 
     def exact(self, formula: Formula) -> tuple[tuple[int, ...], ...]:
@@ -277,7 +285,9 @@ class ForestEncoding:
         if key not in self._formulas:
             extra: list[Clause] | SoftFormula
             if self.soft:
-                extra = soft_not_class(self.pool, self.values, self.forest.n_classes, c, bits=self.soft_bits)
+                extra = soft_not_class(
+                    self.pool, self.values, self.forest.n_classes, c, bits=self.soft_bits, coarse=self.coarse_literals
+                )
             else:
                 extra = not_class(
                     self.pool, self.trees, self.forest.n_classes, c, card=self.card, construction=self.multiclass
@@ -291,7 +301,9 @@ class ForestEncoding:
         if key not in self._formulas:
             extra: list[Clause] | SoftFormula
             if self.soft:
-                extra = soft_predicts_class(self.pool, self.values, self.forest.n_classes, t, bits=self.soft_bits)
+                extra = soft_predicts_class(
+                    self.pool, self.values, self.forest.n_classes, t, bits=self.soft_bits, coarse=self.coarse_literals
+                )
             else:
                 extra = predicts_class(self.pool, self.trees, self.forest.n_classes, t, card=self.card)
             self._formulas[key] = self._formula("predicts", t, extra)

@@ -22,7 +22,8 @@ then ``S >= K`` is the lexicographic comparison with the constant ``K`` (one cla
 of ``K``). Its size is linear in the number of input bits: about ``trees * log2(weight range)``
 adders per comparison. Adders propagate poorly (a partial assignment rarely fixes a sum bit), so
 a redundant rounded-up cardinality constraint (:func:`_coarse_implied`) is added, its number of
-steps per tree adapted to the number of trees (:data:`COARSE_LITERALS`).
+steps per tree adapted to the number of trees (``coarse``: the SAT engine's tuning,
+``coarse_literals``).
 
 Lazy exactness. Exact comparisons carry about 60 bits per tree weight. The formulas therefore
 start from *relaxed* comparisons (``bits=``, 12 by default: every weight rounded up to 12
@@ -49,6 +50,7 @@ from rfexplain.core.forest import Tree
 from rfexplain.sat.encodings.domains import range_literals
 from rfexplain.sat.encodings.pool import Var, VarPool
 from rfexplain.sat.encodings.votes import at_least
+from rfexplain.sat.tuning import DEFAULT_TUNING
 
 __all__ = [
     "TreeValues",
@@ -65,11 +67,6 @@ __all__ = [
 ]
 
 Clause = list[int]
-
-#: Size of the redundant coarse constraint: about this many unary literals per comparison, each
-#: tree's rounded-up weight between 2 and 32 steps (a cardinality network over thousands of
-#: literals costs more than it propagates).
-COARSE_LITERALS = 512
 
 
 @dataclass(frozen=True)
@@ -134,10 +131,17 @@ class _Adders:
 
 
 def beats_clauses(
-    pool: VarPool, trees: Sequence[TreeValues], winner: int, loser: int, *, bits: int | None = None
+    pool: VarPool,
+    trees: Sequence[TreeValues],
+    winner: int,
+    loser: int,
+    *,
+    bits: int | None = None,
+    coarse: int = DEFAULT_TUNING.coarse_literals,
 ) -> list[Clause] | None:
     """Clauses for "``winner`` beats ``loser``" under the soft vote: ``[]`` when it always does,
-    ``None`` when it never does (see the module docstring).
+    ``None`` when it never does (see the module docstring; ``coarse``: the size of the redundant
+    constraint, :func:`_coarse_implied`).
 
     With ``bits``, the clauses are the *relaxed* comparison instead: every shifted weight ``y_t``
     rounded up to a multiple of ``s = 2**L`` (``L`` such that the largest keeps ``bits`` bits), so
@@ -166,7 +170,7 @@ def beats_clauses(
     terms = [(tree, [y // g for y in ys]) for tree, ys in terms]
     if sum(max(ys) for _, ys in terms) < bound:
         return None
-    clauses = _coarse_implied(pool, terms, bound)
+    clauses = _coarse_implied(pool, terms, bound, coarse)
     if clauses is None:
         return None
     columns: dict[int, list[int]] = {}
@@ -203,11 +207,14 @@ def beats_clauses(
     return clauses
 
 
-def _coarse_implied(pool: VarPool, terms: Sequence[tuple[TreeValues, list[int]]], bound: int) -> list[Clause] | None:
+def _coarse_implied(
+    pool: VarPool, terms: Sequence[tuple[TreeValues, list[int]]], bound: int, coarse: int
+) -> list[Clause] | None:
     """A redundant cardinality constraint implied by ``sum_t y_t >= bound``, for propagation.
 
-    With ``s = 2**L`` such that every ``y_t / s`` is at most a few steps (:data:`COARSE_LITERALS`),
-    the rounded-up weights
+    With ``s = 2**L`` such that every ``y_t / s`` is at most a few steps (about ``coarse`` unary
+    literals in all, between 2 and 32 per tree: a cardinality network over thousands of
+    literals costs more than it propagates), the rounded-up weights
     ``u_t = ceil(y_t / s)`` satisfy ``sum_t u_t >= ceil(bound / s)`` whenever the exact constraint
     holds. Each ``u_t`` is written in unary (literal ``j`` implies a value with ``u_t >= j``) and
     the sum goes through a cardinality network (:func:`.votes.at_least`), whose unit propagation
@@ -215,7 +222,7 @@ def _coarse_implied(pool: VarPool, terms: Sequence[tuple[TreeValues, list[int]]]
     alone propagate poorly. ``None`` when even the rounded-up weights cannot reach the bound.
     """
     top = max(max(ys) for _, ys in terms)
-    steps = max(2, min(32, COARSE_LITERALS // len(terms)))
+    steps = max(2, min(32, coarse // len(terms)))
     shift = max(0, top.bit_length() - steps.bit_length() + 1)
     step = 1 << shift
     need = -(-bound // step)
@@ -255,20 +262,26 @@ class SoftFormula:
 
 
 def _comparison(
-    pool: VarPool, trees: Sequence[TreeValues], winner: int, loser: int, bits: int | None
+    pool: VarPool, trees: Sequence[TreeValues], winner: int, loser: int, bits: int | None, coarse: int
 ) -> tuple[list[Clause] | None, bool]:
     """``beats_clauses`` relaxed to ``bits`` where that is smaller, and whether it was relaxed."""
     if bits is not None:
-        relaxed = beats_clauses(pool, trees, winner, loser, bits=bits)
+        relaxed = beats_clauses(pool, trees, winner, loser, bits=bits, coarse=coarse)
         if relaxed:
             return relaxed, True
         if relaxed is None:
             return None, False
-    return beats_clauses(pool, trees, winner, loser), False
+    return beats_clauses(pool, trees, winner, loser, coarse=coarse), False
 
 
 def soft_not_class(
-    pool: VarPool, trees: Sequence[TreeValues], n_classes: int, c: int, *, bits: int | None = None
+    pool: VarPool,
+    trees: Sequence[TreeValues],
+    n_classes: int,
+    c: int,
+    *,
+    bits: int | None = None,
+    coarse: int = DEFAULT_TUNING.coarse_literals,
 ) -> SoftFormula:
     """Clauses saying "the soft vote does not pick ``c``": some class beats ``c`` (each comparison
     relaxed to ``bits`` when given, see :func:`beats_clauses`)."""
@@ -278,7 +291,7 @@ def soft_not_class(
     for d in range(n_classes):
         if d == c:
             continue
-        clauses, is_relaxed = _comparison(pool, trees, d, c, bits)
+        clauses, is_relaxed = _comparison(pool, trees, d, c, bits, coarse)
         if clauses is None:
             continue
         if not clauses:
@@ -297,7 +310,13 @@ def soft_not_class(
 
 
 def soft_predicts_class(
-    pool: VarPool, trees: Sequence[TreeValues], n_classes: int, t: int, *, bits: int | None = None
+    pool: VarPool,
+    trees: Sequence[TreeValues],
+    n_classes: int,
+    t: int,
+    *,
+    bits: int | None = None,
+    coarse: int = DEFAULT_TUNING.coarse_literals,
 ) -> SoftFormula:
     """Clauses saying "the soft vote picks ``t``": ``t`` beats every other class."""
     out: list[Clause] = []
@@ -305,7 +324,7 @@ def soft_predicts_class(
     for d in range(n_classes):
         if d == t:
             continue
-        clauses, is_relaxed = _comparison(pool, trees, t, d, bits)
+        clauses, is_relaxed = _comparison(pool, trees, t, d, bits, coarse)
         if clauses is None:
             return SoftFormula(_false(pool))
         out.extend(clauses)
@@ -314,9 +333,11 @@ def soft_predicts_class(
     return SoftFormula(out, tuple(relaxed))
 
 
-def exact_comparison(pool: VarPool, trees: Sequence[TreeValues], comparison: Comparison) -> list[Clause]:
+def exact_comparison(
+    pool: VarPool, trees: Sequence[TreeValues], comparison: Comparison, *, coarse: int = DEFAULT_TUNING.coarse_literals
+) -> list[Clause]:
     """The exact clauses of a relaxed ``comparison``, under its guard."""
-    clauses = beats_clauses(pool, trees, comparison.winner, comparison.loser)
+    clauses = beats_clauses(pool, trees, comparison.winner, comparison.loser, coarse=coarse)
     if clauses is None:
         clauses = _false(pool)
     if comparison.guard is None:
