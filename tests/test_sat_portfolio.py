@@ -59,12 +59,17 @@ def _chain(frame: FrameType | None) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("alone", DECIDERS)
-def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(monkeypatch: Any, alone: str) -> None:
+@pytest.mark.parametrize(
+    "vote, alone",
+    [("hard", name) for name in DECIDERS] + [("soft", name) for name in ("bounds", "boxes", "climb", "full_cnf")],
+)
+def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(
+    monkeypatch: Any, vote: str, alone: str
+) -> None:
     """With each decider alone beside the full CNF (the reference), the decider answers some
-    of an AXp's questions, and every question goes from the facade to the decider in the same
-    five calls: the decision's query, the engine, the AXp's deletion loop, the portfolio (its
-    one loop), the decider."""
+    of an AXp's questions (under the soft vote, those that take its questions), and every
+    question goes from the facade to the decider in the same five calls: the decision's query,
+    the engine, the AXp's deletion loop, the portfolio (its one loop), the decider."""
     seen: list[tuple[str, list[str], bool]] = []
 
     def recording(cls: type) -> Any:
@@ -81,7 +86,7 @@ def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(monkeypa
         monkeypatch.setattr(cls, "decide", recording(cls))
     # no first try of the full CNF before the reduced one (the forest is small)
     tuning = {"whole_formula_leaves": 0}
-    explainer = rx.Explainer(MODEL, engine="sat", vote="hard", prefilter=True, deciders=(alone,), tuning=tuning)
+    explainer = rx.Explainer(MODEL, engine="sat", vote=vote, prefilter=True, deciders=(alone,), tuning=tuning)
     for x in X[:40:8]:
         explainer.explain(x).sufficient_reason()
     expected = ["Decision.sufficient_reason", "Decision.ask", "SatEngine.sufficient_reason", "Search.axp"]

@@ -1,5 +1,7 @@
 """The SAT engine under the soft vote against the brute-force oracle (which decides the soft vote
-by definition from the leaf vectors): impure leaves, exact ties and float64 near-ties."""
+by definition from the leaf vectors): impure leaves, exact ties and float64 near-ties; with the
+whole portfolio of deciders, with the full CNF alone and with each decider that takes soft-vote
+questions alone beside it."""
 
 from typing import Any, ClassVar
 
@@ -22,6 +24,21 @@ class TestSatEngineSoftVoteFullCnfAlone(EngineContract):
     vote: ClassVar[str] = "soft"
     options: ClassVar[dict[str, Any]] = {"prefilter": True, "deciders": ("full_cnf",)}
     max_examples = 30
+
+
+def _decider_alone(name: str) -> type[EngineContract]:
+    """The soft-vote contract with the decider ``name`` alone beside the full CNF (which answers
+    what it leaves open); the clique search and the reduced CNF take no soft-vote question."""
+    return type(
+        f"TestSatEngineSoftVoteDecider_{name}",
+        (EngineContract,),
+        {"engine": "sat", "vote": "soft", "options": {"prefilter": True, "deciders": (name,)}, "max_examples": 10},
+    )
+
+
+TestSatEngineSoftVoteBoundsAlone = _decider_alone("bounds")
+TestSatEngineSoftVoteBoxesAlone = _decider_alone("boxes")
+TestSatEngineSoftVoteClimbAlone = _decider_alone("climb")
 
 
 class TestOracleEngineSoftVote(EngineContract):
