@@ -57,6 +57,16 @@ def test_nan_names_the_feature(iris_model: RandomForestClassifier) -> None:
         explainer.explain([1.0, 2.0, np.nan, 3.0])
 
 
+@pytest.mark.parametrize(("value", "shown"), [(np.inf, "inf"), (-np.inf, "-inf"), (1e300, "1e+300")])
+def test_infinite_value_is_named_as_a_number(iris_model: RandomForestClassifier, value: float, shown: str) -> None:
+    """The message shows the value as the user wrote it (``inf``), not numpy's repr."""
+    explainer = rx.Explainer(iris_model, engine="oracle", feature_names=["sl", "sw", "pl", "pw"])
+    with pytest.raises(rx.InvalidInstanceError) as caught:
+        explainer.explain([1.0, value, 3.0, 4.0])
+    assert f"has {shown} in feature 1 ('sw')" in str(caught.value)
+    assert "np.float64" not in str(caught.value)
+
+
 def test_non_numeric_values(iris_model: RandomForestClassifier) -> None:
     explainer = rx.Explainer(iris_model, engine="oracle")
     with pytest.raises(rx.InvalidInstanceError, match="numeric"):

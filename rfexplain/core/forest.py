@@ -465,7 +465,7 @@ class Forest:
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(
-                f"instance {row} has {arr[row, col]!r} in feature {col} ({self.feature_names[col]!r}); "
+                f"instance {row} has {float(arr[row, col])!r} in feature {col} ({self.feature_names[col]!r}); "
                 "infinite values and values beyond the float32 range are refused, as scikit-learn refuses them"
             )
         for f, bound in enumerate(self.bounds):
