@@ -318,6 +318,25 @@ def test_explain_on_a_builtin_dataset_names_its_features(capsys: pytest.CaptureF
     assert not names & {"alcohol", "ash"}
 
 
+def test_explain_gives_the_inflated_reason_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """``explain`` without ``--query`` answers with the inflated sufficient reason (issue 54: what
+    a person can act on by default); ``--all`` without ``--query`` enumerates the AXps, and the
+    canonical reason stays one option away."""
+    argv = ["explain", "--dataset", "iris", "--index", "0", "--json"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["query"] == "inflated_sufficient_reason" and doc["reasons"][0]["inflated"] is True
+    code, out, err = run([*argv, "--query", "sufficient_reason"], capsys)
+    assert code == 0, err
+    canonical = json.loads(out)
+    assert canonical["query"] == "sufficient_reason" and not canonical["reasons"][0].get("inflated", False)
+    assert canonical["reasons"][0]["feature_names"] == doc["reasons"][0]["feature_names"]
+    code, out, err = run([*argv, "--all"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["query"] == "sufficient_reasons"
+
+
 # ---------------------------------------------------------------------- issue 51, first contact
 def test_target_for_a_query_that_takes_none_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--target`` with a query that takes no target is a usage error (status 2), in explain and

@@ -99,7 +99,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         forest, model, data = trained.forest, trained.model, trained.data
     else:
         raise UsageError("give a model file or --dataset")
-    spec = query_named(args.query)
+    spec = query_named(args.query or ("sufficient_reason" if args.all else "inflated_sufficient_reason"))
     if args.all and spec.all_of is not None:
         spec = query_named(spec.all_of)
     query = spec.name

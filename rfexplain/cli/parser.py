@@ -54,7 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         "in any order (matched by name; the only way to give a pipeline's original columns); write "
         "--values=-1.5,2,... when the first value is negative",
     )
-    explain.add_argument("--query", choices=QUERY_CHOICES, default="sufficient_reason")
+    explain.add_argument(
+        "--query",
+        choices=QUERY_CHOICES,
+        help="what to ask (default: inflated_sufficient_reason, each condition widened as far as it stays "
+        "sufficient; sufficient_reasons with --all)",
+    )
     explain.add_argument("--all", action="store_true", help="enumerate all reasons of the query's kind")
     explain.add_argument("--target", help="class label for contrastive_reasons (refused by the other queries)")
     explain.add_argument("--engine", default="sat", help="engine name (default sat)")
