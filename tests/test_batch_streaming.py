@@ -132,7 +132,7 @@ def test_each_bad_row_is_its_own_error_record_with_its_row_number() -> None:
         assert errors[1] == "InvalidInstanceError: row 1: expected 4 features, got 3"
         assert (errors[2] or "").startswith("InvalidInstanceError: row 2: instances must be numeric")
         assert (errors[3] or "").startswith("InvalidInstanceError: row 3 has NaN in feature 1")
-        assert (errors[4] or "").startswith("InvalidInstanceError: row 4 has np.float64(inf) in feature 1")
+        assert (errors[4] or "").startswith("InvalidInstanceError: row 4 has inf in feature 1")
     # A DataFrame names a row by its number and its index label.
     frame = pd.DataFrame(X[:3], columns=[f"x{j}" for j in range(4)], index=["a", "b", "c"]).astype(object)
     frame.iloc[1, 2] = np.nan
@@ -397,6 +397,10 @@ def test_parquet_output_streams_beside_and_is_written_whole(tmp_path: Path) -> N
     assert not Path(f"{out}.partial.jsonl").exists()
     records = frame_to_records(pd.read_parquet(out))
     assert [r.index for r in records] == list(range(N_ROWS)) and all(r.ok for r in records)
+    from rfexplain.viz.run_metadata import parquet_metadata
+
+    stored = parquet_metadata(str(out))  # the run's metadata, as explain_many's frames carry it
+    assert stored is not None and stored["query"] == "sufficient_reason" and stored["engine"] == "stopper"
     assert _cli(tmp_path, out, "--resume") == 0  # a finished output: nothing left to do
 
 

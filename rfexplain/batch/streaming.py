@@ -92,15 +92,26 @@ class StreamingOutput:
 
     Beside the output, ``OUT.run.json`` records the run that writes it: a fingerprint of the
     forest, engine and its options, the query and its arguments, the timeout, the format and the
-    rows. With ``resume=True`` an output whose run record matches keeps its records and
+    rows. A Parquet output stores the run's ``metadata`` in its schema, as
+    :func:`~rfexplain.viz.frames.write_parquet` does. With ``resume=True`` an output whose run record matches keeps its records and
     :attr:`done` gives their indices (the caller explains the others); a mismatch, or an output
     without a run record, is refused (:class:`ResumeError`). Resuming where nothing was written
     yet starts afresh.
     """
 
-    def __init__(self, path: str | os.PathLike[str], fmt: str, run: Mapping[str, Any], *, resume: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        fmt: str,
+        run: Mapping[str, Any],
+        *,
+        resume: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ):
         self.path = Path(path)
         self.fmt = fmt
+        #: The run's metadata a Parquet output stores (:func:`rfexplain.viz.run_metadata.run_metadata`).
+        self.metadata = metadata
         self.run = dict(run)
         self.run_path = Path(f"{self.path}{RUN_SUFFIX}")
         self.data_path = Path(f"{self.path}{PARTIAL_SUFFIX}") if fmt == "parquet" else self.path
@@ -228,7 +239,7 @@ class StreamingOutput:
             from rfexplain.viz.frames import write_parquet
 
             records = [self._record(json.loads(self.lines[i])) for i in indices]
-            replace_atomically(self.path, lambda tmp: write_parquet(records, str(tmp)))
+            replace_atomically(self.path, lambda tmp: write_parquet(records, str(tmp), metadata=self.metadata))
             self.data_path.unlink(missing_ok=True)
         else:
 

@@ -32,6 +32,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
 
     from rfexplain.batch import StreamingOutput
     from rfexplain.explainer import Explainer
+    from rfexplain.viz.run_metadata import run_metadata
 
     bad: dict[int, str] = {}
     forest, model, pool, pool_ids = instance_pool(args, args.model, bad)
@@ -69,7 +70,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     try:
         if args.output:
             run = _run_identity(explainer, args.query, kwargs, args.timeout, fmt, X, ids)
-            output = StreamingOutput(args.output, fmt, run, resume=args.resume)
+            metadata = run_metadata(explainer, args.query, kwargs) if fmt == "parquet" else None
+            output = StreamingOutput(args.output, fmt, run, resume=args.resume, metadata=metadata)
             summary.resumed = len(output.done)
         todo = [k for k, i in enumerate(ids) if output is None or i not in output.done]
         if todo:
