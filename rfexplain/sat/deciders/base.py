@@ -72,6 +72,14 @@ class Answer:
     #: The decider that answered (:data:`DECIDERS`; not part of the answer's value).
     by: str = field(default="", compare=False)
 
+    def given_by(self, name: str) -> Answer:
+        """This answer, marked as given by the decider ``name``."""
+        return Answer(self.sat, self.witness, self.core, self.model, name)
+
+    def with_core(self, core: frozenset[int]) -> Answer:
+        """This (unsatisfiable) answer with the core ``core``."""
+        return Answer(self.sat, self.witness, core, self.model, self.by)
+
 
 #: What a decider is asked: a :class:`Question` for the engine's deciders; a solver call's
 #: assumptions for :class:`.scheduler.SolverCall`.

@@ -57,7 +57,7 @@ class Bounds:
         kept = np.zeros(len(fixed), dtype=np.bool_)
         columns = np.asarray(fixed, dtype=np.int64)
         bound_core(self.leaves.outside, columns, table.tree, margins, penalty, kind == "not", NEAR_TIE, kept)
-        return frozenset(f for f, keep in zip(fixed, kept.tolist()) if keep)
+        return frozenset(columns[kept].tolist())
 
 
 def slack(leaves: InstanceLeaves, rows: np.ndarray, kind: str, cls: int) -> float:

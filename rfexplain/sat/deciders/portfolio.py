@@ -34,7 +34,6 @@ SAT", JAIR 2008.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Collection, Generator
 
@@ -121,7 +120,7 @@ class Portfolio(Scheduler[Question]):
         if self.full_cnf is not None and answer.by != self.full_cnf.name:
             self.full_cnf.oracle.stats.record_screened(answer.sat)
         if not answer.sat and answer.core is None:
-            answer = dataclasses.replace(answer, core=frozenset(question.fixed))
+            answer = answer.with_core(frozenset(question.fixed))
         return answer
 
     def _settle(self, question: Question) -> Generator[Turn, Answer | None, tuple[Answer | None, Race | None]]:

@@ -20,7 +20,6 @@ deadline is enforced between rounds for every solver alike): the MaxSAT solver's
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Generator, Sequence
 from typing import Generic, TypeVar
 
@@ -52,21 +51,23 @@ class Scheduler(Generic[Q]):
         the current one, :meth:`.Budget.current`) polled before each turn;
         :class:`~rfexplain.core.budget.BudgetExpired` once it has run out. Each answer is marked
         with the decider that gave it (:attr:`.Answer.by`)."""
-        budget = budget if budget is not None else Budget.current()
-        limited = budget is not None and budget.deadline is not None
-        turns = self.turns(question, limited)
+        if budget is None:
+            budget = Budget.current()
+        deadline = budget if budget is not None and budget.deadline is not None else None
+        turns = self.turns(question, deadline is not None)
         answer: Answer | None = None
         try:
             while True:
                 try:
                     decider, work = turns.send(answer)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
-                if limited and budget.expired():  # type: ignore[union-attr]
-                    budget.check(f"{self.what} ({decider.name})")  # type: ignore[union-attr]
+                    settled: Answer | None = done.value
+                    return settled
+                if deadline is not None and deadline.expired():
+                    deadline.check(f"{self.what} ({decider.name})")
                 answer = decider.decide(question, work)
                 if answer is not None and answer.by != decider.name:
-                    answer = dataclasses.replace(answer, by=decider.name)
+                    answer = answer.given_by(decider.name)
         finally:
             turns.close()
 
