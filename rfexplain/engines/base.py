@@ -39,6 +39,7 @@ from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError, Unsu
 from rfexplain.core.forest import Forest
 from rfexplain.core.queries import QUERY_TABLE
 from rfexplain.core.reasons import Reason, Witness
+from rfexplain.engines.general import general_necessary, general_sufficient
 from rfexplain.engines.inflation import inflate
 
 __all__ = [
@@ -53,8 +54,10 @@ __all__ = [
 ]
 
 #: Methods an engine may implement besides the queries, which :class:`EngineBase`'s generic
-#: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason`).
-ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample",)
+#: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason` and
+#: :meth:`EngineBase.general_sufficient_reasons`; ``box_example``:
+#: :meth:`EngineBase.general_necessary_reasons` and :meth:`EngineBase.shortest_flips`).
+ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example")
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
@@ -246,14 +249,35 @@ class EngineBase:
     def general_reason(self, instance: Instance) -> ReasonFormula:
         raise self._unsupported("general_reason")
 
-    def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        raise self._unsupported("general_sufficient_reasons")
-
-    def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+    def box_example(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """A state vector whose features lie in ``box`` (as in :meth:`box_counterexample`)
+        decided *like* ``instance``, or ``None`` when every such vector is decided otherwise. An
+        engine that implements it (and lists the queries) answers :meth:`general_necessary_reasons`
+        and :meth:`shortest_flips`. Runs under the active budget."""
         raise self._unsupported("general_necessary_reasons")
 
+    def general_sufficient_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        """The maximal boxes of each AXp of :meth:`sufficient_reasons` that hold no input
+        :meth:`box_counterexample` finds (:func:`rfexplain.engines.general.general_sufficient`)."""
+        if "general_sufficient_reasons" not in self.queries:
+            raise self._unsupported("general_sufficient_reasons")
+        axps = self.sufficient_reasons(instance, budget)
+        return general_sufficient(self.forest, instance, axps, lambda b: self.box_counterexample(instance, b), budget)
+
+    def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
+        """The maximal flip boxes of each CXp of :meth:`necessary_reasons`, checked by
+        :meth:`box_example` (:func:`rfexplain.engines.general.general_necessary`)."""
+        if "general_necessary_reasons" not in self.queries:
+            raise self._unsupported("general_necessary_reasons")
+        cxps = self.necessary_reasons(instance, budget)
+        return general_necessary(self.forest, instance, cxps, lambda b: self.box_example(instance, b), budget)
+
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        raise self._unsupported("shortest_flips")
+        """The general necessary reasons of the minimum CXps (:meth:`shortest_necessary_reasons`)."""
+        if "shortest_flips" not in self.queries:
+            raise self._unsupported("shortest_flips")
+        cxps = self.shortest_necessary_reasons(instance, budget)
+        return general_necessary(self.forest, instance, cxps, lambda b: self.box_example(instance, b), budget)
 
     def close(self) -> None:
         """Release solver resources; the default has none."""

@@ -460,11 +460,18 @@ class OracleEngine(EngineBase):
 
     def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
         """By definition: the first state vector of the grid inside ``box`` decided differently."""
+        return self._first_in_box(box, self.oracle.labels != instance.prediction)
+
+    def box_example(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """By definition: the first state vector of the grid inside ``box`` decided like the instance."""
+        return self._first_in_box(box, self.oracle.labels == instance.prediction)
+
+    def _first_in_box(self, box: Mapping[int, frozenset[int]], rows: np.ndarray) -> tuple[int, ...] | None:
+        """The first state vector of the grid inside ``box`` among the marked ``rows``."""
         budget = Budget.current()
         if budget is not None:
             budget.check("searching a box")
-        grid, labels = self.oracle.grid, self.oracle.labels
-        rows = labels != instance.prediction
+        grid = self.oracle.grid
         for f, allowed in box.items():
             rows &= np.isin(grid[:, f], sorted(allowed))
         found = np.flatnonzero(rows)

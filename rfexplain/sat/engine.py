@@ -134,6 +134,9 @@ class SatEngine(EngineBase):
             "contrastive_reasons",
             "robustness",
             "inflated_sufficient_reason",
+            "general_sufficient_reasons",
+            "general_necessary_reasons",
+            "shortest_flips",
         }
     )
 
@@ -371,6 +374,31 @@ class SatEngine(EngineBase):
                 self._box_switches += 1
                 oracle.solver.add_clause([-switch, *(self.encoding.selector(f, s) for s in sorted(allowed))])
                 assumptions.append(switch)
+        found = Chunks(oracle.run, self.tuning.conflict_chunk, "searching a box").decide(assumptions)
+        assert found is not None  # a solver call always answers
+        return self.encoding.decode(oracle.model()) if found.sat else None
+
+    def box_example(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+        """Whether the box holds a point decided like the instance: one call of the solver of
+        "predicts the instance's class" (the general necessary reasons' flip boxes,
+        :mod:`rfexplain.engines.general`), a set of states as assumptions: the order variables
+        of its ends and the negated state variables of the states it skips between them."""
+        budget = Budget.current()
+        if budget is not None:
+            budget.check("searching a box")
+        oracle = self.oracle("predicts", instance.prediction)
+        pool = self.encoding.pool
+        assumptions: list[int] = []
+        for f, allowed in sorted(box.items()):
+            n = self.forest.states_per_feature[f]
+            if n <= 1 or len(allowed) == n:
+                continue
+            low, high = min(allowed), max(allowed)
+            if low > 0:
+                assumptions.append(pool.var(Var.gt(f, low - 1)))
+            if high < n - 1:
+                assumptions.append(-pool.var(Var.gt(f, high)))
+            assumptions.extend(-self.encoding.selector(f, s) for s in range(low + 1, high) if s not in allowed)
         found = Chunks(oracle.run, self.tuning.conflict_chunk, "searching a box").decide(assumptions)
         assert found is not None  # a solver call always answers
         return self.encoding.decode(oracle.model()) if found.sat else None
