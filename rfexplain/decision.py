@@ -20,8 +20,9 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -170,7 +171,7 @@ class Decision:
             raise QueryArgumentError(f"{name} takes no limit (it answers one result)")
         if spec.kind is not Kind.REASON and order is not None:
             raise QueryArgumentError(f"{name} takes no order (only the single-reason queries do)")
-        budget = Budget(limit=limit, timeout=timeout, max_memory=getattr(self.explainer, "max_memory", "default"))
+        budget = self._budget(limit, timeout)
         args: tuple[Any, ...] = ()
         if spec.takes_target:
             index = self.forest.class_index(target)
@@ -180,14 +181,23 @@ class Decision:
         method = getattr(self.engine, name)
         if spec.enumerates:
             return Enumeration(lambda b: method(self.instance, *args, b), budget)
-        bar = StepProgress(f"{name} ({self.explainer.engine_name})", enabled=self.progress)
-        with budget.active(), bar.following(budget):
-            if spec.kind is Kind.REASON and order is not None:  # engines default to index order
-                return method(self.instance, canonical_order(self.forest, order))
+        if spec.kind is Kind.REASON and order is not None:  # engines default to index order
+            args = (canonical_order(self.forest, order),)
+        with self._answering(name, budget):
             answer = method(self.instance, *args)
         if spec.kind is Kind.NUMBER and answer != math.inf:
             return int(answer)
         return answer
+
+    def _budget(self, limit: int | None, timeout: float | None) -> Budget:
+        return Budget(limit=limit, timeout=timeout, max_memory=getattr(self.explainer, "max_memory", "default"))
+
+    @contextlib.contextmanager
+    def _answering(self, name: str, budget: Budget) -> Iterator[None]:
+        """The budget of one query active, with its progress bar, while the engine answers it."""
+        bar = StepProgress(f"{name} ({self.explainer.engine_name})", enabled=self.progress)
+        with budget.active(), bar.following(budget):
+            yield
 
     # ---------------------------------------------------------------- single answers
     def sufficient_reason(self, order: Sequence[int | str] | None = None, timeout: float | None = None) -> Reason:
@@ -213,7 +223,10 @@ class Decision:
         Reason
             A conjunction of literals (kind ``"sufficient"``), with witnesses.
         """
-        return self.ask("sufficient_reason", order=order, timeout=timeout)
+        # the engine asked directly (what :meth:`ask` does for this query, without its dispatch)
+        args = () if order is None else (canonical_order(self.forest, order),)
+        with self._answering("sufficient_reason", self._budget(None, timeout)):
+            return self.engine.sufficient_reason(self.instance, *args)
 
     def inflated_sufficient_reason(
         self, order: Sequence[int | str] | None = None, timeout: float | None = None

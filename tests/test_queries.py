@@ -13,7 +13,7 @@ from rfexplain.core.queries import QUERY_TABLE, Kind, query
 from rfexplain.decision import Decision
 from rfexplain.engines.base import ENGINE_HOOKS, ENUMERATION_QUERIES, QUERIES, Engine, EngineBase
 
-NOT_QUERIES = {"ask", "values", "states", "plot"}  # plot draws the reasons; not a query
+NOT_QUERIES = {"ask", "values", "states", "plot", "describe"}  # plot draws reasons, describe writes them
 
 
 def _public(cls: type) -> set[str]:

@@ -68,8 +68,8 @@ def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(
 ) -> None:
     """With each decider alone beside the full CNF (the reference), the decider answers some
     of an AXp's questions (under the soft vote, those that take its questions), and every
-    question goes from the facade to the decider in the same five calls: the decision's query,
-    the engine, the AXp's deletion loop, the portfolio (its one loop), the decider."""
+    question goes from the facade to the decider in the same four calls: the engine, the AXp's
+    deletion loop, the portfolio (its one loop), the decider."""
     seen: list[tuple[str, list[str], bool]] = []
 
     def recording(cls: type) -> Any:
@@ -89,7 +89,7 @@ def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(
     explainer = rx.Explainer(MODEL, engine="sat", vote=vote, prefilter=True, deciders=(alone,), tuning=tuning)
     for x in X[:40:8]:
         explainer.explain(x).sufficient_reason()
-    expected = ["Decision.sufficient_reason", "Decision.ask", "SatEngine.sufficient_reason", "Search.axp"]
+    expected = ["Decision.sufficient_reason", "SatEngine.sufficient_reason", "Search.axp"]
     assert {tuple(chain) for _, chain, _ in seen} == {(*expected, "Portfolio.decide")}
     assert alone in {name for name, _, answered in seen if answered}
 
