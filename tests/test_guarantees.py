@@ -229,7 +229,9 @@ def test_cli_interrupt_and_memory_are_one_line(
     def boom(args: Any) -> int:
         raise raised
 
-    monkeypatch.setattr(cli, "cmd_info", boom)
+    from rfexplain.cli import dispatch
+
+    monkeypatch.setattr(dispatch, "cmd_info", boom)  # where main looks the command up
     code, _, err = _run(["info", "whatever.json"], capsys)
     assert code == status and text in err and len(err.strip().splitlines()) == 1
 
