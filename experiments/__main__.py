@@ -126,6 +126,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         resumable=True,
     ),
     Benchmark(
+        "default_vote",
+        "experiments.default_vote",
+        "the default vote against the hard vote on the forests people train (issue 53's grid)",
+        resumable=True,
+    ),
+    Benchmark(
         "sat_shortest",
         "experiments.sat_shortest",
         "SAT engine: one shortest AXp and CXp per instance",

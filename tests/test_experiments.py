@@ -310,6 +310,7 @@ QUICK_RUNS = {
     "cold_start": [],
     "batch_throughput": ["--rows", "8", "--trees", "3", "--depth", "2", "--jobs", "1", "--engine", "oracle"],
     "actionable": ["--datasets", "iris", "--rows", "1"],
+    "default_vote": ["--datasets", "iris", "--instances", "1", "--settings", "ae"],
     "budgets": [],
 }
 #: Benchmarks that need a peer installed beside the checkout (their writers are tested below or
