@@ -1,50 +1,61 @@
 """General sufficient and necessary reasons and shortest flips from box questions.
 
-The definitions are Darwiche and Ji's (2022) general reason and its variable-minimal prime
-implicants and implicates [DJ22], with the shortest flips of Ji and Darwiche (2026), Section 4
-[JD26] (docs/design.md, section 2). Let ``v`` be the instance and ``c`` its decision. The general
-reason is locally fixated on ``v`` (every hybrid of a model and ``v`` is a model), which reduces
-both kinds to the sufficient and necessary reasons an engine already enumerates:
+The general reason of a decision and its variable-minimal prime implicants and implicates, the
+general sufficient and necessary reasons, are Darwiche and Ji's (2023) [DJ23]; the shortest flips
+are the shortest general necessary reasons of Ji and Darwiche (2026), Section 4 [JD26]
+(docs/design.md, section 2). Let ``v`` be the instance and ``c`` its decision. The general reason
+is locally fixated on ``v`` (every hybrid of a model and ``v`` is a model), which reduces both
+kinds to the sufficient and necessary reasons an engine already enumerates:
 
-- **general sufficient reasons (GSR)**: their feature sets are the AXps. For an AXp ``S``, they
+- **general sufficient reasons (GSR)**: their feature sets are the AXps. For an AXp ``S`` they
   are the maximal boxes ``B`` (a set of states ``B_f`` per feature of ``S``, the other features
-  free) that contain ``v`` and hold no input decided otherwise: a box holding ``v`` lies inside
-  the general reason iff every input in it is decided ``c``.
+  free) that hold ``v`` and no input decided otherwise: a box holding ``v`` lies inside the
+  general reason iff every input in it is decided ``c``.
 - **general necessary reasons (GNR)**: their feature sets are the CXps. For a CXp ``W``, a
-  maximal box ``B`` disjoint from the general reason never holds ``v_f`` on a feature of ``W``,
-  and (``W`` being subset-minimal) every input of ``B`` with the other features at ``v``'s
-  states is decided otherwise: the GNRs of ``W`` are the maximal such *flip boxes*, reported as
-  the clauses ``OR_{f in W} x_f in D_f \\ B_f``.
-- **shortest flips**: the GNRs of the minimum CXps, whose flip boxes hold every input decided
+  maximal box disjoint from the general reason never holds ``v_f`` on a feature of ``W`` and,
+  ``W`` being subset-minimal, each of its inputs with the other features on ``v``'s states is
+  decided otherwise: the GNRs of ``W`` are the maximal such *flip boxes* ``B``, reported as the
+  clauses ``OR_{f in W} x_f in D_f \\ B_f``.
+- **shortest flips**: the GNRs of the minimum CXps; their flip boxes hold every input decided
   otherwise at minimum Hamming distance from ``v``.
 
-A box avoids a set of inputs iff, for every such input ``p``, some feature ``f`` has
-``p_f`` removed from ``B_f``: the maximal boxes are the complements of the minimal hitting sets
-of the (feature, state) pairs. :func:`maximal_boxes` enumerates them by implicit hitting-set
-dualisation (Bailey and Stuckey, 2005; the AXp/CXp duality of Ignatiev et al., 2020, as the
-SAT engine's enumerations use it): a SAT solver proposes a hitting set of the regions found so
-far, shrunk to a minimal one; the engine's box question either finds an input of the candidate
-box that must be avoided, or proves the box good (it is then maximal, and blocked). A found
-input is widened to its *cell*, the box of states that reach the same leaf in every tree (any
-vote decides its whole cell alike), so one question rules out a whole region.
+A box avoids a set of inputs iff each of them has, on some feature ``f``, a state removed from
+``B_f``: the maximal boxes are the complements of the minimal hitting sets of the removed states.
+:func:`maximal_boxes` enumerates them by implicit hitting-set dualisation [BS05] (as the AXp/CXp
+duality of the SAT engine's enumerations [Ign20]): a SAT solver proposes a hitting set of the
+*regions* (boxes of inputs to avoid) found so far, shrunk to a minimal one; a box question then
+finds an input of the candidate box to avoid, widened to a region, or proves the box good (it is
+then maximal, since every larger box meets a region, and is blocked). The states of a feature
+are grouped in *blocks* that no input can tell apart (each state alone for a GSR, whose other
+features are free; for a GNR, the states between two thresholds that a tree reachable with the
+other features on ``v``'s states tests).
+
+Regions: a found input's *cell*, the box of states that reach the same leaf in every tree (any
+vote decides a cell alike); for a GNR whose flip boxes span at most ``grid_points`` blocks, the
+whole grid of blocks is decided at once (:meth:`Forest.predict_states`), candidates are checked
+on it and an input is widened to a maximal box of the grid decided like the instance; a
+candidate the grid finds good is asked of the engine, so every answer is the engine's.
 
 Each engine supplies the box questions (:meth:`~rfexplain.engines.base.EngineBase.box_counterexample`
 and :meth:`~rfexplain.engines.base.EngineBase.box_example`) and the enumerations of AXps and
-CXps; the results are exact and the same sets on every engine.
+CXps; the results are exact, the same sets on every engine, each feature set's boxes in the
+order of their state sets.
 
 References
 ----------
-[DJ22] A. Darwiche and C. Ji. On the computation of necessary and sufficient explanations.
-AAAI 2022.
+[DJ23] A. Darwiche and C. Ji. A new class of explanations for classifiers with non-binary
+features. JELIA 2023.
 [JD26] C. Ji and A. Darwiche. Circuit representations of random forests with applications to XAI.
+arXiv:2602.08362, 2026.
 [BS05] J. Bailey and P. J. Stuckey. Discovery of minimal unsatisfiable subsets of constraints
 using hitting set dualization. PADL 2005.
-[IMS20] A. Ignatiev, N. Narodytska, N. Asher and J. Marques-Silva. From contrastive to abductive
+[Ign20] A. Ignatiev, N. Narodytska, N. Asher and J. Marques-Silva. From contrastive to abductive
 explanations and back again. AIxIA 2020.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Protocol
@@ -56,6 +67,22 @@ from rfexplain.core.bits import bits_of, mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
+
+__all__ = ["Box", "Cells", "maximal_boxes", "general_sufficient", "general_necessary", "GRID_POINTS"]
+
+#: Feature -> the states a box allows on it.
+Box = dict[int, frozenset[int]]
+#: Feature -> block indices: a region of inputs to avoid, or a hitting set's removed blocks.
+Blocks = dict[int, frozenset[int]]
+#: A box question: an input of the box (a state vector) to avoid, or ``None`` when there is none.
+Question = Callable[[Box], "tuple[int, ...] | None"]
+#: The region of inputs to avoid around an input the box question found.
+Widen = Callable[["tuple[int, ...]"], Blocks]
+
+#: The most blocks a GNR's flip boxes may span for the grid of blocks to be decided at once.
+GRID_POINTS = 1 << 18
+#: Rows of one :meth:`Forest.predict_states` call over the grid.
+_CHUNK = 1 << 14
 
 
 class Instance(Protocol):
@@ -69,59 +96,60 @@ class Instance(Protocol):
     def prediction(self) -> int: ...
 
 
-__all__ = ["Box", "Cells", "maximal_boxes", "general_sufficient", "general_necessary"]
-
-#: Feature -> the states a box allows on it.
-Box = dict[int, frozenset[int]]
-#: A box question: an input of the box (a state vector) to avoid, or ``None`` when there is none.
-Question = Callable[[Box], "tuple[int, ...] | None"]
-
-
 class Cells:
     """The cell of an input: per feature, the interval of states for which every tree reaches
     the same leaf (the intersection of the leaves' boxes, :meth:`FlatForest.leaf_boxes`)."""
 
     def __init__(self, forest: Forest) -> None:
-        self._flat = forest.flat
-        self._nodes, self._low, self._high = self._flat.leaf_boxes()
+        self.flat = forest.flat
+        self.nodes, self.low, self.high = self.flat.leaf_boxes()
 
     def __call__(self, z: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)``: the cell's inclusive bounds per feature."""
-        reached = self._flat.tree_leaves(np.asarray(z, dtype=np.int64))[0] + self._flat.first_nodes
-        rows = np.searchsorted(self._nodes, reached)
-        return self._low[rows].max(axis=0), self._high[rows].min(axis=0)
+        reached = self.flat.tree_leaves(np.asarray(z, dtype=np.int64))[0] + self.flat.first_nodes
+        rows = np.searchsorted(self.nodes, reached)
+        return self.low[rows].max(axis=0), self.high[rows].min(axis=0)
+
+    def region(self, blocks: Mapping[int, Sequence[frozenset[int]]], z: Sequence[int]) -> Blocks:
+        """The blocks of each feature of ``blocks`` that meet the cell of ``z`` (blocks no input
+        tells apart: a block meeting the cell is decided like it)."""
+        low, high = self(z)
+        return {
+            f: frozenset(k for k, block in enumerate(bs) if any(low[f] <= s <= high[f] for s in block))
+            for f, bs in blocks.items()
+        }
 
 
 class _Hitting:
-    """Minimal hitting sets of regions over (feature, state) pairs, one region at a time.
+    """Minimal hitting sets of regions over (feature, block) elements, one region at a time.
 
-    A region asks that, for one of its features ``f``, every state of its set ``R_f`` be removed;
-    a pair's variable says it is removed. The solver holds the regions (one auxiliary variable per
-    alternative of more than one state), the blocked hitting sets and the caller's extra clauses;
-    a model is shrunk to a minimal hitting set by deleting pairs in order while every region stays
-    hit (the regions are monotone in the removed pairs, the blocks and extra clauses antitone)."""
+    A region is hit when, on one of its features ``f``, every block of its set ``R_f`` is removed;
+    an element's variable says the block is removed. The solver holds the regions (one auxiliary
+    variable per alternative of more than one block), the blocked hitting sets and the caller's
+    clauses; a model is shrunk to a minimal hitting set by putting back removed blocks in order
+    while every region stays hit (the regions are monotone in the removed blocks, the other
+    clauses antitone)."""
 
-    def __init__(self, pairs: Sequence[tuple[int, int]]) -> None:
-        self.var = {pair: k + 1 for k, pair in enumerate(pairs)}
-        self.pair = {k: pair for pair, k in self.var.items()}
+    def __init__(self, elements: Sequence[tuple[int, int]]) -> None:
+        self.var = {element: k + 1 for k, element in enumerate(elements)}
+        self.element = {k: element for element, k in self.var.items()}
         self.solver = Solver(name="m22")
-        self.top = len(pairs)
-        #: Each region as its alternatives: (feature, bit set of states).
+        self.top = len(elements)
+        #: Each region as its alternatives: (feature, bit set of blocks).
         self.regions: list[list[tuple[int, int]]] = []
-        #: Pair -> the regions (and alternatives) it takes part in.
-        self.uses: dict[tuple[int, int], list[tuple[int, int]]] = {pair: [] for pair in pairs}
+        #: Element -> the (region, alternative) pairs it takes part in.
+        self.uses: dict[tuple[int, int], list[tuple[int, int]]] = {element: [] for element in elements}
 
-    def add_region(self, alternatives: Mapping[int, frozenset[int]]) -> None:
-        if not alternatives:
-            raise RuntimeError("internal error: a box question returned an input no box can avoid")
+    def add_region(self, region: Blocks) -> None:
+        if not region:
+            raise RuntimeError("internal error: a box question found an input that no box can avoid")
         clause = []
-        index = len(self.regions)
-        region = []
-        for k, (f, states) in enumerate(sorted(alternatives.items())):
-            region.append((f, mask_of(states)))
-            lits = [self.var[(f, s)] for s in sorted(states)]
-            for s in states:
-                self.uses[(f, s)].append((index, k))
+        alternatives = []
+        for k, (f, ks) in enumerate(sorted(region.items())):
+            alternatives.append((f, mask_of(ks)))
+            lits = [self.var[(f, b)] for b in sorted(ks)]
+            for b in ks:
+                self.uses[(f, b)].append((len(self.regions), k))
             if len(lits) == 1:
                 clause.append(lits[0])
                 continue
@@ -129,80 +157,78 @@ class _Hitting:
             clause.append(self.top)
             for lit in lits:
                 self.solver.add_clause([-self.top, lit])
-        self.regions.append(region)
+        self.regions.append(alternatives)
         self.solver.add_clause(clause)
 
     def next(self) -> dict[int, int] | None:
-        """A minimal hitting set not blocked yet (feature -> bit set of removed states), or None."""
+        """A minimal hitting set not blocked yet (feature -> bit set of removed blocks), or None."""
         if not self.solver.solve():
             return None
         model = self.solver.get_model()
-        removed = sorted(self.pair[lit] for lit in model if 0 < lit <= len(self.pair))
+        removed = sorted(self.element[lit] for lit in model if 0 < lit <= len(self.element))
         chosen: dict[int, int] = {}
-        for f, s in removed:
-            chosen[f] = chosen.get(f, 0) | 1 << s
+        for f, b in removed:
+            chosen[f] = chosen.get(f, 0) | 1 << b
         hits = [sum(1 for f, bits in region if bits & ~chosen.get(f, 0) == 0) for region in self.regions]
-        for f, s in removed:
-            # the alternatives on ``f`` holding ``s`` that ``chosen`` meets now break without it
-            broken = [r for r, k in self.uses[(f, s)] if self.regions[r][k][1] & ~chosen[f] == 0]
+        for f, b in removed:
+            # the alternatives on ``f`` holding ``b`` that ``chosen`` meets now break without it
+            broken = [r for r, k in self.uses[(f, b)] if self.regions[r][k][1] & ~chosen[f] == 0]
             if any(hits[r] == 1 for r in broken):
                 continue
-            chosen[f] &= ~(1 << s)
+            chosen[f] &= ~(1 << b)
             for r in broken:
                 hits[r] -= 1
         return {f: bits for f, bits in chosen.items() if bits}
 
     def block(self, chosen: Mapping[int, int]) -> None:
         """No later hitting set contains ``chosen``."""
-        self.solver.add_clause([-self.var[(f, s)] for f, bits in sorted(chosen.items()) for s in bits_of(bits)])
+        self.solver.add_clause([-self.var[(f, b)] for f, bits in sorted(chosen.items()) for b in bits_of(bits)])
 
     def close(self) -> None:
         self.solver.delete()
 
 
 def maximal_boxes(
-    universe: Mapping[int, frozenset[int]],
+    blocks: Mapping[int, Sequence[frozenset[int]]],
     keep: Mapping[int, int],
     question: Question,
-    cells: Cells,
+    widen: Widen,
     budget: Budget,
 ) -> list[Box]:
-    """Every maximal box inside ``universe`` (feature -> states) that holds ``keep[f]`` on each
-    feature of ``keep``, at least one state on every other feature, and no input ``question``
-    reports, sorted by its state sets (as bit sets, in feature order).
+    """Every maximal box made of the ``blocks`` of each feature (feature -> its blocks of states)
+    that holds the block ``keep[f]`` on each feature of ``keep``, a block on every other feature,
+    and no input ``question`` finds; sorted by its state sets (bit sets, in feature order).
 
     Implicit hitting-set dualisation (see the module docstring): each candidate is the complement
-    of a minimal hitting set of the cells found so far; ``question`` proves it good (it is then
-    maximal: a larger box misses a cell) or reports an input, whose cell must be avoided too."""
-    features = sorted(universe)
-    pairs = [(f, s) for f in features for s in sorted(universe[f]) if keep.get(f) != s]
-    hitting = _Hitting(pairs)
+    of a minimal hitting set of the regions found so far (``widen`` turns a found input into its
+    region); ``question`` proves it good (it is then maximal: a larger box meets a region) or
+    finds an input of it to avoid."""
+    features = sorted(blocks)
+    elements = [(f, k) for f in features for k in range(len(blocks[f])) if keep.get(f) != k]
+    hitting = _Hitting(elements)
     found: list[Box] = []
     try:
         for f in features:
             if f not in keep:
-                hitting.solver.add_clause([-hitting.var[(f, s)] for s in sorted(universe[f])])
+                hitting.solver.add_clause([-hitting.var[(f, k)] for k in range(len(blocks[f]))])
         while True:
             budget.check("enumerating maximal boxes")
             chosen = hitting.next()
             if chosen is None:
                 break
-            box = {f: frozenset(s for s in universe[f] if not chosen.get(f, 0) >> s & 1) for f in features}
+            box = {
+                f: frozenset(s for k, block in enumerate(blocks[f]) if not chosen.get(f, 0) >> k & 1 for s in block)
+                for f in features
+            }
             z = question(box)
             if z is None:
                 found.append(box)
                 if not chosen:
-                    break  # the whole universe: the only maximal box
+                    break  # every block: the only maximal box
                 hitting.block(chosen)
                 continue
-            low, high = cells(z)
-            hitting.add_region(
-                {
-                    f: frozenset(s for s in universe[f] if low[f] <= s <= high[f])
-                    for f in features
-                    if not (f in keep and low[f] <= keep[f] <= high[f])
-                }
-            )
+            region = widen(z)
+            hitting.add_region({f: ks for f, ks in region.items() if not (f in keep and keep[f] in ks)})
     finally:
         hitting.close()
     return sorted(found, key=lambda box: tuple(mask_of(box[f]) for f in features))
@@ -219,9 +245,9 @@ def general_sufficient(
     cells = Cells(forest)
     n_states = forest.states_per_feature
     for axp in axps:
-        universe = {f: frozenset(range(n_states[f])) for f in sorted(axp.features)}
-        keep = {f: instance.states[f] for f in universe}
-        for box in maximal_boxes(universe, keep, counterexample, cells, budget):
+        blocks = {f: [frozenset({s}) for s in range(n_states[f])] for f in sorted(axp.features)}
+        keep = {f: instance.states[f] for f in blocks}
+        for box in maximal_boxes(blocks, keep, counterexample, partial(cells.region, blocks), budget):
             yield Reason.of(
                 "general_sufficient",
                 box,
@@ -232,13 +258,87 @@ def general_sufficient(
             )
 
 
-def _within(question: Question, rest: Box, box: Box) -> tuple[int, ...] | None:
-    """``question`` about ``box`` with the features of ``rest`` on its states."""
-    return question({**rest, **box})
+class _FlipSpace:
+    """The inputs of a CXp ``W``'s flip boxes: the features of ``W`` off the instance's states,
+    the others on them, in blocks of states no such input tells apart (the cuts of the leaves
+    reachable with the other features on the instance's states); with at most ``grid_points``
+    blocks in all, the grid of blocks decided at once, True where decided like the instance."""
+
+    def __init__(self, forest: Forest, cells: Cells, instance: Instance, cxp: Iterable[int], grid_points: int) -> None:
+        n_states = forest.states_per_feature
+        v = instance.states
+        self.features = sorted(cxp)
+        self.instance = instance
+        self.rest: Box = {
+            g: frozenset({v[g]}) for g in range(forest.n_features) if g not in self.features and n_states[g] > 1
+        }
+        reachable = np.ones(len(cells.nodes), dtype=bool)
+        for g, (state,) in self.rest.items():
+            reachable &= (cells.low[:, g] <= state) & (state <= cells.high[:, g])
+        self.blocks: dict[int, list[frozenset[int]]] = {}
+        for f in self.features:
+            cuts = np.union1d(cells.low[reachable, f], cells.high[reachable, f] + 1)
+            edges = [0, *(int(c) for c in cuts if 0 < c < n_states[f]), n_states[f]]
+            spans = (frozenset(range(a, b)) - {v[f]} for a, b in zip(edges, edges[1:]))
+            self.blocks[f] = [span for span in spans if span]
+        self.cells = cells
+        shape = tuple(len(self.blocks[f]) for f in self.features)
+        self.same: np.ndarray | None = None
+        if math.prod(shape) <= grid_points:
+            index = np.indices(shape).reshape(len(shape), -1).T
+            points = np.tile(np.asarray(v, dtype=np.int64), (len(index), 1))
+            for i, f in enumerate(self.features):
+                points[:, f] = np.asarray([min(block) for block in self.blocks[f]], dtype=np.int64)[index[:, i]]
+            decided = np.concatenate(
+                [forest.predict_states(points[i : i + _CHUNK]) for i in range(0, len(points), _CHUNK)]
+            )
+            self.same = (decided == instance.prediction).reshape(shape)
+        #: Per feature, the block of each state (-1 for the instance's own state).
+        self.block_of = {f: np.full(n_states[f], -1, dtype=np.int64) for f in self.features}
+        for f in self.features:
+            for k, block in enumerate(self.blocks[f]):
+                self.block_of[f][sorted(block)] = k
+
+    def question(self, example: Question) -> Question:
+        """The box question: the grid first when there is one, then ``example`` (the engine's),
+        with the features off ``W`` on the instance's states."""
+
+        def ask(box: Box) -> tuple[int, ...] | None:
+            if self.same is not None:
+                kept = [sorted(k for k, block in enumerate(self.blocks[f]) if block <= box[f]) for f in self.features]
+                hits = np.argwhere(self.same[np.ix_(*kept)])
+                if len(hits):
+                    z = list(self.instance.states)
+                    for i, f in enumerate(self.features):
+                        z[f] = min(self.blocks[f][kept[i][hits[0][i]]])
+                    return tuple(z)
+            return example({**self.rest, **box})
+
+        return ask
+
+    def widen(self, z: tuple[int, ...]) -> Blocks:
+        """The region around ``z``: on the grid, the largest box (in feature and block order)
+        decided like the instance; else the blocks of its cell."""
+        if self.same is None:
+            return self.cells.region(self.blocks, z)
+        region = [[int(self.block_of[f][z[f]])] for f in self.features]
+        if not self.same[tuple(r[0] for r in region)]:
+            raise RuntimeError(f"internal error: the engine decides {z} like the instance, the forest does not")
+        for i, f in enumerate(self.features):
+            for k in range(len(self.blocks[f])):
+                if k != region[i][0] and self.same[np.ix_(*region[:i], [k], *region[i + 1 :])].all():
+                    region[i].append(k)
+        return {f: frozenset(region[i]) for i, f in enumerate(self.features)}
 
 
 def general_necessary(
-    forest: Forest, instance: Instance, cxps: Iterable[Reason], example: Question, budget: Budget
+    forest: Forest,
+    instance: Instance,
+    cxps: Iterable[Reason],
+    example: Question,
+    budget: Budget,
+    *,
+    grid_points: int = GRID_POINTS,
 ) -> Iterator[Reason]:
     """The GNRs of ``instance`` over the CXps of ``cxps``, in turn: the maximal flip boxes of each
     (its features off the instance's states, the other features on them, no input ``example``
@@ -246,12 +346,10 @@ def general_necessary(
     the box. The witness is the box's input of lowest states, decided otherwise."""
     cells = Cells(forest)
     n_states = forest.states_per_feature
-    v = instance.states
     for cxp in cxps:
-        universe = {f: frozenset(range(n_states[f])) - {v[f]} for f in sorted(cxp.features)}
-        rest = {g: frozenset({v[g]}) for g in range(forest.n_features) if g not in universe and n_states[g] > 1}
-        boxes = maximal_boxes(universe, {}, partial(_within, example, rest), cells, budget)
-        points = [tuple(min(box[f]) if f in box else v[f] for f in range(forest.n_features)) for box in boxes]
+        space = _FlipSpace(forest, cells, instance, cxp.features, grid_points)
+        boxes = maximal_boxes(space.blocks, {}, space.question(example), space.widen, budget)
+        points = [tuple(min(box[f]) if f in box else s for f, s in enumerate(instance.states)) for box in boxes]
         decided = forest.predict_states(np.asarray(points, dtype=np.int64)).tolist() if points else []
         for box, z, c in zip(boxes, points, decided):
             if c == instance.prediction:

@@ -1,0 +1,214 @@
+"""General sufficient and necessary reasons and shortest flips from box questions
+(:mod:`rfexplain.engines.general`): the SAT engine under both votes and the generic algorithm over
+the oracle's own box questions, against the oracle's brute force, on random small forests with
+categorical features and domain bounds; the SAT engine against the circuit engine on a real forest
+under the hard vote; budgets that end the enumerations cleanly."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rfexplain as rx
+from rfexplain.core.budget import Budget, Enumeration
+from rfexplain.core.domain import restrict
+from rfexplain.core.forest import Forest
+from rfexplain.engines import engine_class
+from rfexplain.engines.base import Instance
+from rfexplain.engines.general import general_necessary, general_sufficient
+from rfexplain.oracle import Oracle
+from rfexplain.oracle.engine import OracleEngine
+from tests.engine_contract import _keys
+from tests.hypothesis_budget import examples
+from tests.strategies import forests
+
+QUERIES = ("general_sufficient_reasons", "general_necessary_reasons", "shortest_flips")
+
+
+@st.composite
+def cases(draw: Any, vote: str) -> tuple[Forest, Instance]:
+    """A random small forest whose features with the thresholds 0.5, 1.5, ... may be categorical
+    and whose numeric features may be bounded (:func:`rfexplain.core.domain.restrict`), and one of
+    its state vectors."""
+    forest = draw(forests(vote=vote))
+    categories = []
+    for f, ts in enumerate(forest.thresholds):
+        coded = bool(ts) and ts == tuple(k + 0.5 for k in range(len(ts)))
+        categories.append([f"v{f}_{k}" for k in range(len(ts) + 1)] if coded and draw(st.booleans()) else None)
+    forest = Forest(
+        thresholds=forest.thresholds,
+        trees=forest.trees,
+        classes=forest.classes,
+        categories=categories if any(c is not None for c in categories) else None,
+        vote=vote,
+    )
+    numeric = [f for f, c in enumerate(categories) if c is None and forest.thresholds[f]]
+    if numeric and draw(st.booleans()):
+        f = draw(st.sampled_from(numeric))
+        low, high = sorted(draw(st.lists(st.sampled_from((0.0, 1.0, 2.0, 3.0, 4.0)), min_size=2, max_size=2)))
+        forest = restrict(forest, bounds={f: (low, high)})
+    states = [draw(st.integers(0, n - 1)) for n in forest.states_per_feature]
+    return forest, Instance.from_states(forest, states)
+
+
+def _check(forest: Forest, reasons: list[Any]) -> None:
+    for reason in reasons:
+        verification = rx.verify(reason, forest)
+        assert verification.ok, (reason, verification.problems)
+
+
+@pytest.mark.parametrize("vote", ["hard", "soft"])
+def test_sat_engine_equals_the_oracle_with_categories_and_bounds(vote: str) -> None:
+    @settings(
+        max_examples=examples(60),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(cases(vote))
+    def property_test(case: tuple[Forest, Instance]) -> None:
+        forest, instance = case
+        oracle = Oracle(forest)
+        expected = {
+            "general_sufficient_reasons": oracle.general_sufficient_reasons(instance),
+            "general_necessary_reasons": oracle.general_necessary_reasons(instance),
+            "shortest_flips": oracle.shortest_flips(instance),
+        }
+        with engine_class("sat")(forest, prefilter=True) as engine:
+            for query in QUERIES:
+                got = list(getattr(engine, query)(instance, Budget()))
+                assert _keys(got) == _keys(expected[query]), query
+                _check(forest, got)
+
+    property_test()
+
+
+@pytest.mark.parametrize("grid_points", [0, 1 << 18])
+@pytest.mark.parametrize("vote", ["hard", "soft"])
+def test_the_generic_algorithm_over_the_oracles_box_questions(vote: str, grid_points: int) -> None:
+    """fed the oracle's AXps and CXps (sorted) and its box questions, the generic algorithm gives
+    the oracle's general reasons in the oracle's order, with flip boxes widened on the grid of
+    blocks or (``grid_points=0``) to cells"""
+
+    @settings(
+        max_examples=examples(100),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(cases(vote))
+    def property_test(case: tuple[Forest, Instance]) -> None:
+        forest, instance = case
+        engine = OracleEngine(forest)
+        oracle = engine.oracle
+        budget = Budget()
+
+        def counterexample(box: Any) -> Any:
+            return engine.box_counterexample(instance, box)
+
+        def example(box: Any) -> Any:
+            return engine.box_example(instance, box)
+
+        gsr = list(general_sufficient(forest, instance, oracle.sufficient_reasons(instance), counterexample, budget))
+        assert gsr == oracle.general_sufficient_reasons(instance)
+        gnr = general_necessary(
+            forest, instance, oracle.necessary_reasons(instance), example, budget, grid_points=grid_points
+        )
+        assert list(gnr) == oracle.general_necessary_reasons(instance)
+        shortest = min((len(r) for r in oracle.necessary_reasons(instance)), default=0)
+        minimum = [r for r in oracle.necessary_reasons(instance) if len(r) == shortest]
+        flips = general_necessary(forest, instance, minimum, example, budget, grid_points=grid_points)
+        assert list(flips) == oracle.shortest_flips(instance)
+
+    property_test()
+
+
+@pytest.fixture(scope="module")
+def iris_forest() -> Forest:
+    from sklearn.datasets import load_iris
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_iris()
+    model = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=0).fit(data.data, data.target)
+    return Forest.from_sklearn(model, vote="hard")
+
+
+@pytest.fixture(scope="module")
+def wine_forest() -> tuple[Forest, Any]:
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    data = load_wine()
+    model = RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(data.data, data.target)
+    return Forest.from_sklearn(model, vote="hard"), data.data
+
+
+def _same_as_the_circuit_engine(forest: Forest, rows: Any, queries: tuple[str, ...]) -> None:
+    with engine_class("sat")(forest) as sat, engine_class("circuit")(forest) as circuit:
+        for row in rows:
+            instance = Instance.of(forest, row)
+            for query in queries:
+                got = list(getattr(sat, query)(instance, Budget()))
+                assert got, query
+                assert _keys(got) == _keys(getattr(circuit, query)(instance, Budget())), (query, row)
+                _check(forest, got)
+
+
+def test_sat_engine_equals_the_circuit_engine_on_real_forests(iris_forest: Forest, wine_forest: Any) -> None:
+    """every query on iris (8 trees of depth 3); the general necessary reasons and shortest flips
+    on wine (12 trees of depth 4: the circuit engine's general sufficient reasons take minutes)"""
+    from sklearn.datasets import load_iris
+
+    _same_as_the_circuit_engine(iris_forest, load_iris().data[::15], QUERIES)
+    forest, X = wine_forest
+    _same_as_the_circuit_engine(forest, X[::20], ("general_necessary_reasons", "shortest_flips"))
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_limit_and_timeout_end_the_enumerations_cleanly(iris_forest: Forest, query: str) -> None:
+    decision = rx.Explainer(iris_forest, engine="sat").explain([6.0, 2.9, 4.5, 1.5])
+    everything = list(getattr(decision, query)())
+    assert len(everything) >= 2
+    limited = getattr(decision, query)(limit=1)
+    assert len(list(limited)) == 1
+    assert limited.complete is False and limited.stopped_by == "limit"
+    stopped = getattr(decision, query)(timeout=0)
+    assert list(stopped) == [] and stopped.complete is False and stopped.stopped_by == "timeout"
+
+
+def _ticking() -> tuple[Any, list[int]]:
+    """A clock that moves one second each time it is read, and the count of its readings."""
+    readings = [0]
+
+    def clock() -> float:
+        readings[0] += 1
+        return float(readings[0])
+
+    return clock, readings
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_deadline_in_the_middle_ends_the_enumeration_cleanly(iris_forest: Forest, query: str) -> None:
+    """Budgets on a clock that ticks once per reading (a unit of work): the enumeration stops at
+    points all through its work, each time with distinct reasons of the whole answer, and says it
+    timed out; with enough ticks it completes."""
+    instance = Instance.of(iris_forest, [6.0, 2.9, 4.5, 1.5])
+    with engine_class("sat")(iris_forest) as engine:
+        clock, readings = _ticking()
+        everything = list(Enumeration(partial(getattr(engine, query), instance), Budget(timeout=1e9, clock=clock)))
+        total = readings[0]
+        assert total > 4 and len(everything) >= 2
+        cut_short = 0
+        for ticks in sorted({1, 2, *range(3, total + 2, max(1, total // 12))}):
+            clock, _ = _ticking()
+            result = Enumeration(partial(getattr(engine, query), instance), Budget(timeout=ticks, clock=clock))
+            got = list(result)
+            assert _keys(got) <= _keys(everything)
+            if result.complete:
+                assert _keys(got) == _keys(everything)
+            else:
+                cut_short += 1
+                assert result.stopped_by == "timeout"
+        assert cut_short >= 2
