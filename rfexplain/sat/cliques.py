@@ -9,7 +9,8 @@ difference of the leaf reached (:meth:`~rfexplain.sat.deciders.leaves.LeafTable.
 tree's smallest difference, every leaf weighs at least zero, so the largest margin is the trees'
 smallest differences plus the weight of a heaviest clique, and the query holds iff some clique
 beats ``penalty - baseline`` (with the tolerance for soft-vote near ties,
-:data:`~rfexplain.core.vote.NEAR_TIE`). This is the
+:data:`~rfexplain.core.vote.NEAR_TIE`; on a hard-vote table's integer margins, half a unit). This
+is the
 maximum-clique view of tree-ensemble verification (Kantchelian, Tygar and Joseph (2016) [KTJ16]
 state it as a MILP; Chen et al. (2019) [Che19] bound it with cliques of trees); here it is
 searched exactly by a colouring branch and bound (:mod:`.clique_kernels`), whose colour classes
@@ -83,7 +84,11 @@ class CliqueSearch:
         MaxCLQ's bound (``clique_failed_literals``)."""
         low, high, trees, margins, penalty = arguments[:5]
         allowed, allowed_at = arguments[6], arguments[7]
-        self.near_tie = float(arguments[11])
+        # how far below the goal a clique's weight may fall and still win: soft-vote float64 sums
+        # within ``near_tie`` are near ties; a hard-vote table's margins are integers (the hard
+        # vote's, and the lattices' of :mod:`rfexplain.sat.deciders.lattice`), which half a unit
+        # tells from a tie at any magnitude, where ``near_tie`` is lost in rounding large sums
+        self.tolerance = float(arguments[11]) if arguments[10] else 0.5
         self.cube_depth = tuning.cube_depth
         self.cube_vertices = tuning.cube_vertices
         self.max_vertices = tuning.max_vertices
@@ -233,7 +238,7 @@ class CliqueSearch:
         floor = np.minimum.reduceat(margin, starts)
         baseline = float(floor.sum())
         weights = margin - np.repeat(floor, np.diff(np.r_[starts, len(margin)]))
-        goal = float(self.penalty[d]) - baseline - self.near_tie
+        goal = float(self.penalty[d]) - baseline - self.tolerance
         if float(np.maximum.reduceat(weights, starts).sum()) <= goal:
             return None
         vertices = np.flatnonzero(self.reached & (weights > 0))
