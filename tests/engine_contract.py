@@ -96,6 +96,8 @@ class EngineContract:
 
     #: The vote mode of the random forests (``"soft"`` gives every leaf an impure vector).
     vote: ClassVar[str] = "hard"
+    #: Further options of the forests' strategy (:func:`tests.strategies.forests`, e.g. ``impure``).
+    forest_options: ClassVar[dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ helpers
     def examples(self, full: int) -> int:
@@ -123,7 +125,7 @@ class EngineContract:
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )
-        @given(forests_and_instances(vote=self.vote))
+        @given(forests_and_instances(vote=self.vote, **self.forest_options))
         def property_test(case: Any) -> None:
             forest, instance = case
             engine = self.make(forest)
@@ -324,7 +326,7 @@ class EngineContract:
         from rfexplain import Explainer
 
         @settings(max_examples=self.examples(20), deadline=None)
-        @given(forests(min_trees=3, vote=self.vote), st.integers(0, 2))
+        @given(forests(min_trees=3, vote=self.vote, **self.forest_options), st.integers(0, 2))
         def property_test(forest: Any, limit: int) -> None:
             decision = Explainer(forest, engine=self.engine, **self.options).explain(
                 [forest.state_value(f, 0) for f in range(forest.n_features)]
@@ -343,7 +345,7 @@ class EngineContract:
         from rfexplain import Explainer
 
         @settings(max_examples=self.examples(10), deadline=None)
-        @given(forests(min_trees=2, vote=self.vote))
+        @given(forests(min_trees=2, vote=self.vote, **self.forest_options))
         def property_test(forest: Any) -> None:
             decision = Explainer(forest, engine=self.engine, **self.options).explain(
                 [forest.state_value(f, 0) for f in range(forest.n_features)]
@@ -364,7 +366,7 @@ class EngineContract:
             pytest.skip("engine answers every query")
 
         @settings(max_examples=self.examples(3), deadline=None)
-        @given(forests_and_instances(vote=self.vote))
+        @given(forests_and_instances(vote=self.vote, **self.forest_options))
         def property_test(case: Any) -> None:
             forest, instance = case
             engine = self.make(forest)

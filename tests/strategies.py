@@ -7,7 +7,11 @@ unreachable, and ties between classes are reachable (even tree counts, many clas
 
 ``forests(vote="soft")`` gives every leaf an impure class-probability vector (few samples per
 leaf: counts out of 1-6, sometimes the non-dyadic 0.1/0.2/0.3/0.4 of weighted leaves) whose argmax is the
-leaf's label, so the soft vote meets exact ties and float64 near-ties.
+leaf's label, so the soft vote meets exact ties and float64 near-ties. ``impure=`` chooses how
+many leaves get such a vector, the others a pure one (a whole vote, as scikit-learn's fully grown
+trees have): ``"all"`` (the default), ``"none"``, ``"one"`` (one leaf of the forest), ``"few"``
+(about one leaf in five) or ``"mixed"`` (one of those four, drawn), so that the soft vote's
+deciders meet forests at every distance from the hard vote.
 """
 
 from __future__ import annotations
@@ -67,10 +71,26 @@ def _leaf_vector(draw: Any, n_classes: int) -> tuple[float, ...]:
     return tuple(k / sum(counts) for k in counts)
 
 
-def _with_vectors(draw: Any, tree: dict, n_classes: int) -> dict:
+#: The choices of ``forests(impure=...)``.
+IMPURE = ("all", "none", "one", "few", "mixed")
+
+
+def _with_vectors(draw: Any, tree: dict, n_classes: int, impure: str = "all", chosen: int = -1) -> dict:
+    """``tree`` with class-probability vectors: impure as ``impure`` says (``"one"``: the leaf
+    ``chosen``, counted over the tree's nodes; ``-1``: none of this tree's)."""
     proba: list[tuple[float, ...] | None] = []
-    for f, _ in zip(tree["feature"], tree["label"]):
-        proba.append(draw(_leaf_vector(n_classes)) if f < 0 else None)
+    for node, (f, label) in enumerate(zip(tree["feature"], tree["label"])):
+        if f >= 0:
+            proba.append(None)
+            continue
+        if (
+            impure == "all"
+            or (impure == "one" and node == chosen)
+            or (impure == "few" and draw(st.integers(0, 4)) == 0)
+        ):
+            proba.append(draw(_leaf_vector(n_classes)))
+        else:
+            proba.append(tuple(1.0 if c == label else 0.0 for c in range(n_classes)))
     label = [max(range(n_classes), key=lambda c: (v[c], -c)) if v is not None else -1 for v in proba]
     return {**tree, "label": label, "proba": proba}
 
@@ -86,8 +106,11 @@ def forests(
     min_classes: int = 2,
     max_classes: int = 4,
     vote: str = "hard",
+    impure: str = "all",
 ) -> Forest:
     """A random small forest (see the module docstring)."""
+    if impure not in IMPURE:
+        raise ValueError(f"impure must be one of {list(IMPURE)}. Got {impure!r} instead.")
     n_features = draw(st.integers(1, max_features))
     n_classes = draw(st.integers(min_classes, max_classes))
     pools = [sorted(draw(st.sets(st.sampled_from(THRESHOLD_POOL), min_size=0, max_size=3))) for _ in range(n_features)]
@@ -96,7 +119,17 @@ def forests(
     n_trees = draw(st.integers(min_trees, max_trees))
     trees = [draw(_tree(n_features, pools, n_classes, max_depth)) for _ in range(n_trees)]
     if vote == "soft":
-        trees = [_with_vectors(draw, tree, n_classes) for tree in trees]
+        if impure == "mixed":
+            impure = draw(st.sampled_from(IMPURE[:-1]))
+        chosen_tree, chosen_leaf = -1, -1
+        if impure == "one":
+            chosen_tree = draw(st.integers(0, n_trees - 1))
+            leaves = [i for i, f in enumerate(trees[chosen_tree]["feature"]) if f < 0]
+            chosen_leaf = draw(st.sampled_from(leaves))
+        trees = [
+            _with_vectors(draw, tree, n_classes, impure, chosen_leaf if k == chosen_tree else -1)
+            for k, tree in enumerate(trees)
+        ]
     classes = draw(st.sampled_from([list(range(n_classes)), [f"c{i}" for i in range(n_classes)]]))
     return Forest.from_raw_trees(trees, n_features=n_features, classes=classes, vote=vote)
 

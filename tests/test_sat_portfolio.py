@@ -25,11 +25,12 @@ from rfexplain.sat.deciders.boxes import Boxes, SmallBox
 from rfexplain.sat.deciders.climb import Climb
 from rfexplain.sat.deciders.cliques import Cliques
 from rfexplain.sat.deciders.full_cnf import FullCnf
+from rfexplain.sat.deciders.lattice import Lattice
 from rfexplain.sat.deciders.reduced_cnf import ReducedCnf
 from rfexplain.sat.engine import SatEngine
 
 #: Every class that answers a question of the portfolio.
-DECIDER_CLASSES = (Bounds, Boxes, SmallBox, Cliques, Climb, ReducedCnf, FullCnf)
+DECIDER_CLASSES = (Bounds, Lattice, Boxes, SmallBox, Cliques, Climb, ReducedCnf, FullCnf)
 
 X, Y = load_breast_cancer(return_X_y=True)
 MODEL = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(X, Y)
@@ -61,13 +62,15 @@ def _chain(frame: FrameType | None) -> list[str]:
 
 @pytest.mark.parametrize(
     "vote, alone",
-    [("hard", name) for name in DECIDERS] + [("soft", name) for name in ("bounds", "boxes", "climb", "full_cnf")],
+    [("hard", name) for name in DECIDERS if name != "lattice"]
+    + [("soft", name) for name in ("bounds", "lattice", "boxes", "climb", "full_cnf")],
 )
 def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(
     monkeypatch: Any, vote: str, alone: str
 ) -> None:
     """With each decider alone beside the full CNF (the reference), the decider answers some
-    of an AXp's questions (under the soft vote, those that take its questions), and every
+    of an AXp's questions (under the soft vote, those that take its questions; the lattice
+    decider takes soft-vote questions only, and alone it has its lattices' bounds), and every
     question goes from the facade to the decider in the same four calls: the engine, the AXp's
     deletion loop, the portfolio (its one loop), the decider."""
     seen: list[tuple[str, list[str], bool]] = []

@@ -247,13 +247,16 @@ def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly() -> None:
     """With no box small enough to search whole, the compiled branch and bound meets the float64
     tie at state 0, sets it aside and the exact decision makes it the witness; with no room to
     set it aside the query goes to the solver (``None``), never to a float64 guess (a fresh
-    filter: this one would start its climb from the witness it found)."""
+    filter: this one would start its climb from the witness it found). The soft race alone (no
+    lattice levels); the lattices, whose ties are exact, find the same witness."""
     table = LeafTable(ForestEncoding(_near_tie_forest()))
-    screen = screen_of(table, (1,), box_points=0)
+    screen = screen_of(table, (1,), box_points=0, lattice_levels=())
     decided = settle(screen, [], "not", 0)
     assert decided is not None and decided.sat and decided.witness == (0,)
     assert settle(screen, [], "predicts", 1) == decided
-    assert settle(screen_of(table, (1,), box_points=0, bnb_ties=0), [], "not", 0) is None
+    assert settle(screen_of(table, (1,), box_points=0, bnb_ties=0, lattice_levels=()), [], "not", 0) is None
+    on_lattices = settle(screen_of(table, (1,), box_points=0, bnb_ties=0), [], "not", 0)
+    assert on_lattices is not None and on_lattices.by == "lattice" and on_lattices.witness == (0,)
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -266,11 +269,13 @@ def test_branch_and_bound_resumes_across_slices_and_growth(forest: Any, data: An
     _check(forest, data, 0, bnb_slice=1, first_slice=1, bnb_stack=1, bnb_pool=2)
 
 
-def test_branch_and_bound_polls_the_budget_between_slices() -> None:
+@pytest.mark.parametrize("levels, decider", [((), "boxes"), ((24,), "lattice")])
+def test_branch_and_bound_polls_the_budget_between_slices(levels: tuple[int, ...], decider: str) -> None:
     """A soft-vote query the branch and bound needs many boxes for stops with ``BudgetExpired``
     when its budget runs out during the search, instead of finishing it: on a clock that ticks
     once per reading, the budget of three ticks runs out at a poll before a one-box slice (the
-    first poll is before the bounds)."""
+    first poll is before the bounds). The soft race alone (no lattice levels), and the lattices,
+    whose races take turns of a slice each."""
     from itertools import count
 
     from rfexplain.core.budget import Budget, BudgetExpired
@@ -279,11 +284,11 @@ def test_branch_and_bound_polls_the_budget_between_slices() -> None:
     model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="soft")
     table = LeafTable(ForestEncoding(forest))
-    tuning = {"box_points": 1, "bnb_slice": 1, "first_slice": 1, "slice_climbs": 0}
+    tuning = {"box_points": 1, "bnb_slice": 1, "first_slice": 1, "slice_climbs": 0, "lattice_levels": levels}
     screen = screen_of(table, Instance.of(forest, X[0]).states, **tuning)
     assert settle(screen, [], "not", 0) is not None  # decided without a budget
     ticks = count()
-    with pytest.raises(BudgetExpired, match=r"\(boxes\)"):
+    with pytest.raises(BudgetExpired, match=rf"\({decider}\)"):
         settle(screen, [], "not", 0, budget=Budget(timeout=3, clock=lambda: float(next(ticks))))
 
 

@@ -37,6 +37,7 @@ def _decider_alone(name: str) -> type[EngineContract]:
 
 
 TestSatEngineSoftVoteBoundsAlone = _decider_alone("bounds")
+TestSatEngineSoftVoteLatticeAlone = _decider_alone("lattice")
 TestSatEngineSoftVoteBoxesAlone = _decider_alone("boxes")
 TestSatEngineSoftVoteClimbAlone = _decider_alone("climb")
 
@@ -63,3 +64,42 @@ class TestSatEngineSoftVoteExactUpFront(EngineContract):
     vote: ClassVar[str] = "soft"
     options: ClassVar[dict[str, Any]] = {"soft_bits": None}
     max_examples = 30
+
+
+class TestSatEngineSoftVoteNearlyPure(EngineContract):
+    """Forests with no, one, a few or every leaf impure (the others whole votes, with their exact
+    ties), the whole portfolio: the lattices (:mod:`rfexplain.sat.deciders.lattice`) answer most
+    questions, the soft race what they leave open."""
+
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    forest_options: ClassVar[dict[str, Any]] = {"impure": "mixed"}
+    options: ClassVar[dict[str, Any]] = {"prefilter": True}
+    max_examples = 80
+
+
+class TestSatEngineSoftVoteLatticesCutShort(EngineContract):
+    """The vote lattice then a 1-bit one, with budgets of a few boxes and without the bounds
+    decider: the lattices' bounds, their races cut short and their spurious points all reach the
+    soft race (itself cut short: the full CNF answers the rest)."""
+
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    forest_options: ClassVar[dict[str, Any]] = {"impure": "mixed"}
+    options: ClassVar[dict[str, Any]] = {
+        "prefilter": True,
+        "deciders": ("lattice", "boxes", "cliques", "climb", "full_cnf"),
+        "tuning": {"lattice_levels": (0, 1), "lattice_nodes": 8, "bnb_nodes": 64, "lattice_impure": 1.0},
+    }
+    max_examples = 60
+
+
+class TestSatEngineSoftVoteFineLattices(EngineContract):
+    """Lattices of 1 and 2 bits, whose roundings leave many spurious points on the tenths'
+    vectors, and their witnesses confirmed by the exact vote; the soft race after them."""
+
+    engine = "sat"
+    vote: ClassVar[str] = "soft"
+    forest_options: ClassVar[dict[str, Any]] = {"impure": "mixed"}
+    options: ClassVar[dict[str, Any]] = {"prefilter": True, "tuning": {"lattice_levels": (1, 2)}}
+    max_examples = 60

@@ -195,7 +195,7 @@ class SatEngine(EngineBase):
         self.compile_seconds = 0.0
         if self.prefilter:
             start = time.process_time()
-            warm_up(np.dtype(np.int32), cliques=not self.encoding.soft and forest.n_classes == 2)
+            warm_up(np.dtype(np.int32), cliques=forest.n_classes == 2)  # hard vote or lattices
             self.compile_seconds = time.process_time() - start
 
     # ------------------------------------------------------------------ plumbing

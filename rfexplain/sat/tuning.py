@@ -56,6 +56,18 @@ class SatTuning:
       row) at first; both double when full.
     - ``bnb_ties``: soft-vote near-tie points one search sets aside for exact arithmetic.
 
+    Lattices (:mod:`rfexplain.sat.deciders.lattice`, soft vote):
+
+    - ``lattice_levels``: the lattices a soft-vote question is asked on, coarsest first (``b``:
+      margins rounded up to multiples of ``2**-b``; ``0``: whole votes); a level is skipped where
+      its sums could pass ``2**52``.
+    - ``lattice_nodes``: boxes (or units of the clique search's work) the race of one level may
+      take before the next level is asked; the last level takes up to ``bnb_nodes``, and a
+      question it leaves open goes to the soft vote's own race.
+    - ``lattice_impure``: the share of impure leaves among a question's reachable leaves above
+      which the vote lattice is skipped and the finer lattices' races run without the clique
+      search; they also run without it on more than ``lattice_clique_leaves`` reachable leaves.
+
     Clique search (:mod:`rfexplain.sat.cliques`, hard vote, two classes):
 
     - ``clique_after``: the slice after which it joins; it then takes all but one slice in
@@ -123,6 +135,10 @@ class SatTuning:
     bnb_stack: int = 64
     bnb_pool: int = 8
     bnb_ties: int = 64
+    lattice_levels: tuple[int, ...] = (24,)
+    lattice_nodes: int = 65_536
+    lattice_impure: float = 0.25
+    lattice_clique_leaves: int = 8192
     clique_after: int = 0
     clique_turns: int = 8
     cube_depth: int = 6

@@ -13,6 +13,8 @@ The deciders, by name (:data:`DECIDERS`; ``SatEngine(deciders=...)`` switches th
 - ``"bounds"``: the reachable leaves' per-tree bounds (:mod:`.bounds`), UNSAT with a core;
 - ``"boxes"``: the branch and bound over the free features' boxes (:mod:`.boxes`);
 - ``"cliques"``: a heaviest clique of the reachable leaves' boxes (:mod:`.cliques`);
+- ``"lattice"``: a soft-vote question asked of the box and clique searches on integer margins
+  that bound it from above (:mod:`.lattice`), every witness confirmed by the exact vote;
 - ``"climb"``: counterexamples by coordinate ascent on the vote margin (:mod:`.climb`);
 - ``"reduced_cnf"``: a CNF of the reachable leaves alone (:mod:`.reduced_cnf`, hard vote);
 - ``"full_cnf"``: the whole forest's CNF with cardinality networks in an incremental solver
@@ -34,11 +36,11 @@ from typing import Protocol, TypeVar
 __all__ = ["Question", "Answer", "Decider", "DECIDERS", "COMPILED_DECIDERS"]
 
 #: Every decider's name, in the order the portfolio first asks them.
-DECIDERS = ("bounds", "boxes", "cliques", "climb", "reduced_cnf", "full_cnf")
+DECIDERS = ("bounds", "lattice", "boxes", "cliques", "climb", "reduced_cnf", "full_cnf")
 
 #: The deciders that run compiled loops (:mod:`rfexplain.core.jit`): before the loops are
 #: compiled, an engine with ``prefilter=None`` runs the others alone.
-COMPILED_DECIDERS = frozenset({"bounds", "boxes", "cliques", "climb", "reduced_cnf"})
+COMPILED_DECIDERS = frozenset({"bounds", "lattice", "boxes", "cliques", "climb", "reduced_cnf"})
 
 
 @dataclass(frozen=True)

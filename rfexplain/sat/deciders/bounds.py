@@ -23,7 +23,7 @@ from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.deciders.base import Answer, Question
 from rfexplain.sat.deciders.leaves import InstanceLeaves
 
-__all__ = ["Bounds", "slack"]
+__all__ = ["Bounds", "ruled_out", "slack"]
 
 
 class Bounds:
@@ -41,9 +41,7 @@ class Bounds:
         """UNSAT with a core when the reachable leaves of ``question`` rule its condition out,
         else ``None`` (one pass: ``budget`` is not needed)."""
         rows = self.rows if self.rows is not None else self.leaves.reachable(question.fixed)
-        if slack(self.leaves, rows, question.kind, question.cls) > -NEAR_TIE:
-            return None
-        return Answer(False, core=self.core(question.fixed, question.kind, question.cls), by=self.name)
+        return ruled_out(self.leaves, rows, question)
 
     def core(self, fixed: Sequence[int], kind: str, cls: int) -> frozenset[int]:
         """A subset of ``fixed`` whose reachable leaves still rule the condition out: deletion in
@@ -58,6 +56,15 @@ class Bounds:
         columns = np.asarray(fixed, dtype=np.int64)
         bound_core(self.leaves.outside, columns, table.tree, margins, penalty, kind == "not", NEAR_TIE, kept)
         return frozenset(columns[kept].tolist())
+
+
+def ruled_out(leaves: InstanceLeaves, rows: np.ndarray, question: Question) -> Answer | None:
+    """UNSAT with a core (:meth:`Bounds.core`) when the reachable leaves ``rows`` of ``leaves``
+    rule the condition of ``question`` out, else ``None``: the bounds decider's answer, on
+    whichever leaf table ``leaves`` reads (the lattice decider's too, :mod:`.lattice`)."""
+    if slack(leaves, rows, question.kind, question.cls) > -NEAR_TIE:
+        return None
+    return Answer(False, core=Bounds(leaves).core(question.fixed, question.kind, question.cls), by=Bounds.name)
 
 
 def slack(leaves: InstanceLeaves, rows: np.ndarray, kind: str, cls: int) -> float:

@@ -86,9 +86,14 @@ class LeafTable:
             np.asarray([s for s in range(k) if s not in set(encoding.empty_states.get(f, ()))], dtype=np.int64)
             for f, k in enumerate(self.n_states)
         ]
+        #: Whether each leaf is impure (soft vote: more than one class of positive weight).
+        self.impure = np.asarray([sum(1 for w in weights if w) > 1 for weights in self.exact], dtype=bool)
+        #: The lattice decider's tables by ``(kind, cls, bits)`` (:func:`.lattice.lattice_table`),
+        #: built on first use and shared by every instance.
+        self.lattices: dict[tuple[str, int, int], LeafTable] = {}
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         # the compiled loops, loaded with the table rather than in a query
-        warm_up(self.low.dtype, cliques=not self.soft and forest.n_classes == 2)  # CliqueSearch.applies
+        warm_up(self.low.dtype, cliques=forest.n_classes == 2)  # CliqueSearch.applies: hard vote or lattices
 
     def margins(self, kind: str, cls: int) -> tuple[np.ndarray, np.ndarray]:
         """Per leaf, its score difference against every other class ``d`` (``d`` against ``cls``

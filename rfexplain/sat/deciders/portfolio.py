@@ -6,6 +6,9 @@ bounded turns, and the first to settle answers). The schedule of one question
 (:meth:`Portfolio.turns`):
 
 1. **Bounds** (:mod:`.bounds`): the reachable leaves' per-tree bounds; UNSAT with a core.
+   Under the soft vote, then the **lattices** (:mod:`.lattice`): the race of step 2 on integer
+   margins bounding the soft vote's from above, coarsest first, each up to ``lattice_nodes``
+   boxes (the last up to ``bnb_nodes``); what they leave open goes to the soft vote's own race.
 2. **The race** (:class:`.race.Race`): the box searches (:mod:`.boxes`), the clique search
    (:mod:`.cliques`, hard vote, two classes) and the climb (:mod:`.climb`) in slices. Under the
    soft vote the race runs to the end (``bnb_nodes``); under the hard vote it runs
@@ -40,10 +43,11 @@ from collections.abc import Collection, Generator
 import numpy as np
 
 from rfexplain.sat.deciders.base import DECIDERS, Answer, Decider, Question
-from rfexplain.sat.deciders.bounds import Bounds
+from rfexplain.sat.deciders.bounds import Bounds, ruled_out
 from rfexplain.sat.deciders.boxes import SmallBox, few_cells
 from rfexplain.sat.deciders.climb import Climb
 from rfexplain.sat.deciders.full_cnf import FullCnf
+from rfexplain.sat.deciders.lattice import Lattice
 from rfexplain.sat.deciders.leaves import InstanceLeaves
 from rfexplain.sat.deciders.race import Race
 from rfexplain.sat.deciders.reduced_cnf import ReducedCnf
@@ -103,7 +107,7 @@ class Portfolio(Scheduler[Question]):
         answer = None
         race = None
         if self.leaves is not None:
-            answer, race = yield from self._settle(question)
+            answer, race = yield from self._settle(question, limited)
         if answer is None or not (answer.sat or not question.core or answer.core is not None):
             answer = None
             if self.reduced and self.first_conflicts is not None:
@@ -123,9 +127,13 @@ class Portfolio(Scheduler[Question]):
             answer = answer.with_core(frozenset(question.fixed))
         return answer
 
-    def _settle(self, question: Question) -> Generator[Turn, Answer | None, tuple[Answer | None, Race | None]]:
-        """The deciders that need no solver (bounds, the race): their answer, with the race a
-        node budget stopped (``None``: none, or it finished), which the reduced CNF resumes."""
+    def _settle(
+        self, question: Question, limited: bool
+    ) -> Generator[Turn, Answer | None, tuple[Answer | None, Race | None]]:
+        """The deciders that need no solver (bounds, the lattices, the race): their answer, with
+        the race a node budget stopped (``None``: none, or it finished), which the reduced CNF
+        resumes. The lattices take turns of ``bnb_slice`` boxes under a deadline (``limited``),
+        else one turn."""
         leaves = self.leaves
         assert leaves is not None
         table, tuning, deciders = leaves.table, self.tuning, self.deciders
@@ -137,6 +145,13 @@ class Portfolio(Scheduler[Question]):
                 return answer, None
         free, lows, highs = leaves.free_boxes(fixed, rows)
         if table.soft:  # a small box is searched whole by the box search's first box
+            if "lattice" in deciders:
+                lattice = Lattice(leaves, rows, free, (lows, highs), deciders, race=Race, bounds=ruled_out)
+                work = tuning.bnb_slice if limited else None
+                while not lattice.done:
+                    answer = yield lattice, work
+                    if answer is not None:
+                        return answer, None
             race = Race(leaves, free, rows, (lows, highs), kind, cls, deciders)
             return (yield from race.slices(tuning.bnb_nodes)), None
         nodes = tuning.short_bnb_nodes if question.short else tuning.hard_bnb_nodes

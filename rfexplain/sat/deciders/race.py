@@ -16,7 +16,8 @@ alike however many boxes each stretch of the race is given.
 
 The portfolio (:mod:`.portfolio`) runs a race as its second step, for at most a node budget, and
 resumes it beside the reduced CNF's solver; a box question of the engine runs one alone
-(:meth:`Race.decide`).
+(:meth:`Race.decide`), and so does the lattice decider (:mod:`.lattice`) on each of its
+lattices.
 """
 
 from __future__ import annotations
