@@ -435,12 +435,14 @@ def test_demo_says_which_answers_it_compared_and_which_were_incomplete(monkeypat
     ) in lines
     assert (
         "  not compared: sat sufficient reasons (incomplete: stopped by timeout), oracle sufficient reasons "
-        "(no other complete answer), oracle general sufficient reasons (too large for the brute-force oracle), "
-        "oracle shortest flips (too large for the brute-force oracle)"
+        "(no other complete answer), sat general sufficient reasons (incomplete: stopped by timeout), oracle "
+        "general sufficient reasons (too large for the brute-force oracle), oracle shortest flips (too large for "
+        "the brute-force oracle), sat shortest flips (no other complete answer)"
     ) in lines
     assert (
         "  engines agree on the 12 answers compared "
-        "(1 incomplete answer not compared: sat sufficient reasons stopped by timeout)"
+        "(2 incomplete answers not compared: sat sufficient reasons stopped by timeout, sat general sufficient "
+        "reasons stopped by timeout)"
     ) in lines
 
 

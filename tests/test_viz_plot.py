@@ -110,12 +110,18 @@ def test_decision_plot_draws_each_action_into_its_cell() -> None:
     assert not [p for ax in plain.axes for p in ax.patches if p.get_gid().startswith("action-")]
 
 
-def test_sat_decision_plot_omits_what_the_engine_does_not_answer() -> None:
+def test_sat_decision_plot_draws_what_the_engine_answers() -> None:
+    """The SAT engine answers the general sufficient reasons and the shortest flips (issue 54),
+    so the plot draws them as it does for the circuit engine; what an engine does not answer is
+    left out (the oracle's test below)."""
     decision = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60])
     fig = decision.plot()
     gids = {p.get_gid().split("-")[0] for ax in fig.axes for p in ax.patches}
     gids |= {line.get_gid().split("-")[0] for ax in fig.axes for line in ax.lines}
-    assert gids == {"sufficient", "instance"} | ({"action"} if decision.necessary_reason().changes else set())
+    expected = {"sufficient", "instance", "general_sufficient"}
+    expected |= {"flip"} if list(decision.shortest_flips()) else set()
+    expected |= {"action"} if decision.necessary_reason().changes else set()
+    assert gids == expected
 
 
 def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
