@@ -19,7 +19,7 @@ from rfexplain.core.domain import restrict
 from rfexplain.core.forest import Forest
 from rfexplain.engines import engine_class
 from rfexplain.engines.base import Instance
-from rfexplain.engines.general import general_necessary, general_sufficient
+from rfexplain.engines.general import general_necessary, general_sufficient, minimum_flip_sets
 from rfexplain.oracle import Oracle
 from rfexplain.oracle.engine import OracleEngine
 from tests.engine_contract import _keys
@@ -91,7 +91,8 @@ def test_sat_engine_equals_the_oracle_with_categories_and_bounds(vote: str) -> N
 def test_the_generic_algorithm_over_the_oracles_box_questions(vote: str, grid_points: int) -> None:
     """fed the oracle's AXps and CXps (sorted) and its box questions, the generic algorithm gives
     the oracle's general reasons in the oracle's order, with flip boxes widened on the grid of
-    blocks or (``grid_points=0``) to cells"""
+    blocks or (``grid_points=0``) to cells; the minimum hitting sets of the oracle's canonical
+    AXps give its minimum CXps, each once"""
 
     @settings(
         max_examples=examples(100),
@@ -113,14 +114,18 @@ def test_the_generic_algorithm_over_the_oracles_box_questions(vote: str, grid_po
 
         gsr = list(general_sufficient(forest, instance, oracle.sufficient_reasons(instance), counterexample, budget))
         assert gsr == oracle.general_sufficient_reasons(instance)
-        gnr = general_necessary(
-            forest, instance, oracle.necessary_reasons(instance), example, budget, grid_points=grid_points
-        )
+        cxps = [r.features for r in oracle.necessary_reasons(instance)]
+        gnr = general_necessary(forest, instance, cxps, example, budget, grid_points=grid_points)
         assert list(gnr) == oracle.general_necessary_reasons(instance)
-        shortest = min((len(r) for r in oracle.necessary_reasons(instance)), default=0)
-        minimum = [r for r in oracle.necessary_reasons(instance) if len(r) == shortest]
+        minimum = [w for w in cxps if len(w) == min(map(len, cxps))]
         flips = general_necessary(forest, instance, minimum, example, budget, grid_points=grid_points)
         assert list(flips) == oracle.shortest_flips(instance)
+        found = list(
+            minimum_flip_sets(
+                instance, forest.states_per_feature, counterexample, partial(engine.sufficient_reason, instance), budget
+            )
+        )
+        assert len(found) == len(set(found)) and set(found) == set(minimum)
 
     property_test()
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
@@ -39,7 +40,7 @@ from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError, Unsu
 from rfexplain.core.forest import Forest
 from rfexplain.core.queries import QUERY_TABLE
 from rfexplain.core.reasons import Reason, Witness
-from rfexplain.engines.general import general_necessary, general_sufficient
+from rfexplain.engines.general import general_necessary, general_sufficient, minimum_flip_sets
 from rfexplain.engines.inflation import inflate
 
 __all__ = [
@@ -54,9 +55,10 @@ __all__ = [
 ]
 
 #: Methods an engine may implement besides the queries, which :class:`EngineBase`'s generic
-#: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason` and
-#: :meth:`EngineBase.general_sufficient_reasons`; ``box_example``:
-#: :meth:`EngineBase.general_necessary_reasons` and :meth:`EngineBase.shortest_flips`).
+#: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason`,
+#: :meth:`EngineBase.general_sufficient_reasons` and :meth:`EngineBase.shortest_flips`;
+#: ``box_example``: :meth:`EngineBase.general_necessary_reasons` and
+#: :meth:`EngineBase.shortest_flips`).
 ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example")
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
@@ -262,22 +264,30 @@ class EngineBase:
         if "general_sufficient_reasons" not in self.queries:
             raise self._unsupported("general_sufficient_reasons")
         axps = self.sufficient_reasons(instance, budget)
-        return general_sufficient(self.forest, instance, axps, lambda b: self.box_counterexample(instance, b), budget)
+        return general_sufficient(self.forest, instance, axps, partial(self.box_counterexample, instance), budget)
 
     def general_necessary_reasons(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         """The maximal flip boxes of each CXp of :meth:`necessary_reasons`, checked by
         :meth:`box_example` (:func:`rfexplain.engines.general.general_necessary`)."""
         if "general_necessary_reasons" not in self.queries:
             raise self._unsupported("general_necessary_reasons")
-        cxps = self.necessary_reasons(instance, budget)
-        return general_necessary(self.forest, instance, cxps, lambda b: self.box_example(instance, b), budget)
+        cxps = (reason.features for reason in self.necessary_reasons(instance, budget))
+        return general_necessary(self.forest, instance, cxps, partial(self.box_example, instance), budget)
 
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
-        """The general necessary reasons of the minimum CXps (:meth:`shortest_necessary_reasons`)."""
+        """The general necessary reasons of the minimum CXps, found as minimum hitting sets of the
+        canonical AXps of :meth:`sufficient_reason` checked by :meth:`box_counterexample`
+        (:func:`rfexplain.engines.general.minimum_flip_sets`)."""
         if "shortest_flips" not in self.queries:
             raise self._unsupported("shortest_flips")
-        cxps = self.shortest_necessary_reasons(instance, budget)
-        return general_necessary(self.forest, instance, cxps, lambda b: self.box_example(instance, b), budget)
+        cxps = minimum_flip_sets(
+            instance,
+            self.forest.states_per_feature,
+            partial(self.box_counterexample, instance),
+            partial(self.sufficient_reason, instance),
+            budget,
+        )
+        return general_necessary(self.forest, instance, cxps, partial(self.box_example, instance), budget)
 
     def close(self) -> None:
         """Release solver resources; the default has none."""

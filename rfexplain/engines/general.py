@@ -17,7 +17,8 @@ kinds to the sufficient and necessary reasons an engine already enumerates:
   decided otherwise: the GNRs of ``W`` are the maximal such *flip boxes* ``B``, reported as the
   clauses ``OR_{f in W} x_f in D_f \\ B_f``.
 - **shortest flips**: the GNRs of the minimum CXps; their flip boxes hold every input decided
-  otherwise at minimum Hamming distance from ``v``.
+  otherwise at minimum Hamming distance from ``v``. The minimum CXps are the minimum hitting
+  sets of the AXps (:func:`minimum_flip_sets`).
 
 A box avoids a set of inputs iff each of them has, on some feature ``f``, a state removed from
 ``B_f``: the maximal boxes are the complements of the minimal hitting sets of the removed states.
@@ -51,6 +52,8 @@ arXiv:2602.08362, 2026.
 using hitting set dualization. PADL 2005.
 [Ign20] A. Ignatiev, N. Narodytska, N. Asher and J. Marques-Silva. From contrastive to abductive
 explanations and back again. AIxIA 2020.
+[IPLM15] A. Ignatiev, A. Previti, M. Liffiton and J. Marques-Silva. Smallest MUS extraction with
+minimal hitting set dualization. CP 2015.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from functools import partial
 from typing import Protocol
 
 import numpy as np
+from pysat.examples.hitman import Hitman
 from pysat.solvers import Solver
 
 from rfexplain.core.bits import bits_of, mask_of
@@ -68,7 +72,15 @@ from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 
-__all__ = ["Box", "Cells", "maximal_boxes", "general_sufficient", "general_necessary", "GRID_POINTS"]
+__all__ = [
+    "Box",
+    "Cells",
+    "maximal_boxes",
+    "general_sufficient",
+    "general_necessary",
+    "minimum_flip_sets",
+    "GRID_POINTS",
+]
 
 #: Feature -> the states a box allows on it.
 Box = dict[int, frozenset[int]]
@@ -334,20 +346,20 @@ class _FlipSpace:
 def general_necessary(
     forest: Forest,
     instance: Instance,
-    cxps: Iterable[Reason],
+    cxps: Iterable[frozenset[int]],
     example: Question,
     budget: Budget,
     *,
     grid_points: int = GRID_POINTS,
 ) -> Iterator[Reason]:
-    """The GNRs of ``instance`` over the CXps of ``cxps``, in turn: the maximal flip boxes of each
+    """The GNRs of ``instance`` over the CXps ``cxps`` (feature sets), in turn: the maximal flip boxes of each
     (its features off the instance's states, the other features on them, no input ``example``
     finds: a state vector of the box decided like the instance), as clauses of the states outside
     the box. The witness is the box's input of lowest states, decided otherwise."""
     cells = Cells(forest)
     n_states = forest.states_per_feature
     for cxp in cxps:
-        space = _FlipSpace(forest, cells, instance, cxp.features, grid_points)
+        space = _FlipSpace(forest, cells, instance, cxp, grid_points)
         boxes = maximal_boxes(space.blocks, {}, space.question(example), space.widen, budget)
         points = [tuple(min(box[f]) if f in box else s for f, s in enumerate(instance.states)) for box in boxes]
         decided = forest.predict_states(np.asarray(points, dtype=np.int64)).tolist() if points else []
@@ -362,3 +374,40 @@ def general_necessary(
                 decision=instance.prediction,
                 witnesses=[Witness(forest.values_for_states(z, instance.values), int(c))],
             )
+
+
+def minimum_flip_sets(
+    instance: Instance,
+    n_states: Sequence[int],
+    counterexample: Question,
+    sufficient: Callable[[Sequence[int]], Reason],
+    budget: Budget,
+) -> Iterator[frozenset[int]]:
+    """Every minimum CXp of ``instance``, by implicit minimum hitting sets of AXps (the smallest-MUS
+    scheme of Ignatiev, Previti, Liffiton and Marques-Silva (2015) [IPLM15], on the AXp/CXp
+    duality [Ign20]): a minimum hitting set ``H`` of the AXps found so far (RC2 inside python-sat's
+    ``Hitman``) is a minimum CXp iff freeing ``H`` (the other features on the instance's states)
+    lets ``counterexample`` find an input decided otherwise, since every CXp hits every AXp; when
+    it does not, the canonical AXp ``sufficient(order)`` with ``H`` first in ``order`` lies off
+    ``H`` and is the next set to hit. Found CXps are blocked; the enumeration ends when the
+    smallest hitting set left is larger (or none is left: the decision cannot be flipped)."""
+    relevant = [f for f, n in enumerate(n_states) if n > 1]
+    hitman = Hitman(htype="sorted", solver="g3")
+    try:
+        chosen: list[int] | None = []
+        size: int | None = None
+        while chosen is not None and (size is None or len(chosen) <= size):
+            budget.check("computing minimum necessary reasons")
+            free = frozenset(chosen)
+            if counterexample({g: frozenset({instance.states[g]}) for g in relevant if g not in free}) is not None:
+                size = len(free)
+                yield free
+                hitman.block(sorted(free))
+            else:
+                axp = sufficient([*sorted(free), *(f for f in range(len(n_states)) if f not in free)]).features
+                if not axp:
+                    return  # the decision is constant: nothing flips it
+                hitman.hit(sorted(axp))
+            chosen = hitman.get()
+    finally:
+        hitman.delete()
