@@ -272,7 +272,14 @@ class EngineBase:
         if "general_necessary_reasons" not in self.queries:
             raise self._unsupported("general_necessary_reasons")
         cxps = (reason.features for reason in self.necessary_reasons(instance, budget))
-        return general_necessary(self.forest, instance, cxps, partial(self.box_example, instance), budget)
+        return general_necessary(
+            self.forest,
+            instance,
+            cxps,
+            partial(self.box_example, instance),
+            partial(self.box_counterexample, instance),
+            budget,
+        )
 
     def shortest_flips(self, instance: Instance, budget: Budget) -> Iterator[Reason]:
         """The general necessary reasons of the minimum CXps, found as minimum hitting sets of the
@@ -287,7 +294,14 @@ class EngineBase:
             partial(self.sufficient_reason, instance),
             budget,
         )
-        return general_necessary(self.forest, instance, cxps, partial(self.box_example, instance), budget)
+        return general_necessary(
+            self.forest,
+            instance,
+            cxps,
+            partial(self.box_example, instance),
+            partial(self.box_counterexample, instance),
+            budget,
+        )
 
     def close(self) -> None:
         """Release solver resources; the default has none."""

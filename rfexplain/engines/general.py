@@ -31,11 +31,13 @@ are grouped in *blocks* that no input can tell apart (each state alone for a GSR
 features are free; for a GNR, the states between two thresholds that a tree reachable with the
 other features on ``v``'s states tests).
 
-Regions: a found input's *cell*, the box of states that reach the same leaf in every tree (any
-vote decides a cell alike); for a GNR whose flip boxes span at most ``grid_points`` blocks, the
-whole grid of blocks is decided at once (:meth:`Forest.predict_states`), candidates are checked
-on it and an input is widened to a maximal box of the grid decided like the instance; a
-candidate the grid finds good is asked of the engine, so every answer is the engine's.
+Regions: for a GSR, a found input's *cell*, the box of states that reach the same leaf in every
+tree (any vote decides a cell alike). For a GNR whose flip boxes span at most ``grid_points``
+blocks, the whole grid of blocks is decided at once (:meth:`Forest.predict_states`), candidates
+are checked on it and an input is widened to a maximal box of the grid decided like the
+instance, a candidate the grid finds good being asked of the engine, so that every answer is the
+engine's; on a larger grid, an input is widened by inflation [IISM24] (bisection over the blocks,
+:func:`~rfexplain.engines.inflation.inflate`) while the engine finds no input decided otherwise.
 
 Each engine supplies the box questions (:meth:`~rfexplain.engines.base.EngineBase.box_counterexample`
 and :meth:`~rfexplain.engines.base.EngineBase.box_example`) and the enumerations of AXps and
@@ -52,6 +54,8 @@ arXiv:2602.08362, 2026.
 using hitting set dualization. PADL 2005.
 [Ign20] A. Ignatiev, N. Narodytska, N. Asher and J. Marques-Silva. From contrastive to abductive
 explanations and back again. AIxIA 2020.
+[IISM24] Y. Izza, A. Ignatiev, P. J. Stuckey and J. Marques-Silva. Delivering inflated
+explanations. AAAI 2024.
 [IPLM15] A. Ignatiev, A. Previti, M. Liffiton and J. Marques-Silva. Smallest MUS extraction with
 minimal hitting set dualization. CP 2015.
 """
@@ -71,6 +75,7 @@ from rfexplain.core.bits import bits_of, mask_of
 from rfexplain.core.budget import Budget
 from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
+from rfexplain.engines.inflation import inflate
 
 __all__ = [
     "Box",
@@ -92,7 +97,7 @@ Question = Callable[[Box], "tuple[int, ...] | None"]
 Widen = Callable[["tuple[int, ...]"], Blocks]
 
 #: The most blocks a GNR's flip boxes may span for the grid of blocks to be decided at once.
-GRID_POINTS = 1 << 18
+GRID_POINTS = 1 << 14
 #: Rows of one :meth:`Forest.predict_states` call over the grid.
 _CHUNK = 1 << 14
 
@@ -293,7 +298,7 @@ class _FlipSpace:
             edges = [0, *(int(c) for c in cuts if 0 < c < n_states[f]), n_states[f]]
             spans = (frozenset(range(a, b)) - {v[f]} for a, b in zip(edges, edges[1:]))
             self.blocks[f] = [span for span in spans if span]
-        self.cells = cells
+        self.categorical = lambda f: forest.space.category_labels(f) is not None
         shape = tuple(len(self.blocks[f]) for f in self.features)
         self.same: np.ndarray | None = None
         if math.prod(shape) <= grid_points:
@@ -328,11 +333,39 @@ class _FlipSpace:
 
         return ask
 
-    def widen(self, z: tuple[int, ...]) -> Blocks:
-        """The region around ``z``: on the grid, the largest box (in feature and block order)
-        decided like the instance; else the blocks of its cell."""
-        if self.same is None:
-            return self.cells.region(self.blocks, z)
+    def widen(self, counterexample: Question) -> Widen:
+        """The region around an input ``z`` decided like the instance: on the grid, the largest
+        box (in feature and block order) decided so; else the box of blocks around ``z``'s
+        inflated by :func:`~rfexplain.engines.inflation.inflate` (bisection over numeric blocks,
+        categorical ones one by one) while ``counterexample`` (the engine's) finds no input of
+        it decided otherwise."""
+        if self.same is not None:
+            return self._widen_on_grid
+        n_blocks = [len(self.blocks.get(f, ())) for f in range(len(self.instance.states))]
+
+        def inside(region: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
+            # a numeric feature's blocks asked with the instance's state between them: an interval,
+            # and a stronger question (its "no input decided otherwise" holds for the blocks too)
+            box = {f: self._states(f, ks) for f, ks in region.items()}
+            return counterexample({**self.rest, **box})
+
+        def widen(z: tuple[int, ...]) -> Blocks:
+            start = [int(self.block_of[f][z[f]]) if f in self.block_of else 0 for f in range(len(z))]
+            region, _ = inflate(self.features, start, n_blocks, self.categorical, inside)
+            return region
+
+        return widen
+
+    def _states(self, f: int, ks: Iterable[int]) -> frozenset[int]:
+        """The states of the blocks ``ks`` of ``f``, with the instance's state when it lies
+        between them on a numeric feature."""
+        states = frozenset(s for k in ks for s in self.blocks[f][k])
+        if not self.categorical(f) and min(states) < self.instance.states[f] < max(states):
+            return states | {self.instance.states[f]}
+        return states
+
+    def _widen_on_grid(self, z: tuple[int, ...]) -> Blocks:
+        assert self.same is not None
         region = [[int(self.block_of[f][z[f]])] for f in self.features]
         if not self.same[tuple(r[0] for r in region)]:
             raise RuntimeError(f"internal error: the engine decides {z} like the instance, the forest does not")
@@ -348,19 +381,22 @@ def general_necessary(
     instance: Instance,
     cxps: Iterable[frozenset[int]],
     example: Question,
+    counterexample: Question,
     budget: Budget,
     *,
     grid_points: int = GRID_POINTS,
 ) -> Iterator[Reason]:
-    """The GNRs of ``instance`` over the CXps ``cxps`` (feature sets), in turn: the maximal flip boxes of each
-    (its features off the instance's states, the other features on them, no input ``example``
-    finds: a state vector of the box decided like the instance), as clauses of the states outside
-    the box. The witness is the box's input of lowest states, decided otherwise."""
+    """The GNRs of ``instance`` over the CXps ``cxps`` (feature sets), in turn: the maximal flip
+    boxes of each (its features off the instance's states, the other features on them, no input
+    ``example`` finds: a state vector of the box decided like the instance), as clauses of the
+    states outside the box; ``counterexample`` (an input of a box decided otherwise) widens the
+    inputs to avoid off the grid. The witness is the box's input of lowest states, decided
+    otherwise."""
     cells = Cells(forest)
     n_states = forest.states_per_feature
     for cxp in cxps:
         space = _FlipSpace(forest, cells, instance, cxp, grid_points)
-        boxes = maximal_boxes(space.blocks, {}, space.question(example), space.widen, budget)
+        boxes = maximal_boxes(space.blocks, {}, space.question(example), space.widen(counterexample), budget)
         points = [tuple(min(box[f]) if f in box else s for f, s in enumerate(instance.states)) for box in boxes]
         decided = forest.predict_states(np.asarray(points, dtype=np.int64)).tolist() if points else []
         for box, z, c in zip(boxes, points, decided):
