@@ -62,6 +62,7 @@ minimal hitting set dualization. CP 2015.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
@@ -84,7 +85,9 @@ __all__ = [
     "general_sufficient",
     "general_necessary",
     "minimum_flip_sets",
+    "by_runs",
     "GRID_POINTS",
+    "RUN_BOXES",
 ]
 
 #: Feature -> the states a box allows on it.
@@ -97,7 +100,9 @@ Question = Callable[[Box], "tuple[int, ...] | None"]
 Widen = Callable[["tuple[int, ...]"], Blocks]
 
 #: The most blocks a GNR's flip boxes may span for the grid of blocks to be decided at once.
-GRID_POINTS = 1 << 14
+GRID_POINTS = 1 << 15
+#: The most boxes of intervals :func:`by_runs` splits a box question into.
+RUN_BOXES = 16
 #: Rows of one :meth:`Forest.predict_states` call over the grid.
 _CHUNK = 1 << 14
 
@@ -135,6 +140,32 @@ class Cells:
             f: frozenset(k for k, block in enumerate(bs) if any(low[f] <= s <= high[f] for s in block))
             for f, bs in blocks.items()
         }
+
+
+def _runs(states: frozenset[int]) -> list[frozenset[int]]:
+    """The maximal intervals of consecutive states of a set, in order."""
+    ordered = sorted(states)
+    starts = [k for k in range(len(ordered)) if k == 0 or ordered[k] != ordered[k - 1] + 1]
+    return [frozenset(ordered[a:b]) for a, b in zip(starts, [*starts[1:], len(ordered)])]
+
+
+def by_runs(question: Question, categorical: Callable[[int], bool]) -> Question:
+    """``question`` asked of a box one box of intervals at a time (each numeric feature's states
+    split in runs of consecutive states; the box holds an input iff one of its parts does), when
+    that makes at most :data:`RUN_BOXES` parts: engines answer boxes of intervals fastest (the SAT
+    engine's deciders take them; a set with gaps goes to its full formula)."""
+
+    def ask(box: Box) -> tuple[int, ...] | None:
+        runs = [[states] if categorical(f) else _runs(states) for f, states in box.items()]
+        if math.prod(map(len, runs)) > RUN_BOXES:
+            return question(box)
+        for part in itertools.product(*runs):
+            z = question(dict(zip(box, part)))
+            if z is not None:
+                return z
+        return None
+
+    return ask
 
 
 class _Hitting:
@@ -261,10 +292,11 @@ def general_sufficient(
     ``dropped`` feature (it would be in the box otherwise)."""
     cells = Cells(forest)
     n_states = forest.states_per_feature
+    question = by_runs(counterexample, lambda f: forest.space.category_labels(f) is not None)
     for axp in axps:
         blocks = {f: [frozenset({s}) for s in range(n_states[f])] for f in sorted(axp.features)}
         keep = {f: instance.states[f] for f in blocks}
-        for box in maximal_boxes(blocks, keep, counterexample, partial(cells.region, blocks), budget):
+        for box in maximal_boxes(blocks, keep, question, partial(cells.region, blocks), budget):
             yield Reason.of(
                 "general_sufficient",
                 box,
@@ -318,7 +350,8 @@ class _FlipSpace:
 
     def question(self, example: Question) -> Question:
         """The box question: the grid first when there is one, then ``example`` (the engine's),
-        with the features off ``W`` on the instance's states."""
+        with the features off ``W`` on the instance's states, one box of intervals at a time."""
+        engine = by_runs(partial(_within, example, self.rest), self.categorical)
 
         def ask(box: Box) -> tuple[int, ...] | None:
             if self.same is not None:
@@ -329,7 +362,7 @@ class _FlipSpace:
                     for i, f in enumerate(self.features):
                         z[f] = min(self.blocks[f][kept[i][hits[0][i]]])
                     return tuple(z)
-            return example({**self.rest, **box})
+            return engine(box)
 
         return ask
 
@@ -374,6 +407,11 @@ class _FlipSpace:
                 if k != region[i][0] and self.same[np.ix_(*region[:i], [k], *region[i + 1 :])].all():
                     region[i].append(k)
         return {f: frozenset(region[i]) for i, f in enumerate(self.features)}
+
+
+def _within(question: Question, rest: Box, box: Box) -> tuple[int, ...] | None:
+    """``question`` about ``box`` with the features of ``rest`` on its states."""
+    return question({**rest, **box})
 
 
 def general_necessary(

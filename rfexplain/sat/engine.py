@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -379,10 +380,14 @@ class SatEngine(EngineBase):
         return self.encoding.decode(oracle.model()) if found.sat else None
 
     def box_example(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
-        """Whether the box holds a point decided like the instance: one call of the solver of
-        "predicts the instance's class" (the general necessary reasons' flip boxes,
-        :mod:`rfexplain.engines.general`), a set of states as assumptions: the order variables
-        of its ends and the negated state variables of the states it skips between them."""
+        """Whether the box holds a point decided like the instance (the general necessary reasons'
+        flip boxes, :mod:`rfexplain.engines.general`). With two classes, a point decided
+        otherwise than the other class (:meth:`box_counterexample`, whose deciders take boxes of
+        intervals); else one call of the solver of "predicts the instance's class", a set of
+        states as assumptions: the order variables of its ends and the negated state variables
+        of the states it skips between them."""
+        if self.forest.n_classes == 2:
+            return self.box_counterexample(dataclasses.replace(instance, prediction=1 - instance.prediction), box)
         budget = Budget.current()
         if budget is not None:
             budget.check("searching a box")
