@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Protocol
@@ -463,13 +464,16 @@ def minimum_flip_sets(
     ``Hitman``) is a minimum CXp iff freeing ``H`` (the other features on the instance's states)
     lets ``counterexample`` find an input decided otherwise, since every CXp hits every AXp; when
     it does not, the canonical AXp ``sufficient(order)`` with ``H`` first in ``order`` lies off
-    ``H`` and is the next set to hit. Found CXps are blocked; the enumeration ends when the
-    smallest hitting set left is larger (or none is left: the decision cannot be flipped)."""
+    ``H`` and is the next set to hit; the other features follow in decreasing count of the AXps
+    found so far that hold them (deleted first, they are left out of the new AXp when they can
+    be, which makes it unlike the ones before). Found CXps are blocked; the enumeration ends when
+    the smallest hitting set left is larger (or none is left: the decision cannot be flipped)."""
     relevant = [f for f, n in enumerate(n_states) if n > 1]
     hitman = Hitman(htype="sorted", solver="g3")
     try:
         chosen: list[int] | None = []
         size: int | None = None
+        seen: Counter[int] = Counter()  # how many AXps found so far hold each feature
         while chosen is not None and (size is None or len(chosen) <= size):
             budget.check("computing minimum necessary reasons")
             free = frozenset(chosen)
@@ -478,9 +482,11 @@ def minimum_flip_sets(
                 yield free
                 hitman.block(sorted(free))
             else:
-                axp = sufficient([*sorted(free), *(f for f in range(len(n_states)) if f not in free)]).features
+                rest = sorted((f for f in range(len(n_states)) if f not in free), key=lambda f: (-seen[f], f))
+                axp = sufficient([*sorted(free), *rest]).features
                 if not axp:
                     return  # the decision is constant: nothing flips it
+                seen.update(axp)
                 hitman.hit(sorted(axp))
             chosen = hitman.get()
     finally:
