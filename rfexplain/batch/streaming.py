@@ -93,10 +93,10 @@ class StreamingOutput:
     Beside the output, ``OUT.run.json`` records the run that writes it: a fingerprint of the
     forest, engine and its options, the query and its arguments, the timeout, the format and the
     rows. A Parquet output stores the run's ``metadata`` in its schema, as
-    :func:`~rfexplain.viz.frames.write_parquet` does. With ``resume=True`` an output whose run record matches keeps its records and
-    :attr:`done` gives their indices (the caller explains the others); a mismatch, or an output
-    without a run record, is refused (:class:`ResumeError`). Resuming where nothing was written
-    yet starts afresh.
+    :func:`~rfexplain.viz.frames.write_parquet` does. With ``resume=True`` an output whose run
+    record matches keeps its records and :attr:`done` gives their indices (the caller explains
+    the others); a mismatch, or an output without a run record, is refused
+    (:class:`ResumeError`). Resuming where nothing was written yet starts afresh.
     """
 
     def __init__(
