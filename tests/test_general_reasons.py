@@ -19,7 +19,7 @@ from rfexplain.core.domain import restrict
 from rfexplain.core.forest import Forest
 from rfexplain.engines import engine_class
 from rfexplain.engines.base import Instance
-from rfexplain.engines.general import general_necessary, general_sufficient, minimum_flip_sets
+from rfexplain.engines.general import by_runs, general_necessary, general_sufficient, minimum_flip_sets
 from rfexplain.oracle import Oracle
 from rfexplain.oracle.engine import OracleEngine
 from tests.engine_contract import _keys
@@ -217,3 +217,40 @@ def test_a_deadline_in_the_middle_ends_the_enumeration_cleanly(iris_forest: Fore
                 cut_short += 1
                 assert result.stopped_by == "timeout"
         assert cut_short >= 2
+
+
+def test_box_questions_go_run_by_run_up_to_the_cap() -> None:
+    """Numeric state sets are asked as boxes of intervals, in order, while that makes at most
+    RUN_BOXES parts; categorical ones whole; past the cap the box is asked whole."""
+    asked: list[dict[int, frozenset[int]]] = []
+
+    def question(box: dict[int, frozenset[int]]) -> tuple[int, ...] | None:
+        asked.append(box)
+        return None
+
+    ask = by_runs(question, lambda f: f == 2)
+    assert ask({0: frozenset({0, 1, 3}), 1: frozenset({2}), 2: frozenset({0, 2})}) is None
+    assert asked == [
+        {0: frozenset({0, 1}), 1: frozenset({2}), 2: frozenset({0, 2})},
+        {0: frozenset({3}), 1: frozenset({2}), 2: frozenset({0, 2})},
+    ]
+    asked.clear()
+    wide = {f: frozenset({0, 2, 4}) for f in range(4)}  # 27 parts (feature 2 is categorical)
+    assert ask(wide) is None and asked == [wide]
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases("soft"), st.data())
+def test_a_box_asked_run_by_run_holds_an_input_iff_it_does_whole(case: tuple[Forest, Instance], data: Any) -> None:
+    forest, instance = case
+    engine = OracleEngine(forest)
+    box = {
+        f: frozenset(data.draw(st.sets(st.integers(0, n - 1), min_size=1)))
+        for f, n in enumerate(forest.states_per_feature)
+    }
+    whole = engine.box_counterexample(instance, box)
+    parts = by_runs(partial(engine.box_counterexample, instance), lambda f: False)(box)
+    assert (whole is None) == (parts is None)
+    if parts is not None:
+        assert all(parts[f] in states for f, states in box.items())
+        assert forest.decide(parts) != instance.prediction
