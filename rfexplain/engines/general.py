@@ -243,10 +243,12 @@ def maximal_boxes(
     question: Question,
     widen: Widen,
     budget: Budget,
-) -> list[Box]:
+    first: Box | None = None,
+) -> Iterator[Box]:
     """Every maximal box made of the ``blocks`` of each feature (feature -> its blocks of states)
     that holds the block ``keep[f]`` on each feature of ``keep``, a block on every other feature,
-    and no input ``question`` finds; sorted by its state sets (bit sets, in feature order).
+    and no input ``question`` finds, in the order found (``first``, a maximal one found before,
+    first).
 
     Implicit hitting-set dualisation (see the module docstring): each candidate is the complement
     of a minimal hitting set of the regions found so far (``widen`` turns a found input into its
@@ -255,32 +257,73 @@ def maximal_boxes(
     features = sorted(blocks)
     elements = [(f, k) for f in features for k in range(len(blocks[f])) if keep.get(f) != k]
     hitting = _Hitting(elements)
-    found: list[Box] = []
     try:
         for f in features:
             if f not in keep:
                 hitting.solver.add_clause([-hitting.var[(f, k)] for k in range(len(blocks[f]))])
+        chosen: dict[int, int] | None = None
+        if first is not None:
+            chosen = {f: mask_of(k for k, block in enumerate(blocks[f]) if not block <= first[f]) for f in features}
+            chosen = {f: bits for f, bits in chosen.items() if bits}
         while True:
-            budget.check("enumerating maximal boxes")
-            chosen = hitting.next()
             if chosen is None:
-                break
+                budget.check("enumerating maximal boxes")
+                chosen = hitting.next()
+                if chosen is None:
+                    return
             box = {
                 f: frozenset(s for k, block in enumerate(blocks[f]) if not chosen.get(f, 0) >> k & 1 for s in block)
                 for f in features
             }
-            z = question(box)
+            z = None if box == first else question(box)
             if z is None:
-                found.append(box)
+                yield box
                 if not chosen:
-                    break  # every block: the only maximal box
+                    return  # every block: the only maximal box
                 hitting.block(chosen)
-                continue
-            region = widen(z)
-            hitting.add_region({f: ks for f, ks in region.items() if not (f in keep and keep[f] in ks)})
+            else:
+                region = widen(z)
+                hitting.add_region({f: ks for f, ks in region.items() if not (f in keep and keep[f] in ks)})
+            chosen = None
     finally:
         hitting.close()
-    return sorted(found, key=lambda box: tuple(mask_of(box[f]) for f in features))
+
+
+def _in_order(boxes: Iterable[Box]) -> list[Box]:
+    """Boxes sorted by their state sets (bit sets, in feature order)."""
+    return sorted(boxes, key=lambda box: tuple(mask_of(box[f]) for f in sorted(box)))
+
+
+def _grown(
+    forest: Forest,
+    instance: Instance,
+    features: Sequence[int],
+    categorical: Callable[[int], bool],
+    question: Question,
+) -> Box:
+    """A maximal box around the instance's states on ``features`` that holds no input ``question``
+    finds (an input decided otherwise): the inflated box (:func:`~rfexplain.engines.inflation.inflate`),
+    then each state left out of a numeric feature's interval added, in order, when the box stays
+    good. An input ``z`` found against state ``s`` refuses at once every state ``s'`` for which
+    ``z`` with ``s'`` on that feature is still decided otherwise (it lies in the box with ``s'``).
+    A state refused once stays refused as the box grows, so no state can be added at the end."""
+    n_states = forest.states_per_feature
+    box, _ = inflate(features, instance.states, n_states, categorical, question)
+    for f in features:
+        if categorical(f):
+            continue
+        left = [s for s in range(n_states[f]) if s not in box[f]]
+        while left:
+            s = left.pop(0)
+            z = question({**box, f: box[f] | {s}})
+            if z is None:
+                box[f] = box[f] | {s}
+                continue
+            moved = np.tile(np.asarray(z, dtype=np.int64), (len(left), 1))
+            moved[:, f] = left
+            decided = forest.predict_states(moved) if left else np.zeros(0, dtype=np.int64)
+            left = [t for t, c in zip(left, decided.tolist()) if c == instance.prediction]
+    return box
 
 
 def general_sufficient(
@@ -288,16 +331,21 @@ def general_sufficient(
 ) -> Iterator[Reason]:
     """The GSRs of ``instance``: for each AXp of ``axps`` in turn, its maximal boxes holding the
     instance and no input ``counterexample`` finds (a state vector of the box, the features off
-    the AXp free, decided otherwise). Each carries its AXp's witnesses: an input decided otherwise
-    that meets every other literal (they hold the instance's states) and breaks the literal of its
-    ``dropped`` feature (it would be in the box otherwise)."""
+    the AXp free, decided otherwise), the one grown from the AXp by inflation first (:func:`_grown`,
+    a few questions per feature), then the others as :func:`maximal_boxes` finds them. Each
+    carries its AXp's witnesses: an input decided otherwise that meets every other literal (they
+    hold the instance's states) and breaks the literal of its ``dropped`` feature (it would be in
+    the box otherwise)."""
     cells = Cells(forest)
     n_states = forest.states_per_feature
-    question = by_runs(counterexample, lambda f: forest.space.category_labels(f) is not None)
+    categorical = partial(_categorical, forest)
+    question = by_runs(counterexample, categorical)
     for axp in axps:
-        blocks = {f: [frozenset({s}) for s in range(n_states[f])] for f in sorted(axp.features)}
+        features = sorted(axp.features)
+        blocks = {f: [frozenset({s}) for s in range(n_states[f])] for f in features}
         keep = {f: instance.states[f] for f in blocks}
-        for box in maximal_boxes(blocks, keep, question, partial(cells.region, blocks), budget):
+        first = _grown(forest, instance, features, categorical, question)
+        for box in maximal_boxes(blocks, keep, question, partial(cells.region, blocks), budget, first):
             yield Reason.of(
                 "general_sufficient",
                 box,
@@ -306,6 +354,10 @@ def general_sufficient(
                 decision=instance.prediction,
                 witnesses=axp.witnesses,
             )
+
+
+def _categorical(forest: Forest, f: int) -> bool:
+    return forest.space.category_labels(f) is not None
 
 
 class _FlipSpace:
@@ -331,7 +383,7 @@ class _FlipSpace:
             edges = [0, *(int(c) for c in cuts if 0 < c < n_states[f]), n_states[f]]
             spans = (frozenset(range(a, b)) - {v[f]} for a, b in zip(edges, edges[1:]))
             self.blocks[f] = [span for span in spans if span]
-        self.categorical = lambda f: forest.space.category_labels(f) is not None
+        self.categorical = partial(_categorical, forest)
         shape = tuple(len(self.blocks[f]) for f in self.features)
         self.same: np.ndarray | None = None
         if math.prod(shape) <= grid_points:
@@ -435,7 +487,7 @@ def general_necessary(
     n_states = forest.states_per_feature
     for cxp in cxps:
         space = _FlipSpace(forest, cells, instance, cxp, grid_points)
-        boxes = maximal_boxes(space.blocks, {}, space.question(example), space.widen(counterexample), budget)
+        boxes = _in_order(maximal_boxes(space.blocks, {}, space.question(example), space.widen(counterexample), budget))
         points = [tuple(min(box[f]) if f in box else s for f, s in enumerate(instance.states)) for box in boxes]
         decided = forest.predict_states(np.asarray(points, dtype=np.int64)).tolist() if points else []
         for box, z, c in zip(boxes, points, decided):
