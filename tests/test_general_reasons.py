@@ -254,3 +254,21 @@ def test_a_box_asked_run_by_run_holds_an_input_iff_it_does_whole(case: tuple[For
     if parts is not None:
         assert all(parts[f] in states for f, states in box.items())
         assert forest.decide(parts) != instance.prediction
+
+
+def test_a_general_sufficient_reason_with_a_gap() -> None:
+    """x <= 0.5 or x > 1.5 gives class a: at x = 0 the general sufficient reason is x in {0, 2},
+    a set with a gap that inflation (intervals) alone would stop at {0}."""
+    tree = {
+        "feature": [0, -1, 0, -1, -1],
+        "threshold": [0.5, 0.0, 1.5, 0.0, 0.0],
+        "left": [1, -1, 3, -1, -1],
+        "right": [2, -1, 4, -1, -1],
+        "label": [-1, 0, -1, 1, 0],
+    }
+    forest = Forest.from_raw_trees([tree], n_features=1, classes=["a", "b"])
+    instance = Instance.from_states(forest, [0])
+    with engine_class("sat")(forest) as engine:
+        got = list(engine.general_sufficient_reasons(instance, Budget()))
+    assert [r.literals for r in got] == [{0: frozenset({0, 2})}]
+    assert _keys(got) == _keys(Oracle(forest).general_sufficient_reasons(instance))
