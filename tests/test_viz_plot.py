@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -237,3 +238,27 @@ def test_categorical_reason_plot_shades_a_set_of_categories(loans) -> None:
     assert "<svg" in html and "<th" in html and ">credit_history</th>" in html
     assert "{" + ", ".join(labels[s] for s in (0, 1, 3)) + "}" in html
     assert "<svg" in decision._repr_html_()
+
+
+def test_the_optional_layers_are_asked_within_a_time_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A picture's general sufficient reason and shortest flips are asked with a timeout
+    (viz.shown.EXTRA_SECONDS), so that ``d.plot()`` never waits long for a layer it can do
+    without; the sufficient reason itself is asked without one."""
+    from rfexplain.decision import Decision
+    from rfexplain.viz.shown import EXTRA_SECONDS, decision_layers
+
+    asked: dict[str, float | None] = {}
+    ask = Decision.ask
+
+    def recording(self: Decision, name: str, **kwargs: Any) -> Any:
+        asked[name] = kwargs.get("timeout")
+        return ask(self, name, **kwargs)
+
+    monkeypatch.setattr(Decision, "ask", recording)
+    decision = rx.Explainer(MODEL, engine="sat", feature_names=NAMES).explain(X[60])
+    decision_layers(decision)
+    assert asked == {
+        "inflated_sufficient_reason": None,
+        "general_sufficient_reasons": EXTRA_SECONDS,
+        "shortest_flips": EXTRA_SECONDS,
+    }

@@ -34,6 +34,7 @@ from rfexplain.progress import Progress
 from rfexplain.verify import verify
 from rfexplain.viz.chart import reason_chart, value_text
 from rfexplain.viz.scores import VoteShare, vote_share
+from rfexplain.viz.shown import EXTRA_SECONDS
 
 __all__ = ["SUFFICIENT_QUERIES", "RowReport", "explain_rows"]
 
@@ -80,9 +81,9 @@ class RowReport:
 
 def _answer(decision: Any, query: str) -> Any:
     if query == "shortest_flips":
-        return list(decision.shortest_flips(limit=FLIPS_SHOWN))
+        return list(decision.shortest_flips(limit=FLIPS_SHOWN, timeout=EXTRA_SECONDS))
     if query == "general_sufficient_reasons":
-        return list(decision.general_sufficient_reasons(limit=1))
+        return list(decision.general_sufficient_reasons(limit=1, timeout=EXTRA_SECONDS))
     return getattr(decision, query)()
 
 

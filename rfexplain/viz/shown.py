@@ -14,7 +14,12 @@ from typing import Any
 from rfexplain.core.errors import UnsupportedQuery
 from rfexplain.core.reasons import Change, Reason
 
-__all__ = ["decision_actions", "decision_layers", "shown_answer"]
+__all__ = ["EXTRA_SECONDS", "decision_actions", "decision_layers", "shown_answer"]
+
+#: Seconds the optional layers of a picture or report row (a general sufficient reason, shortest
+#: flips) may take each: an enumeration stopped by it shows what it found (nothing: the layer is
+#: left out), so that showing a decision never waits long for a layer it can do without.
+EXTRA_SECONDS = 5.0
 
 
 def decision_layers(decision: Any, *, inflated: bool = True, general: bool = True, flips: int = 1) -> list[Reason]:
@@ -26,7 +31,7 @@ def decision_layers(decision: Any, *, inflated: bool = True, general: bool = Tru
     for wanted, query, limit in ((general, "general_sufficient_reasons", 1), (flips, "shortest_flips", flips)):
         if wanted:
             try:
-                layers.extend(shown_answer(decision, query, limit))
+                layers.extend(shown_answer(decision, query, limit, timeout=EXTRA_SECONDS))
             except UnsupportedQuery:
                 pass
     return layers
@@ -44,8 +49,9 @@ def decision_actions(decision: Any) -> tuple[Change, ...]:
 _SHOWN: weakref.WeakKeyDictionary[Any, dict[tuple[str, int | None], Any]] = weakref.WeakKeyDictionary()
 
 
-def shown_answer(decision: Any, query: str, limit: int | None = None) -> Any:
-    """The answer to ``query`` (with ``limit`` for an enumeration: its results as a list) that
+def shown_answer(decision: Any, query: str, limit: int | None = None, *, timeout: float | None = None) -> Any:
+    """The answer to ``query`` (with ``limit`` for an enumeration: its results as a list, those
+    found within ``timeout`` seconds when one is given) that
     the pictures and the notebook display of ``decision`` show: asked on first use, then
     remembered for as long as the decision lives, so that showing it again (``d.plot()``, the
     notebook's table) asks nothing again. Raises the engine's
@@ -54,7 +60,7 @@ def shown_answer(decision: Any, query: str, limit: int | None = None) -> Any:
     key = (query, limit)
     if key not in cache:
         try:
-            answer = decision.ask(query, limit=limit) if limit is not None else decision.ask(query)
+            answer = decision.ask(query, limit=limit, timeout=timeout) if limit is not None else decision.ask(query)
             cache[key] = list(answer) if limit is not None else answer
         except UnsupportedQuery as exc:
             cache[key] = exc
