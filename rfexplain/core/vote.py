@@ -201,9 +201,16 @@ class HardMajority(Vote):
             counts[tree.label[leaf]] += 1
         return winning_class(counts)
 
+    @functools.cached_property
+    def _labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every tree's node labels laid end to end, and where each tree starts."""
+        sizes = [t.n_nodes for t in self.trees]
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        return np.concatenate([np.asarray(t.label, dtype=np.int64) for t in self.trees]), starts
+
     def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
-        labels = [np.asarray(t.label, dtype=np.int64) for t in self.trees]
-        votes = np.stack([labels[k][leaves[:, k]] for k in range(len(self.trees))], axis=1)
+        labels, starts = self._labels
+        votes = labels[np.asarray(leaves, dtype=np.int64) + starts]
         counts = np.stack([(votes == c).sum(axis=1) for c in range(self.n_classes)], axis=1)
         return winning_classes(counts)
 
