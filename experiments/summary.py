@@ -91,6 +91,7 @@ CANONICAL: tuple[Result, ...] = (
         wall_column="wall",
     ),
     Result("soft_vote", "soft_vote", "Soft vote against hard vote", headline=True),
+    Result("default_vote", "default_vote", "The default vote at hard-vote speed (issue 53's grid)", headline=True),
     Result(
         "practical_forests",
         "practical_forests",
