@@ -26,10 +26,10 @@ search every such point and set it aside). A spurious point needs an exact margi
 abstention (with two classes an abstention is rounded on to ``+1``, so that every leaf weighs a
 whole vote: the clique search's equal weights); it is looser than the finer levels and is not
 asked by default. Where more than the tuning's ``lattice_impure`` of a question's reachable
-leaves are impure, the vote lattice would only find spurious points and the weights are far from
-equal: the decider skips it and races without the clique search (as it does on more than
-``lattice_clique_leaves`` reachable leaves, whose graph costs about as many checks as pairs of
-leaves). The integers are computed from the forest's exact leaf weights
+leaves are impure, the soft vote is far from the hard one: the lattices' relaxed searches would
+only go over the boxes the soft race searches next, and the decider leaves the question to it.
+On more than ``lattice_clique_leaves`` reachable leaves it races without the clique search,
+whose graph costs about as many checks as pairs of leaves. The integers are computed from the forest's exact leaf weights
 (:meth:`~rfexplain.core.vote.Vote.integer_weights`), and their sums stay below ``2**53``, so that
 every comparison of the search is exact in float64. The cost of a question thus follows how far
 the soft vote is from the hard one: how many reachable leaves are impure, and how close the
@@ -169,8 +169,9 @@ class Lattice:
         self.race, self.bounds = race, bounds
         tuning, table = leaves.tuning, leaves.table
         near = (float(table.impure[rows].mean()) if len(rows) else 0.0) <= tuning.lattice_impure
-        #: the levels still to ask, coarsest first (the vote lattice only where few leaves are impure)
-        self.levels = [bits for bits in lattice_levels(table, tuning.lattice_levels) if bits or near]
+        #: the levels still to ask, coarsest first; none where many leaves are impure (the soft
+        #: race then answers alone: the lattices would search the same boxes first)
+        self.levels = list(lattice_levels(table, tuning.lattice_levels)) if near else []
         # the clique search bounds well on weights that are nearly all equal, and its graph costs
         # about as many checks as pairs of leaves
         cliques = near and len(rows) <= tuning.lattice_clique_leaves
