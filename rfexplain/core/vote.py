@@ -265,13 +265,18 @@ class SoftAverage(Vote):
         ]
         return exponent, weights
 
-    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
+    @functools.cached_property
+    def _flat_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every tree's leaf vectors laid end to end, and where each tree starts."""
         scores = self.leaf_scores()
-        step = 10_000  # bounds the (trees, rows, classes) array of vectors
-        parts = [
-            soft_vote(np.stack([proba[leaves[i : i + step, k]] for k, proba in enumerate(scores)]))
-            for i in range(0, len(leaves), step)
-        ]
+        starts = np.concatenate(([0], np.cumsum([len(s) for s in scores])[:-1])).astype(np.int64)
+        return np.concatenate(scores), starts
+
+    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
+        flat, starts = self._flat_scores
+        nodes = np.asarray(leaves, dtype=np.int64) + starts
+        step = 10_000  # bounds the (rows, trees, classes) array of vectors
+        parts = [soft_vote(np.swapaxes(flat[nodes[i : i + step]], 0, 1)) for i in range(0, len(nodes), step)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
