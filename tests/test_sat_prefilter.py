@@ -255,7 +255,8 @@ def test_branch_and_bound_decides_the_near_ties_it_sets_aside_exactly() -> None:
     assert decided is not None and decided.sat and decided.witness == (0,)
     assert settle(screen, [], "predicts", 1) == decided
     assert settle(screen_of(table, (1,), box_points=0, bnb_ties=0, lattice_levels=()), [], "not", 0) is None
-    on_lattices = settle(screen_of(table, (1,), box_points=0, bnb_ties=0), [], "not", 0)
+    # every leaf of this forest is impure: the lattices take it on only when told to
+    on_lattices = settle(screen_of(table, (1,), box_points=0, bnb_ties=0, lattice_impure=1.0), [], "not", 0)
     assert on_lattices is not None and on_lattices.by == "lattice" and on_lattices.witness == (0,)
 
 
