@@ -29,13 +29,13 @@ asked by default. Where more than the tuning's ``lattice_impure`` of a question'
 leaves are impure, the soft vote is far from the hard one: the lattices' relaxed searches would
 only go over the boxes the soft race searches next, and the decider leaves the question to it.
 On more than ``lattice_clique_leaves`` reachable leaves it races without the clique search,
-whose graph costs about as many checks as pairs of leaves. The integers are computed from the forest's exact leaf weights
-(:meth:`~rfexplain.core.vote.Vote.integer_weights`), and their sums stay below ``2**53``, so that
-every comparison of the search is exact in float64. The cost of a question thus follows how far
-the soft vote is from the hard one: how many reachable leaves are impure, and how close the
-question's margins come to their rounding. A question no level settles (a spurious point at the
-finest level, or a level's box budget spent) is left to the soft vote's own race
-(:mod:`.portfolio`).
+whose graph costs about as many checks as pairs of leaves. The integers are computed from the
+forest's exact leaf weights (:meth:`~rfexplain.core.vote.Vote.integer_weights`), and their sums
+stay below ``2**53``, so that every comparison of the search is exact in float64. The cost of a
+question thus follows how far the soft vote is from the hard one: how many reachable leaves are
+impure, and how close the question's margins come to their rounding. A question no level settles
+(a spurious point at the finest level, or a level's box budget spent) is left to the soft vote's
+own race (:mod:`.portfolio`).
 
 This is abstraction refinement in the manner of CEGAR (Clarke, Grumberg, Jha, Lu and Veith,
 2000 [CGJ00]) with over-approximating integer weights, as the rounding of weights in
