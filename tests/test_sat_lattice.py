@@ -78,7 +78,7 @@ def test_every_question_the_lattices_settle_is_settled_right(
     for _ in range(4):
         states = tuple(int(s) for s in grid[data.draw(st.integers(0, len(grid) - 1))])
         leaves = InstanceLeaves(
-            table, states, tuning=table.tuning.replace(lattice_levels=levels, box_points=box_points)
+            table, states, tuning=table.tuning.replace(lattice_levels=levels, box_points=box_points, lattice_impure=1.0)
         )
         fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
         rows = leaves.reachable(fixed)
@@ -156,7 +156,7 @@ def test_an_exact_tie_that_goes_to_the_challenger_is_a_witness(deciders: Any) ->
     forest = _tie_forest()
     assert forest.predict([[0.0], [1.0]]).tolist() == [0, 1]
     table = _table(forest)
-    leaves = InstanceLeaves(table, (1,), tuning=table.tuning.replace(lattice_levels=(24,)))
+    leaves = InstanceLeaves(table, (1,), tuning=table.tuning.replace(lattice_levels=(24,), lattice_impure=1.0))
     rows = leaves.reachable(())
     free, lows, highs = leaves.free_boxes((), rows)
     lattice = Lattice(leaves, rows, free, (lows, highs), deciders, race=Race, bounds=ruled_out)

@@ -87,8 +87,9 @@ def test_a_query_reaches_the_decider_that_answers_through_the_portfolio(
 
     for cls in DECIDER_CLASSES:
         monkeypatch.setattr(cls, "decide", recording(cls))
-    # no first try of the full CNF before the reduced one (the forest is small)
-    tuning = {"whole_formula_leaves": 0}
+    # no first try of the full CNF before the reduced one (the forest is small); the lattices
+    # take on the questions of this depth-4 forest, far from the hard vote, only when told to
+    tuning = {"whole_formula_leaves": 0, "lattice_impure": 1.0}
     explainer = rx.Explainer(MODEL, engine="sat", vote=vote, prefilter=True, deciders=(alone,), tuning=tuning)
     for x in X[:40:8]:
         explainer.explain(x).sufficient_reason()

@@ -285,7 +285,14 @@ def test_branch_and_bound_polls_the_budget_between_slices(levels: tuple[int, ...
     model = RandomForestClassifier(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
     forest = Forest.from_sklearn(model, vote="soft")
     table = LeafTable(ForestEncoding(forest))
-    tuning = {"box_points": 1, "bnb_slice": 1, "first_slice": 1, "slice_climbs": 0, "lattice_levels": levels}
+    tuning = {
+        "box_points": 1,
+        "bnb_slice": 1,
+        "first_slice": 1,
+        "slice_climbs": 0,
+        "lattice_levels": levels,
+        "lattice_impure": 1.0,
+    }
     screen = screen_of(table, Instance.of(forest, X[0]).states, **tuning)
     assert settle(screen, [], "not", 0) is not None  # decided without a budget
     ticks = count()

@@ -65,8 +65,8 @@ class SatTuning:
       take before the next level is asked; the last level takes up to ``bnb_nodes``, and a
       question it leaves open goes to the soft vote's own race.
     - ``lattice_impure``: the share of impure leaves among a question's reachable leaves above
-      which the vote lattice is skipped and the finer lattices' races run without the clique
-      search; they also run without it on more than ``lattice_clique_leaves`` reachable leaves.
+      which no lattice is asked (the soft race answers alone); the lattices' races run without
+      the clique search on more than ``lattice_clique_leaves`` reachable leaves.
 
     Clique search (:mod:`rfexplain.sat.cliques`, hard vote, two classes):
 
@@ -137,7 +137,7 @@ class SatTuning:
     bnb_ties: int = 64
     lattice_levels: tuple[int, ...] = (24,)
     lattice_nodes: int = 65_536
-    lattice_impure: float = 0.25
+    lattice_impure: float = 0.1
     lattice_clique_leaves: int = 8192
     clique_after: int = 0
     clique_turns: int = 8

@@ -6,9 +6,10 @@ bounded turns, and the first to settle answers). The schedule of one question
 (:meth:`Portfolio.turns`):
 
 1. **Bounds** (:mod:`.bounds`): the reachable leaves' per-tree bounds; UNSAT with a core.
-   Under the soft vote, then the **lattices** (:mod:`.lattice`): the race of step 2 on integer
-   margins bounding the soft vote's from above, coarsest first, each up to ``lattice_nodes``
-   boxes (the last up to ``bnb_nodes``); what they leave open goes to the soft vote's own race.
+   Under the soft vote, the race of step 2 takes its first slice, then the **lattices**
+   (:mod:`.lattice`): the race on integer margins bounding the soft vote's from above, coarsest
+   first, each up to ``lattice_nodes`` boxes (the last up to ``bnb_nodes``); what they leave
+   open goes back to the soft vote's own race.
 2. **The race** (:class:`.race.Race`): the box searches (:mod:`.boxes`), the clique search
    (:mod:`.cliques`, hard vote, two classes) and the climb (:mod:`.climb`) in slices. Under the
    soft vote the race runs to the end (``bnb_nodes``); under the hard vote it runs
@@ -145,15 +146,21 @@ class Portfolio(Scheduler[Question]):
                 return answer, None
         free, lows, highs = leaves.free_boxes(fixed, rows)
         if table.soft:  # a small box is searched whole by the box search's first box
+            race = Race(leaves, free, rows, (lows, highs), kind, cls, deciders)
+            nodes = tuning.bnb_nodes
             if "lattice" in deciders:
+                first = min(race.slice_left, nodes)
+                answer = yield from race.slices(first)
+                if answer is not None:
+                    return answer, None
+                nodes -= first
                 lattice = Lattice(leaves, rows, free, (lows, highs), deciders, race=Race, bounds=ruled_out)
                 work = tuning.bnb_slice if limited else None
                 while not lattice.done:
                     answer = yield lattice, work
                     if answer is not None:
                         return answer, None
-            race = Race(leaves, free, rows, (lows, highs), kind, cls, deciders)
-            return (yield from race.slices(tuning.bnb_nodes)), None
+            return (yield from race.slices(nodes)), None
         nodes = tuning.short_bnb_nodes if question.short else tuning.hard_bnb_nodes
         if not nodes:
             if "boxes" not in deciders:
