@@ -41,6 +41,37 @@ def test_budget_expired_is_the_one_timeout_error() -> None:
     assert Budget.of(shared) is shared and Budget.of(None).deadline is None and Budget.of(2.0).timeout == 2.0
 
 
+def test_an_active_budget_expires_with_the_one_active_around_it() -> None:
+    """Nested active budgets: the inner one (no deadline of its own, or a later one) expires
+    when the outer one does, says which, and shares its remaining time; a budget made active
+    again inside its own block does not wait on itself."""
+    now = [0.0]
+    outer = Budget(timeout=5, clock=lambda: now[0])
+    inner, later = Budget(clock=lambda: now[0]), Budget(timeout=60, clock=lambda: now[0])
+    with outer.active():
+        with inner.active(), later.active():
+            assert later.remaining() == 5.0 and not later.expired() and not inner.expired()
+            with outer.active():  # the same budget again, inside its own block
+                assert not outer.expired()
+            now[0] = 6.0
+            assert inner.expired() and later.expired()
+            with pytest.raises(BudgetExpired, match="budget of 5.0 s"):
+                later.check()
+    assert not Budget(clock=lambda: now[0]).expired()  # outside every block: no deadline again
+
+
+def test_a_query_s_own_budget_keeps_the_deadline_set_around_it(iris: tuple[Forest, np.ndarray]) -> None:
+    """A Decision's query runs under a budget of its own (its ``timeout=``); a caller's budget
+    made active around it still stops it (it was hidden until 2026-12-07)."""
+    import rfexplain as rx
+
+    forest, X = iris
+    decision = rx.Explainer(forest, engine="sat").explain(X[0])
+    with Budget(timeout=0).active(), pytest.raises(BudgetExpired, match="budget of 0.0 s"):
+        decision.sufficient_reason()
+    assert decision.sufficient_reason(timeout=60) is not None
+
+
 def test_circuit_algorithms_raise_on_an_expired_budget(iris: tuple[Forest, np.ndarray]) -> None:
     forest, X = iris
     formulas = ClassFormulas(forest)

@@ -22,6 +22,9 @@ engine and the ADD comparator cap their diagrams in nodes (``max_nodes``).
 A query that answers once (``sufficient_reason``, ``robustness``, building an engine) runs with its
 budget made *active* (``with budget.active():``); long computations that are not handed a budget
 poll :func:`Budget.current` instead, so every query is bounded without widening every signature.
+Active budgets nest: a budget made active inside another's block also expires with the outer
+one, so that a query's own budget (say a :class:`~rfexplain.decision.Decision`'s ``timeout=``)
+never hides a deadline a caller set around it.
 The same way, a long search reports how far it is (:meth:`Budget.step`, e.g. the features the
 SAT engine's deletion loop has decided) to whoever listens (:attr:`Budget.on_step`: the progress
 bar of :class:`~rfexplain.decision.Decision`).
@@ -114,6 +117,9 @@ class Budget:
         self.timed_out = False
         #: Called with ``(done, total)`` by :meth:`step`; ``None``: nobody listens.
         self.on_step: Callable[[int, int], None] | None = None
+        #: The budget that was active around this one's :meth:`active` block, if any: this one
+        #: expires with it too.
+        self._outer: Budget | None = None
 
     @staticmethod
     def current() -> Budget | None:
@@ -122,12 +128,27 @@ class Budget:
 
     @contextmanager
     def active(self) -> Iterator[Budget]:
-        """Make this budget the one :meth:`current` returns inside the block."""
+        """Make this budget the one :meth:`current` returns inside the block; inside the block of
+        another active budget, it also expires when that one does."""
+        outer, saved = _ACTIVE.get(), self._outer
+        if outer is not None and not outer._encloses(self):
+            self._outer = outer
         token = _ACTIVE.set(self)
         try:
             yield self
         finally:
             _ACTIVE.reset(token)
+            self._outer = saved
+
+    def _encloses(self, budget: Budget) -> bool:
+        """Whether ``budget`` is this one or among the budgets active around it (a budget made
+        active again inside its own block must not expire with itself)."""
+        current: Budget | None = self
+        while current is not None:
+            if current is budget:
+                return True
+            current = current._outer
+        return False
 
     @classmethod
     def unlimited(cls) -> Budget:
@@ -139,24 +160,38 @@ class Budget:
         :class:`Budget` (returned as is, so callers can share one deadline)."""
         return timeout if isinstance(timeout, Budget) else cls(timeout=timeout)
 
+    @property
+    def timed(self) -> bool:
+        """Whether this budget, or an outer active one, has a deadline (else polling it is
+        useless)."""
+        return self.deadline is not None or (self._outer is not None and self._outer.timed)
+
     def remaining(self) -> float | None:
-        """Seconds left, or ``None`` without a timeout (never negative)."""
-        if self.deadline is None:
-            return None
-        return max(0.0, self.deadline - self._clock())
+        """Seconds left (of this budget or an outer active one, whichever ends first), or
+        ``None`` without a timeout (never negative)."""
+        own = None if self.deadline is None else max(0.0, self.deadline - self._clock())
+        outer = None if self._outer is None else self._outer.remaining()
+        return outer if own is None else own if outer is None else min(own, outer)
 
     def expired(self) -> bool:
-        """True once the deadline has passed; the engine must then stop and return."""
+        """True once the deadline (or an outer active budget's) has passed; the engine must then
+        stop and return."""
         if self.deadline is not None and self._clock() >= self.deadline:
+            self.timed_out = True
+        elif self._outer is not None and self._outer.expired():
             self.timed_out = True
         return self.timed_out
 
     def check(self, doing: str = "") -> None:
-        """Raise :class:`BudgetExpired` once the deadline has passed (``doing`` names the
-        interrupted work in the message)."""
-        if self.deadline is not None and self.expired():
-            where = f" while {doing}" if doing else ""
-            raise BudgetExpired(f"the time budget of {self.timeout} s expired{where}")
+        """Raise :class:`BudgetExpired` once the deadline (or an outer active budget's) has
+        passed (``doing`` names the interrupted work in the message)."""
+        if not self.expired():
+            return
+        if self._outer is not None and self._outer.timed_out:
+            self._outer.check(doing)
+        where = f" while {doing}" if doing else ""
+        what = "an outer time budget" if self.timeout is None else f"the time budget of {self.timeout} s"
+        raise BudgetExpired(f"{what} expired{where}")
 
     def elapsed(self) -> float:
         return self._clock() - self.started

@@ -53,7 +53,7 @@ class Scheduler(Generic[Q]):
         with the decider that gave it (:attr:`.Answer.by`)."""
         if budget is None:
             budget = Budget.current()
-        deadline = budget if budget is not None and budget.deadline is not None else None
+        deadline = budget if budget is not None and budget.timed else None
         turns = self.turns(question, deadline is not None)
         answer: Answer | None = None
         try:
