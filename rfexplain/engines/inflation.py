@@ -8,8 +8,9 @@ at a time while the reason stays sufficient (every input inside the box is decid
 instance):
 
 - a numeric feature (states ordered by its thresholds): first its lower bound down, then its
-  upper bound up, each to the furthest state that keeps sufficiency, found by bisection over the
-  states (sufficiency is monotone: a wider box has every counterexample of a narrower one);
+  upper bound up, each to the furthest state that keeps sufficiency: the domain's edge first,
+  then bisection over the states left, each refused box's counterexample narrowing them
+  (sufficiency is monotone: a wider box has every counterexample of a narrower one);
 - a categorical feature (unordered states): each other category in index order, added when the
   reason stays sufficient with it.
 
@@ -84,34 +85,40 @@ def _widen(
     def lower(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(bound, state + 1)))
 
-    low, refused = _furthest(state, 0, lower)
+    low, refused = _furthest(state, 0, lower, f)
     if refused is not None:
         witnesses.append((f, refused))
 
     def upper(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(low, bound + 1)))
 
-    high, refused = _furthest(state, n - 1, upper)
+    high, refused = _furthest(state, n - 1, upper, f)
     if refused is not None:
         witnesses.append((f, refused))
     return low, high
 
 
 def _furthest(
-    start: int, edge: int, probe: Callable[[int], tuple[int, ...] | None]
+    start: int, edge: int, probe: Callable[[int], tuple[int, ...] | None], f: int
 ) -> tuple[int, tuple[int, ...] | None]:
     """The bound furthest from ``start`` towards ``edge`` whose box ``probe`` finds sufficient
-    (``start``'s is), by bisection, and the counterexample of the box one state further (``None``
-    when the bound reaches ``edge``). That counterexample lies on the state one further: the
-    box up to the bound has none."""
+    (``start``'s is), and the counterexample of the box one state further (``None`` when the
+    bound reaches ``edge``). The edge is probed first (most bounds reach it), then the interval
+    left is bisected, and each refused probe's counterexample narrows it at once: it lies
+    outside the sufficient box, so its state on ``f`` is refused too, and every bound past it. At
+    the end the counterexample kept lies on the state one further than the bound."""
     step = 1 if edge >= start else -1
     good, bad = start, edge + step  # probe(good) is None; bad is past the edge or refused
-    refused: tuple[int, ...] | None = None  # the counterexample of probe(bad)
+    refused: tuple[int, ...] | None = None  # a counterexample on the state ``bad``
+    middle = edge
     while abs(bad - good) > 1:
-        middle = (good + bad) // 2
         z = probe(middle)
         if z is None:
             good = middle
         else:
-            bad, refused = middle, z
+            # z lies in the probed box, outside the sufficient one: between ``middle`` and ``good``
+            if not (min(middle, good) <= z[f] <= max(middle, good) and z[f] != good):
+                raise RuntimeError(f"a counterexample outside the box it was asked for (feature {f}): {z}")
+            bad, refused = z[f], z
+        middle = (good + bad) // 2
     return good, refused
