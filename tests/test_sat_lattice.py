@@ -162,3 +162,55 @@ def test_an_exact_tie_that_goes_to_the_challenger_is_a_witness(deciders: Any) ->
     lattice = Lattice(leaves, rows, free, (lows, highs), deciders, race=Race, bounds=ruled_out)
     answer = lattice.decide(Question((), "not", 1), None)
     assert answer is not None and answer.sat and answer.witness == (0,) and answer.by == "lattice"
+
+
+def _near_tie_forest() -> Any:
+    """Three stumps: at state (1, 1, 1) the class-1 margins are ``-1``, ``fl(0.6) - fl(0.4)`` and
+    ``fl(0.9) - fl(0.1)``, whose exact sum is ``-2**-55`` (class 0 wins everywhere), while each
+    impure margin rounded up to the 24-bit lattice makes class 1 win by one step there: a
+    spurious point on every lattice."""
+    from rfexplain import Forest
+
+    def stump(feature: int, left: tuple[float, float], right: tuple[float, float]) -> dict:
+        return {
+            "feature": [feature, -1, -1],
+            "threshold": [0.5, 0.0, 0.0],
+            "left": [1, -1, -1],
+            "right": [2, -1, -1],
+            "label": [-1, int(left[1] > left[0]), int(right[1] > right[0])],
+            "proba": [None, left, right],
+        }
+
+    raw = [stump(0, (1.0, 0.0), (1.0, 0.0)), stump(1, (1.0, 0.0), (0.4, 0.6)), stump(2, (1.0, 0.0), (0.1, 0.9))]
+    return Forest.from_raw_trees(raw, n_features=3, classes=[0, 1], vote="soft")
+
+
+def test_a_spurious_point_leaves_the_soft_race_a_short_turn_before_the_full_cnf(monkeypatch: Any) -> None:
+    """The lattice gives up on the near-tie point (``spurious``) and the UNSAT question is still
+    answered exactly; the soft race then gets at most ``lattice_nodes`` boxes (its points
+    within rounding of a tie are near-ties for its boxes too) before the full CNF."""
+    from rfexplain.sat.engine import SatEngine
+
+    forest = _near_tie_forest()
+    assert Fraction(0.6) - Fraction(0.4) + Fraction(0.9) - Fraction(0.1) - 1 == -Fraction(1, 2**55)
+    assert forest.predict([[1.0, 1.0, 1.0]]).tolist() == [0]
+    table = _table(forest)
+    leaves = InstanceLeaves(table, (0, 0, 0), tuning=table.tuning.replace(lattice_levels=(24,), lattice_impure=1.0))
+    rows = leaves.reachable(())
+    free, lows, highs = leaves.free_boxes((), rows)
+    lattice = Lattice(leaves, rows, free, (lows, highs), DECIDERS, race=Race, bounds=ruled_out)
+    assert lattice.decide(Question((), "not", 0), None) is None
+    assert lattice.done and lattice.spurious
+
+    asked: list[int] = []
+    slices = Race.slices
+
+    def recording(self: Race, nodes: int) -> Any:
+        asked.append(nodes)
+        return slices(self, nodes)
+
+    monkeypatch.setattr(Race, "slices", recording)
+    tuning = {"lattice_impure": 1.0, "lattice_nodes": 7, "whole_formula_leaves": 0, "first_slice": 1, "bnb_slice": 1}
+    with SatEngine(forest, tuning=tuning) as engine:
+        assert engine.necessary_reason(Instance.of(forest, [0.0, 0.0, 0.0])) is None  # nothing flips it
+    assert 7 in asked

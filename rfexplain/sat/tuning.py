@@ -63,7 +63,8 @@ class SatTuning:
       its sums could pass ``2**52``.
     - ``lattice_nodes``: boxes (or units of the clique search's work) the race of one level may
       take before the next level is asked; the last level takes up to ``bnb_nodes``, and a
-      question it leaves open goes to the soft vote's own race.
+      question it leaves open goes to the soft vote's own race (for at most ``lattice_nodes``
+      boxes when the last level gave up on a spurious point, then the full CNF).
     - ``lattice_impure``: the share of impure leaves among a question's reachable leaves above
       which no lattice is asked (the soft race answers alone); the lattices' races run without
       the clique search on more than ``lattice_clique_leaves`` reachable leaves.

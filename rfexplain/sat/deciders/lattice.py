@@ -35,7 +35,9 @@ stay below ``2**53``, so that every comparison of the search is exact in float64
 question thus follows how far the soft vote is from the hard one: how many reachable leaves are
 impure, and how close the question's margins come to their rounding. A question no level settles
 (a spurious point at the finest level, or a level's box budget spent) is left to the soft vote's
-own race (:mod:`.portfolio`).
+own race (:mod:`.portfolio`), and after a spurious point for at most ``lattice_nodes`` boxes
+before the full CNF: its points within rounding of a tie are as many near-ties for the soft
+race's boxes.
 
 This is abstraction refinement in the manner of CEGAR (Clarke, Grumberg, Jha, Lu and Veith,
 2000 [CGJ00]) with over-approximating integer weights, as the rounding of weights in
@@ -179,6 +181,9 @@ class Lattice:
         #: the current level's race, once built, and the boxes it may still take
         self._race: Searches | None = None
         self._left = 0
+        #: Whether the last level asked gave up on a spurious point: the question has points
+        #: within rounding of an exact tie, where the soft race's boxes do no better.
+        self.spurious = False
 
     @staticmethod
     def applies(table: LeafTable) -> bool:
@@ -228,6 +233,7 @@ class Lattice:
                 if confirmed is not None:
                     self.levels = []
                     return confirmed
+            self.spurious = answer is not None
             self.levels.pop(0)  # its boxes spent, or a spurious point: the next level
             self._race = None
         return None

@@ -9,7 +9,8 @@ bounded turns, and the first to settle answers). The schedule of one question
    Under the soft vote, the race of step 2 takes its first slice, then the **lattices**
    (:mod:`.lattice`): the race on integer margins bounding the soft vote's from above, coarsest
    first, each up to ``lattice_nodes`` boxes (the last up to ``bnb_nodes``); what they leave
-   open goes back to the soft vote's own race.
+   open goes back to the soft vote's own race (for at most ``lattice_nodes`` boxes where the
+   last lattice gave up on a spurious point).
 2. **The race** (:class:`.race.Race`): the box searches (:mod:`.boxes`), the clique search
    (:mod:`.cliques`, hard vote, two classes) and the climb (:mod:`.climb`) in slices. Under the
    soft vote the race runs to the end (``bnb_nodes``); under the hard vote it runs
@@ -160,6 +161,8 @@ class Portfolio(Scheduler[Question]):
                     answer = yield lattice, work
                     if answer is not None:
                         return answer, None
+                if lattice.spurious:  # near-ties the soft race's boxes do no better on
+                    nodes = min(nodes, tuning.lattice_nodes)
             return (yield from race.slices(nodes)), None
         nodes = tuning.short_bnb_nodes if question.short else tuning.hard_bnb_nodes
         if not nodes:
