@@ -437,7 +437,7 @@ class _FlipSpace:
 
         def widen(z: tuple[int, ...]) -> Blocks:
             start = [int(self.block_of[f][z[f]]) if f in self.block_of else 0 for f in range(len(z))]
-            region, _ = inflate(self.features, start, n_blocks, self.categorical, inside)
+            region, _ = inflate(self.features, start, n_blocks, self.categorical, inside, jumps=False)
             return region
 
         return widen

@@ -43,12 +43,17 @@ def inflate(
     n_states: Sequence[int],
     categorical: Callable[[int], bool],
     counterexample: Counterexample,
+    *,
+    jumps: bool = True,
 ) -> tuple[Box, list[tuple[int, tuple[int, ...]]]]:
     """Widen the AXp on ``features`` (in this order) of the instance with state vector ``states``.
 
     ``n_states[f]`` is the number of states of feature ``f``; ``categorical(f)`` says whether its
     states are unordered. Returns the inflated literals (feature -> states) and the witnesses:
     ``(feature, counterexample)`` for each bound (or category) that cannot move, in order.
+    ``jumps``: a counterexample's entry of a feature is the state it lies on, so that a refused
+    box narrows the bisection at once (``False`` where the coordinates are not the
+    counterexamples', as for the general reasons' blocks: plain bisection).
     """
     box: Box = {f: frozenset({states[f]}) for f in features}
     witnesses: list[tuple[int, tuple[int, ...]]] = []
@@ -67,7 +72,7 @@ def inflate(
                 else:
                     witnesses.append((f, z))
             continue
-        low, high = _widen(f, states[f], n_states[f], with_states, witnesses)
+        low, high = _widen(f, states[f], n_states[f], with_states, witnesses, jumps)
         box[f] = frozenset(range(low, high + 1))
     return box, witnesses
 
@@ -78,6 +83,7 @@ def _widen(
     n: int,
     with_states: Callable[[int, frozenset[int]], tuple[int, ...] | None],
     witnesses: list[tuple[int, tuple[int, ...]]],
+    jumps: bool,
 ) -> tuple[int, int]:
     """The interval of states of the numeric feature ``f`` widened from ``state``: its lower end
     down, then its upper end up; the counterexamples of the refused moves go to ``witnesses``."""
@@ -85,28 +91,29 @@ def _widen(
     def lower(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(bound, state + 1)))
 
-    low, refused = _furthest(state, 0, lower, f)
+    low, refused = _furthest(state, 0, lower, f if jumps else None)
     if refused is not None:
         witnesses.append((f, refused))
 
     def upper(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(low, bound + 1)))
 
-    high, refused = _furthest(state, n - 1, upper, f)
+    high, refused = _furthest(state, n - 1, upper, f if jumps else None)
     if refused is not None:
         witnesses.append((f, refused))
     return low, high
 
 
 def _furthest(
-    start: int, edge: int, probe: Callable[[int], tuple[int, ...] | None], f: int
+    start: int, edge: int, probe: Callable[[int], tuple[int, ...] | None], f: int | None
 ) -> tuple[int, tuple[int, ...] | None]:
     """The bound furthest from ``start`` towards ``edge`` whose box ``probe`` finds sufficient
     (``start``'s is), and the counterexample of the box one state further (``None`` when the
     bound reaches ``edge``). The edge is probed first (most bounds reach it), then the interval
     left is bisected, and each refused probe's counterexample narrows it at once: it lies
-    outside the sufficient box, so its state on ``f`` is refused too, and every bound past it. At
-    the end the counterexample kept lies on the state one further than the bound."""
+    outside the sufficient box, so its state on ``f`` is refused too, and every bound past it
+    (``f=None``: plain bisection). At the end the counterexample kept lies on the state one
+    further than the bound."""
     step = 1 if edge >= start else -1
     good, bad = start, edge + step  # probe(good) is None; bad is past the edge or refused
     refused: tuple[int, ...] | None = None  # a counterexample on the state ``bad``
@@ -115,6 +122,8 @@ def _furthest(
         z = probe(middle)
         if z is None:
             good = middle
+        elif f is None:
+            bad, refused = middle, z
         else:
             # z lies in the probed box, outside the sufficient one: between ``middle`` and ``good``
             if not (min(middle, good) <= z[f] <= max(middle, good) and z[f] != good):
