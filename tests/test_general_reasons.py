@@ -161,6 +161,7 @@ def _same_as_the_circuit_engine(forest: Forest, rows: Any, queries: tuple[str, .
                 _check(forest, got)
 
 
+@pytest.mark.slow
 def test_sat_engine_equals_the_circuit_engine_on_real_forests(iris_forest: Forest, wine_forest: Any) -> None:
     """every query on iris (8 trees of depth 3); the general necessary reasons and shortest flips
     on wine (12 trees of depth 4: the circuit engine's general sufficient reasons take minutes)"""

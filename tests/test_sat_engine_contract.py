@@ -3,9 +3,14 @@ portfolio of deciders (:mod:`rfexplain.sat.deciders`), with the full CNF alone (
 decider), with each other decider alone beside it, and with other cardinality encodings, the
 paper's multi-class selector construction and CaDiCaL (whose budgets go through conflict
 limits); the non-default ones with the full CNF alone, so that the solver itself answers every
-query on these small forests."""
+query on these small forests.
+
+The whole portfolio, the full CNF alone and no prefilter run in the default run; the other
+encodings and solvers and each decider alone in the slow run (``python -m pytest -m slow``, CI)."""
 
 from typing import Any, ClassVar
+
+import pytest
 
 from tests.engine_contract import EngineContract
 
@@ -27,18 +32,24 @@ class TestSatEngineFullCnfAlone(EngineContract):
 
 
 class TestSatEngineTotalizerSelectors(EngineContract):
+    pytestmark = pytest.mark.slow  # one more configuration: CI's slow run
+
     engine = "sat"
     options: ClassVar[dict[str, Any]] = {"card": "totalizer", "multiclass": "selectors", "prefilter": False}
     max_examples = 25
 
 
 class TestSatEngineSeqcounterCadical(EngineContract):
+    pytestmark = pytest.mark.slow  # one more configuration: CI's slow run
+
     engine = "sat"
     options: ClassVar[dict[str, Any]] = {"card": "seqcounter", "solver": "cd195", "prefilter": False}
     max_examples = 25
 
 
 class TestSatEngineKMTotalizerSelectors(EngineContract):
+    pytestmark = pytest.mark.slow  # one more configuration: CI's slow run
+
     engine = "sat"
     options: ClassVar[dict[str, Any]] = {"card": "kmtotalizer", "multiclass": "selectors", "solver": "mgh"}
     max_examples = 25
@@ -56,7 +67,12 @@ def _decider_alone(name: str) -> type[EngineContract]:
     return type(
         f"TestSatEngineDecider_{name}",
         (EngineContract,),
-        {"engine": "sat", "options": {"prefilter": True, "deciders": (name,)}, "max_examples": 10},
+        {
+            "engine": "sat",
+            "options": {"prefilter": True, "deciders": (name,)},
+            "max_examples": 10,
+            "pytestmark": pytest.mark.slow,
+        },
     )
 
 

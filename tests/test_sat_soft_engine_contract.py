@@ -1,9 +1,15 @@
 """The SAT engine under the soft vote against the brute-force oracle (which decides the soft vote
 by definition from the leaf vectors): impure leaves, exact ties and float64 near-ties; with the
 whole portfolio of deciders, with the full CNF alone and with each decider that takes soft-vote
-questions alone beside it."""
+questions alone beside it.
+
+The configurations beyond the whole portfolio, the full CNF alone and the nearly pure forests'
+lattices (each decider alone, the coarse and exact relaxations, the fine lattices) run in the
+slow run (``python -m pytest -m slow``, CI)."""
 
 from typing import Any, ClassVar
+
+import pytest
 
 from tests.engine_contract import EngineContract
 
@@ -32,7 +38,13 @@ def _decider_alone(name: str) -> type[EngineContract]:
     return type(
         f"TestSatEngineSoftVoteDecider_{name}",
         (EngineContract,),
-        {"engine": "sat", "vote": "soft", "options": {"prefilter": True, "deciders": (name,)}, "max_examples": 10},
+        {
+            "engine": "sat",
+            "vote": "soft",
+            "options": {"prefilter": True, "deciders": (name,)},
+            "max_examples": 10,
+            "pytestmark": pytest.mark.slow,
+        },
     )
 
 
@@ -53,6 +65,7 @@ class TestSatEngineSoftVoteCoarseRelaxation(EngineContract):
     counterexamples are refuted and refined (counterexample-guided exactness); no prefilter, so
     that the solver answers every query."""
 
+    pytestmark = pytest.mark.slow  # one more configuration: CI's slow run
     engine = "sat"
     vote: ClassVar[str] = "soft"
     options: ClassVar[dict[str, Any]] = {"soft_bits": 1, "prefilter": False}
@@ -60,6 +73,8 @@ class TestSatEngineSoftVoteCoarseRelaxation(EngineContract):
 
 
 class TestSatEngineSoftVoteExactUpFront(EngineContract):
+    pytestmark = pytest.mark.slow  # one more configuration: CI's slow run
+
     engine = "sat"
     vote: ClassVar[str] = "soft"
     options: ClassVar[dict[str, Any]] = {"soft_bits": None}
@@ -98,6 +113,7 @@ class TestSatEngineSoftVoteFineLattices(EngineContract):
     """Lattices of 1 and 2 bits, whose roundings leave many spurious points on the tenths'
     vectors, and their witnesses confirmed by the exact vote; the soft race after them."""
 
+    pytestmark = pytest.mark.slow  # one more configuration: CI's slow run
     engine = "sat"
     vote: ClassVar[str] = "soft"
     forest_options: ClassVar[dict[str, Any]] = {"impure": "mixed"}
