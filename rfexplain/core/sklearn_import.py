@@ -13,7 +13,7 @@ import numpy as np
 
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 
-__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier"]
+__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier", "live_nodes"]
 
 _SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
 
@@ -25,7 +25,8 @@ class ImportedModel:
     classes: list[Any]
     feature_names: list[str] | None
     source: str
-    #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree.
+    #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree,
+    #: ``"additive"`` for a gradient-boosted model (:mod:`rfexplain.core.boosted_import`).
     own_vote: str
 
 
@@ -59,24 +60,33 @@ def transforming_step(model: Any) -> tuple[str, Any] | None:
     return next(((name, step) for name, step in steps[:-1] if step is not None and step != "passthrough"), None)
 
 
-def tree_classifier(model: Any, *, expected: str = "model must be one of") -> Any:
+def tree_classifier(model: Any, *, expected: str = "model must be one of", also: tuple[str, ...] = ()) -> Any:
     """The fitted scikit-learn tree classifier inside ``model`` (see :func:`final_estimator`).
 
     Raises :class:`UnsupportedModelError` for anything else, its message starting with
-    ``expected`` followed by the supported kinds, and :class:`NotFittedError` for an unfitted one.
+    ``expected`` followed by the supported kinds (and the kinds ``also`` supported elsewhere),
+    and :class:`NotFittedError` for an unfitted one.
     """
     estimator = final_estimator(model)
     kind = type(estimator).__name__
     if kind not in _SUPPORTED or not _is_sklearn(estimator):
-        raise UnsupportedModelError(f"{expected} {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead.")
+        kinds = [*_SUPPORTED, *also]
+        raise UnsupportedModelError(f"{expected} {kinds} (or a Pipeline ending in one). Got {kind} instead.")
     if not hasattr(estimator, "tree_" if kind == "DecisionTreeClassifier" else "estimators_"):
         raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
     return estimator
 
 
 def raw_trees_of(model: Any) -> ImportedModel:
-    """Extract the trees of a fitted scikit-learn classifier as raw node arrays."""
-    estimator = tree_classifier(model)
+    """Extract the trees of a fitted scikit-learn classifier as raw node arrays (a gradient-boosted
+    one through :func:`rfexplain.core.boosted_import.boosted_trees`)."""
+    from rfexplain.core.boosted_import import BOOSTED, boosted_trees, is_boosted
+
+    if is_boosted(final_estimator(model)):
+        estimator = final_estimator(model)
+        names = getattr(estimator, "feature_names_in_", None)
+        return boosted_trees(estimator, names if names is not None else getattr(model, "feature_names_in_", None))
+    estimator = tree_classifier(model, also=BOOSTED)
     kind = type(estimator).__name__
     trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
     if getattr(estimator, "n_outputs_", 1) != 1:
@@ -118,7 +128,7 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
         normalizer = proba.sum(axis=1)[:, np.newaxis]
         normalizer[normalizer == 0.0] = 1.0
         proba /= normalizer
-    keep, left, right = _live_nodes(tree)
+    keep, left, right = live_nodes(tree)
     feature = left >= 0
     return {
         "feature": np.where(feature, tree.feature[keep], -1).tolist(),
@@ -130,7 +140,7 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
     }
 
 
-def _live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tree without its splits that no finite input passes: ``(kept nodes, left, right)``,
     the children renumbered into the kept order (the root first).
 
