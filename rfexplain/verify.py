@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain import verify_kernels as kernels
-from rfexplain.core.boosted_import import BOOSTED, boosted_trees, is_boosted
+from rfexplain.core.boosted_import import BOOSTED, boosted_predict, boosted_trees, is_boosted
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidArgumentError, InvalidOptionError, UnsupportedModelError
 from rfexplain.core.forest import Forest
@@ -202,7 +202,10 @@ def model_vote(model: Any, X: np.ndarray, vote: str = "hard") -> np.ndarray:
     if is_boosted(estimator):  # the forest's class order (reversed for a binary GradientBoostingClassifier)
         classes = boosted_trees(estimator, None).classes
     members = getattr(estimator, "estimators_", None)
-    if vote == "soft" or members is None or is_boosted(estimator):
+    if is_boosted(estimator):
+        labels = boosted_predict(estimator, model_input(estimator, X32)).tolist()
+        return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
+    if vote == "soft" or members is None:
         labels = np.asarray(estimator.predict(model_input(estimator, X32))).tolist()
         return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
     votes = np.stack([np.asarray(t.predict(model_input(t, X32))).astype(np.int64) for t in members], axis=1)

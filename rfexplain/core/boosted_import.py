@@ -44,25 +44,47 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
+from rfexplain.core.imported import ImportedModel, live_nodes
 
-__all__ = ["BOOSTED", "is_boosted", "boosted_trees"]
+__all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict"]
 
-#: The gradient-boosted classifiers the reader takes.
-BOOSTED = ("GradientBoostingClassifier", "HistGradientBoostingClassifier")
+#: The gradient-boosted classifiers the readers take (XGBoost's: :mod:`rfexplain.core.xgboost_import`).
+BOOSTED = ("GradientBoostingClassifier", "HistGradientBoostingClassifier", "XGBClassifier", "Booster")
 
 
 def is_boosted(estimator: Any) -> bool:
-    """Whether ``estimator`` is one of scikit-learn's gradient-boosted classifiers (:data:`BOOSTED`)."""
-    return type(estimator).__name__ in BOOSTED and type(estimator).__module__.startswith("sklearn.")
+    """Whether ``estimator`` is one of the gradient-boosted classifiers read here
+    (:data:`BOOSTED`, scikit-learn's, XGBoost's)."""
+    from rfexplain.core.xgboost_import import is_xgboost
+
+    return (type(estimator).__name__ in BOOSTED and type(estimator).__module__.startswith("sklearn.")) or is_xgboost(
+        estimator
+    )
 
 
-def boosted_trees(estimator: Any, names: Any) -> Any:
-    """The :class:`~rfexplain.core.sklearn_import.ImportedModel` of a fitted boosted classifier
+def boosted_predict(estimator: Any, X: np.ndarray) -> np.ndarray:
+    """The labels a boosted ``estimator`` predicts for the rows of ``X``: its ``predict``, or for an
+    ``xgboost.Booster`` (whose ``predict`` gives probabilities) what ``XGBClassifier.predict``
+    makes of them (class 1 above 0.5, else the argmax)."""
+    if type(estimator).__name__ != "Booster":
+        return np.asarray(estimator.predict(X))
+    import xgboost
+
+    probabilities = np.asarray(estimator.predict(xgboost.DMatrix(X)))
+    if probabilities.ndim == 1:
+        return (probabilities > 0.5).astype(np.int64)
+    return np.argmax(probabilities, axis=1)
+
+
+def boosted_trees(estimator: Any, names: Any) -> ImportedModel:
+    """The :class:`~rfexplain.core.imported.ImportedModel` of a fitted boosted classifier
     (module docstring): one raw tree per fitted tree, each leaf's ``proba`` its score vector, and
     the initial score last; ``own_vote`` is ``"additive"``. ``names`` are the feature names found
     on the model, or ``None``."""
-    from rfexplain.core.sklearn_import import ImportedModel
+    from rfexplain.core.xgboost_import import is_xgboost, xgboost_trees
 
+    if is_xgboost(estimator):
+        return xgboost_trees(estimator)
     kind = type(estimator).__name__
     fitted = "estimators_" if kind == "GradientBoostingClassifier" else "_predictors"
     if not hasattr(estimator, fitted):
@@ -106,7 +128,6 @@ def _raw_tree(
 ) -> dict[str, Any]:
     """A raw tree (:meth:`Forest.from_raw_trees <rfexplain.core.forest.Forest.from_raw_trees>`)
     from node arrays (``-1`` children at leaves), without the splits no finite input passes."""
-    from rfexplain.core.sklearn_import import live_nodes
 
     nodes = SimpleNamespace(children_left=children_left, children_right=children_right, threshold=threshold)
     keep, left, right = live_nodes(nodes)
