@@ -48,29 +48,33 @@ from rfexplain.core.imported import ImportedModel, live_nodes
 
 __all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict"]
 
-#: The gradient-boosted classifiers the readers take (XGBoost's: :mod:`rfexplain.core.xgboost_import`).
-BOOSTED = ("GradientBoostingClassifier", "HistGradientBoostingClassifier", "XGBClassifier", "Booster")
+#: The gradient-boosted classifiers the readers take (XGBoost's: :mod:`rfexplain.core.xgboost_import`,
+#: LightGBM's: :mod:`rfexplain.core.lightgbm_import`; a ``Booster`` of either).
+BOOSTED = ("GradientBoostingClassifier", "HistGradientBoostingClassifier", "XGBClassifier", "LGBMClassifier", "Booster")
 
 
 def is_boosted(estimator: Any) -> bool:
     """Whether ``estimator`` is one of the gradient-boosted classifiers read here
     (:data:`BOOSTED`, scikit-learn's, XGBoost's)."""
+    from rfexplain.core.lightgbm_import import is_lightgbm
     from rfexplain.core.xgboost_import import is_xgboost
 
-    return (type(estimator).__name__ in BOOSTED and type(estimator).__module__.startswith("sklearn.")) or is_xgboost(
-        estimator
-    )
+    sklearn = type(estimator).__name__ in BOOSTED and type(estimator).__module__.startswith("sklearn.")
+    return sklearn or is_xgboost(estimator) or is_lightgbm(estimator)
 
 
 def boosted_predict(estimator: Any, X: np.ndarray) -> np.ndarray:
     """The labels a boosted ``estimator`` predicts for the rows of ``X``: its ``predict``, or for an
-    ``xgboost.Booster`` (whose ``predict`` gives probabilities) what ``XGBClassifier.predict``
-    makes of them (class 1 above 0.5, else the argmax)."""
+    ``xgboost.Booster`` or ``lightgbm.Booster`` (whose ``predict`` gives probabilities) what
+    their classifiers' ``predict`` make of them (class 1 above 0.5, else the argmax)."""
     if type(estimator).__name__ != "Booster":
         return np.asarray(estimator.predict(X))
-    import xgboost
+    if type(estimator).__module__.startswith("xgboost."):
+        import xgboost
 
-    probabilities = np.asarray(estimator.predict(xgboost.DMatrix(X)))
+        probabilities = np.asarray(estimator.predict(xgboost.DMatrix(X)))
+    else:  # lightgbm's Booster: probabilities too
+        probabilities = np.asarray(estimator.predict(X))
     if probabilities.ndim == 1:
         return (probabilities > 0.5).astype(np.int64)
     return np.argmax(probabilities, axis=1)
@@ -81,10 +85,13 @@ def boosted_trees(estimator: Any, names: Any) -> ImportedModel:
     (module docstring): one raw tree per fitted tree, each leaf's ``proba`` its score vector, and
     the initial score last; ``own_vote`` is ``"additive"``. ``names`` are the feature names found
     on the model, or ``None``."""
+    from rfexplain.core.lightgbm_import import is_lightgbm, lightgbm_trees
     from rfexplain.core.xgboost_import import is_xgboost, xgboost_trees
 
     if is_xgboost(estimator):
         return xgboost_trees(estimator)
+    if is_lightgbm(estimator):
+        return lightgbm_trees(estimator)
     kind = type(estimator).__name__
     fitted = "estimators_" if kind == "GradientBoostingClassifier" else "_predictors"
     if not hasattr(estimator, fitted):
