@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many, index_labels, iter_explain
+from rfexplain.core.boosted_import import boosted_predict
 from rfexplain.core.budget import Budget, check_max_memory, default_max_memory
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
@@ -212,7 +213,7 @@ class Explainer:
             raise TypeError("this explainer has no scikit-learn model")
         if self.pipeline is not None:
             return np.asarray(self.model.predict(self.pipeline.decode(values)))
-        return np.asarray(self.model.predict(model_input(self.model, np.asarray(values, dtype=np.float32))))
+        return boosted_predict(self.model, model_input(self.model, np.asarray(values, dtype=np.float32)))
 
     def original_rows(self, values: Any) -> Any:
         """Rows of the forest's values (an instance's, a witness's) as a DataFrame of the

@@ -198,13 +198,12 @@ def model_vote(model: Any, X: np.ndarray, vote: str = "hard") -> np.ndarray:
     if isinstance(model, Forest):
         return model.predict_index(X32)
     estimator = final_estimator(model)
-    classes = list(np.asarray(estimator.classes_).tolist())
-    if is_boosted(estimator):  # the forest's class order (reversed for a binary GradientBoostingClassifier)
+    if is_boosted(estimator):  # in the forest's class order (reversed for a binary GradientBoostingClassifier)
         classes = boosted_trees(estimator, None).classes
-    members = getattr(estimator, "estimators_", None)
-    if is_boosted(estimator):
         labels = boosted_predict(estimator, model_input(estimator, X32)).tolist()
         return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
+    classes = list(np.asarray(estimator.classes_).tolist())
+    members = getattr(estimator, "estimators_", None)
     if vote == "soft" or members is None:
         labels = np.asarray(estimator.predict(model_input(estimator, X32))).tolist()
         return np.asarray([classes.index(label) for label in labels], dtype=np.int64)

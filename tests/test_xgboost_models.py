@@ -52,6 +52,11 @@ def test_decision_equals_predict(binary: bool) -> None:
     from_booster = Forest.from_sklearn(booster)
     assert from_booster.trees == forest.trees
     assert (from_booster.predict_index(X) == boosted_predict(booster, X)).all()
+    assert from_booster.agreement(X, booster).fraction == 1.0
+    with rx.Explainer(booster) as explainer:
+        decision = explainer.explain(X[70])
+        assert decision.prediction == model.predict(X[70:71])[0]
+        assert rx.verify(decision.sufficient_reason(), booster).ok
 
 
 def test_unsupported_xgboost_models_are_refused() -> None:

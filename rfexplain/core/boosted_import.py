@@ -64,7 +64,7 @@ def is_boosted(estimator: Any) -> bool:
 
 
 def boosted_predict(estimator: Any, X: np.ndarray) -> np.ndarray:
-    """The labels a boosted ``estimator`` predicts for the rows of ``X``: its ``predict``, or for an
+    """The labels ``estimator`` predicts for the rows of ``X``: its ``predict`` (any model), or for an
     ``xgboost.Booster`` or ``lightgbm.Booster`` (whose ``predict`` gives probabilities) what
     their classifiers' ``predict`` make of them (class 1 above 0.5, else the argmax)."""
     if type(estimator).__name__ != "Booster":

@@ -544,8 +544,10 @@ class Forest:
 
     def agreement(self, X: Any, model: Any) -> Agreement:
         """Fraction of rows of ``X`` where the forest's decision equals ``model.predict``."""
+        from rfexplain.core.boosted_import import boosted_predict
+
         ours = self.predict(X)
-        theirs = np.asarray(model.predict(model_input(model, self.check_instances(X))))
+        theirs = boosted_predict(model, model_input(model, self.check_instances(X)))
         same = np.array([a == b for a, b in zip(ours.tolist(), theirs.tolist())], dtype=bool)
         fraction = float(same.mean()) if len(same) else 1.0
         return Agreement(fraction, np.flatnonzero(~same))
