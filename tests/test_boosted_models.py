@@ -176,3 +176,39 @@ def test_explainer_on_a_boosted_model_and_the_circuit_engine_refuses_it() -> Non
         assert rx.verify(decision.necessary_reason(), model).ok
     with pytest.raises(UnsupportedQueryError, match="boosted"):
         rx.Explainer(model, engine="circuit").explain(X[60]).sufficient_reason()
+
+
+@pytest.mark.parametrize("kind", ["gb", "hgb"])
+def test_pipeline_with_preprocessing_explains_the_boosted_model_in_original_columns(kind: str) -> None:
+    """A ColumnTransformer (one-hot categories, scaled numbers) before a binary boosted model:
+    the forest over the original columns decides every row as ``pipeline.predict`` (the binary
+    GradientBoostingClassifier's classes in reverse order included), and reasons verify."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from rfexplain.datasets import loans
+
+    X, y = loans()
+    categorical = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    numeric = [c for c in X.columns if c not in categorical]
+    prep = ColumnTransformer(
+        [("cat", OneHotEncoder(handle_unknown="ignore"), categorical), ("num", StandardScaler(), numeric)],
+        sparse_threshold=0,
+    )
+    model = (
+        GradientBoostingClassifier(n_estimators=15, max_depth=2, random_state=0)
+        if kind == "gb"
+        else HistGradientBoostingClassifier(max_iter=15, max_depth=2, random_state=0)
+    )
+    pipe = Pipeline([("prep", prep), ("model", model)]).fit(X, y)
+    with rx.Explainer(pipe, engine="sat") as explainer:
+        assert explainer.forest.vote == "additive" and explainer.pipeline is not None
+        rows = X.iloc[:200]
+        ours = explainer.forest.predict_index(explainer.pipeline.encode(rows))
+        assert (explainer.pipeline.decides(rows) == ours).all()
+        for i in range(40):
+            decision = explainer.explain(X.iloc[i])
+            assert decision.prediction == pipe.predict(X.iloc[[i]])[0]
+        reason = decision.sufficient_reason()
+        assert rx.verify(reason, explainer.forest).ok
