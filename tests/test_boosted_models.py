@@ -212,3 +212,38 @@ def test_pipeline_with_preprocessing_explains_the_boosted_model_in_original_colu
             assert decision.prediction == pipe.predict(X.iloc[[i]])[0]
         reason = decision.sufficient_reason()
         assert rx.verify(reason, explainer.forest).ok
+
+
+def test_input_rounding_warning_names_the_documented_disagreement() -> None:
+    """An input just above a float64 threshold of HistGradientBoosting that rounds onto it is
+    decided otherwise by ``predict``: the explainer warns (and explains its float32 rounding);
+    an ordinary row gives no warning."""
+    import warnings
+
+    X, y = load_breast_cancer(return_X_y=True)
+    model = HistGradientBoostingClassifier(max_iter=20, max_depth=3, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    found = None
+    for iteration in model._predictors:
+        for node in iteration[0].nodes:
+            t = float(node["num_threshold"])
+            if node["is_leaf"] or not np.isfinite(t) or np.float32(np.nextafter(t, np.inf)) != np.float32(t):
+                continue
+            for row in X[:60]:
+                above = row.copy()
+                above[node["feature_idx"]] = np.nextafter(t, np.inf)
+                if forest.predict(above[None])[0] != model.predict(above[None])[0]:
+                    found = above
+                    break
+            if found is not None:
+                break
+        if found is not None:
+            break
+    assert found is not None, "expected an input of the documented disagreement"
+    with rx.Explainer(model, engine="sat") as explainer:
+        with pytest.warns(rx.InputRoundingWarning, match="float32 rounding"):
+            decision = explainer.explain(found)
+        assert decision.prediction == forest.predict(found[None])[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", rx.InputRoundingWarning)
+            explainer.explain(X[0])

@@ -46,7 +46,7 @@ import numpy as np
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.imported import ImportedModel, live_nodes
 
-__all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict"]
+__all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict", "compares_float64"]
 
 #: The gradient-boosted classifiers the readers take (XGBoost's: :mod:`rfexplain.core.xgboost_import`,
 #: LightGBM's: :mod:`rfexplain.core.lightgbm_import`; a ``Booster`` of either).
@@ -61,6 +61,18 @@ def is_boosted(estimator: Any) -> bool:
 
     sklearn = type(estimator).__name__ in BOOSTED and type(estimator).__module__.startswith("sklearn.")
     return sklearn or is_xgboost(estimator) or is_lightgbm(estimator)
+
+
+def compares_float64(model: Any) -> bool:
+    """Whether ``model`` compares float64 inputs with float64 thresholds (a fitted
+    ``HistGradientBoostingClassifier`` or LightGBM model, not in a pipeline): its decision on a
+    float64 input can differ from the explained decision on its float32 rounding."""
+    from rfexplain.core.lightgbm_import import is_lightgbm
+
+    kind = type(model).__name__
+    return (kind == "HistGradientBoostingClassifier" and type(model).__module__.startswith("sklearn.")) or is_lightgbm(
+        model
+    )
 
 
 def boosted_predict(estimator: Any, X: np.ndarray) -> np.ndarray:
