@@ -247,3 +247,30 @@ def test_input_rounding_warning_names_the_documented_disagreement() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error", rx.InputRoundingWarning)
             explainer.explain(X[0])
+
+
+def test_cli_explains_a_saved_boosted_model_and_its_json(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``rfexplain explain`` on a pickled HistGradientBoostingClassifier and on its forest JSON:
+    the model's own prediction, the same reason; ``--vote hard`` is refused for it."""
+    import json
+    import pickle
+
+    from rfexplain.cli import main
+
+    model = _model("hgb", binary=False, rounds=10, depth=2)
+    X, _ = _iris(False)
+    pickled = tmp_path / "model.pkl"
+    pickled.write_bytes(pickle.dumps(model))
+    saved = tmp_path / "forest.json"
+    saved.write_text(Forest.from_sklearn(model).to_json())
+    values = ",".join(map(repr, X[100].tolist()))
+    answers = []
+    for path in (pickled, saved):
+        assert main(["explain", str(path), "--values", values, "--json"]) == 0
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0]["prediction"] == answers[1]["prediction"] == model.predict(X[100:101])[0]
+    assert (
+        answers[0]["reasons"] == answers[1]["reasons"] and answers[0]["sklearn_prediction"] == answers[0]["prediction"]
+    )
+    assert main(["explain", str(pickled), "--values", values, "--vote", "hard"]) != 0
+    assert "summed scores" in capsys.readouterr().err

@@ -361,8 +361,10 @@ class Forest:
 
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``,
         the gradient-boosted ``GradientBoostingClassifier`` and ``HistGradientBoostingClassifier``
-        (:mod:`rfexplain.core.boosted_import`, the additive vote) and a fitted ``Pipeline`` whose
-        only real step is one of them. Feature names come from
+        (:mod:`rfexplain.core.boosted_import`), ``xgboost.XGBClassifier`` and ``Booster``
+        (:mod:`rfexplain.core.xgboost_import`), ``lightgbm.LGBMClassifier`` and ``Booster``
+        (:mod:`rfexplain.core.lightgbm_import`), all under the additive vote, and a fitted
+        ``Pipeline`` whose only real step is one of them. Feature names come from
         ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``; ``feature_names``
         must be a sequence (not a string) of distinct names and agree with ``feature_names_in_``
         when the model has them (:class:`InvalidInstanceError` otherwise). ``vote`` is
