@@ -126,6 +126,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         resumable=True,
     ),
     Benchmark(
+        "boosted",
+        "experiments.boosted",
+        "gradient-boosted classifiers (HGB, LightGBM, XGBoost): agreement with predict, SAT times",
+        resumable=True,
+    ),
+    Benchmark(
         "default_vote",
         "experiments.default_vote",
         "the default vote against the hard vote on the forests people train (issue 53's grid)",

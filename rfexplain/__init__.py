@@ -39,7 +39,7 @@ from rfexplain.core.errors import (
 )
 from rfexplain.core.forest import Forest, Tree
 from rfexplain.core.reasons import Literal, Reason, Witness
-from rfexplain.decision import Decision, SoftVoteWarning
+from rfexplain.decision import Decision, InputRoundingWarning, SoftVoteWarning
 from rfexplain.engines import Engine, EngineBase, Instance, available_engines, register
 from rfexplain.explainer import Explainer
 from rfexplain.verify import Verification, verify
@@ -69,6 +69,7 @@ __all__ = [
     "Verification",
     "viz",
     "SoftVoteWarning",
+    "InputRoundingWarning",
     "RFExplainError",
     "UnsupportedModelError",
     "NotFittedError",

@@ -39,12 +39,18 @@ from rfexplain.engines.base import Engine, Instance, ReasonFormula, canonical_or
 from rfexplain.engines.registry import engine_class
 from rfexplain.progress import StepProgress
 
-__all__ = ["Decision", "SoftVoteWarning", "Explaining", "hold_immutable", "soft_vote_differs"]
+__all__ = ["Decision", "SoftVoteWarning", "InputRoundingWarning", "Explaining", "hold_immutable", "soft_vote_differs"]
 
 
 class SoftVoteWarning(UserWarning):
     """scikit-learn's ``predict`` (soft vote) decides the explained instance differently from the
     hard majority vote explained with ``vote="hard"``."""
+
+
+class InputRoundingWarning(UserWarning):
+    """A model comparing float64 inputs (``HistGradientBoostingClassifier``, LightGBM) decides the
+    instance as given differently from its float32 rounding, which is what is explained: a value
+    lies just above a threshold and rounds onto it (docs/design.md, section 1)."""
 
 
 def soft_vote_differs(sklearn_prediction: Any, prediction: Any) -> bool:

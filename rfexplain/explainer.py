@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many, index_labels, iter_explain
+from rfexplain.core.boosted_import import boosted_predict, compares_float64
 from rfexplain.core.budget import Budget, check_max_memory, default_max_memory
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
@@ -32,7 +33,7 @@ from rfexplain.core.floats import cell_decimal
 from rfexplain.core.forest import VOTE_MODES, Forest
 from rfexplain.core.instances import as_matrix, check_feature_names, in_model_order, model_input, pandas
 from rfexplain.core.pyvalues import to_python
-from rfexplain.decision import Decision, SoftVoteWarning, hold_immutable, soft_vote_differs
+from rfexplain.decision import Decision, InputRoundingWarning, SoftVoteWarning, hold_immutable, soft_vote_differs
 from rfexplain.engines.base import Instance
 from rfexplain.engines.registry import engine_class
 from rfexplain.pipelines import PipelineModel, is_transforming_pipeline
@@ -194,6 +195,7 @@ class Explainer:
         if self.model is not None:
             sklearn_prediction = to_python(self.sklearn_predict(np.asarray([instance.values]))[0])
             ours = self.forest.classes[instance.prediction]
+            self._warn_if_rounding_decides(x, ours)
             if self.forest.vote == "hard" and soft_vote_differs(sklearn_prediction, ours):
                 warnings.warn(
                     f"scikit-learn's predict (soft vote) gives {sklearn_prediction!r} on this instance but the "
@@ -205,6 +207,22 @@ class Explainer:
         hold_immutable(decision, self.immutable, self.options)
         return decision
 
+    def _warn_if_rounding_decides(self, x: Any, ours: Any) -> None:
+        """:class:`InputRoundingWarning` when the model compares float64 inputs and decides ``x``
+        as given otherwise than its float32 rounding (``ours``, the explained decision)."""
+        if self.pipeline is not None or not compares_float64(self.model):
+            return
+        raw = as_matrix(x, self.forest.feature_names)[:1]
+        theirs = to_python(boosted_predict(self.model, model_input(self.model, raw))[0])
+        if soft_vote_differs(theirs, ours):
+            warnings.warn(
+                f"the model's predict gives {theirs!r} on this instance as given (float64) but {ours!r} on its "
+                "float32 rounding, which is what is explained: a value lies just above a threshold and rounds "
+                "onto it",
+                InputRoundingWarning,
+                stacklevel=3,
+            )
+
     def sklearn_predict(self, values: np.ndarray) -> np.ndarray:
         """The scikit-learn model's own ``predict`` on rows of the forest's values (original
         rows rebuilt from them for a pipeline)."""
@@ -212,7 +230,7 @@ class Explainer:
             raise TypeError("this explainer has no scikit-learn model")
         if self.pipeline is not None:
             return np.asarray(self.model.predict(self.pipeline.decode(values)))
-        return np.asarray(self.model.predict(model_input(self.model, np.asarray(values, dtype=np.float32))))
+        return boosted_predict(self.model, model_input(self.model, np.asarray(values, dtype=np.float32)))
 
     def original_rows(self, values: Any) -> Any:
         """Rows of the forest's values (an instance's, a witness's) as a DataFrame of the

@@ -306,6 +306,7 @@ QUICK_RUNS = {
     "circuit_scale": ["--datasets", "iris", "--limit", "10", "--cores", "python"],
     "practical_forests": ["--datasets", "banknote", "--instances", "1", "--no-rfxpl"],
     "soft_vote": ["--datasets", "iris", "--instances", "1", "--enum-instances", "0", "--points", "1000"],
+    "boosted": ["--datasets", "iris", "--instances", "1", "--points", "1000", "--models", "xgb"],
     "sat_shortest": ["--datasets", "iris", "--instances", "1"],
     "cold_start": [],
     "batch_throughput": ["--rows", "8", "--trees", "3", "--depth", "2", "--jobs", "1", "--engine", "oracle"],

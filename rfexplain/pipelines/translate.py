@@ -52,6 +52,7 @@ from rfexplain.core.errors import InvalidInstanceError, UnsupportedModelError
 from rfexplain.core.floats import cell_decimal
 from rfexplain.core.forest import VOTE_MODES, Forest, Tree
 from rfexplain.core.instances import in_model_order, pandas
+from rfexplain.core.pyvalues import to_python
 from rfexplain.core.sklearn_import import raw_trees_of
 from rfexplain.pipelines.reading import Preprocessing, read_preprocessing
 
@@ -309,15 +310,20 @@ class PipelineModel:
         its own trees (:meth:`hard_vote`) for the hard vote."""
         if self.forest.vote == "hard":
             return self.hard_vote(frame)
-        classes = list(np.asarray(self.estimator.classes_).tolist())
-        return np.asarray([classes.index(v) for v in np.asarray(self.pipeline.predict(frame)).tolist()], dtype=np.int64)
+        # the forest's class order (a binary GradientBoostingClassifier's is reversed)
+        classes = [to_python(c) for c in self.forest.classes]
+        labels = np.asarray(self.pipeline.predict(frame)).tolist()
+        return np.asarray([classes.index(to_python(v)) for v in labels], dtype=np.int64)
 
     def near_tie(self, frame: Any, a: int, b: int) -> bool:
         """Whether classes ``a`` and ``b`` are a float64 near-tie of the soft vote on the first row:
         their exact sums of the pipeline's trees' ``predict_proba`` differ by no more than the
         rounding error of adding the vectors one by one in float64 (``trees**2 * 2**-52``, the
         entries being in [0, 1]), so ``pipeline.predict`` may decide them otherwise than the exact
-        soft vote (see :mod:`rfexplain.core.forest`)."""
+        soft vote (see :mod:`rfexplain.core.forest`). Under the additive vote of a boosted model:
+        never (its near-ties are measured by ``python -m experiments boosted``)."""
+        if self.forest.vote == "additive":
+            return False
         encoded = self.pre.encode_frame(frame).astype(np.float32)[:1]
         trees = getattr(self.estimator, "estimators_", [self.estimator])
         vectors = [np.asarray(t.predict_proba(encoded), dtype=np.float64)[0] for t in trees]
