@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rfexplain import Forest
 from rfexplain.core.errors import InvalidForestError, UnsupportedQueryError
+from rfexplain.core.flat import FlatForest
 from rfexplain.core.tree import Tree
 from rfexplain.core.vote import AdditiveScores
 from tests.hypothesis_budget import examples
@@ -36,7 +37,8 @@ def test_decision_is_the_exact_argmax_of_the_sums(vectors: list[tuple[float, ...
     vote = AdditiveScores([_leaf(v) for v in vectors], len(vectors[0]))
     leaves = [0] * len(vectors)
     assert vote.decide(leaves) == _exact_winner(vectors)
-    assert int(vote.decide_rows(np.zeros((1, len(vectors)), dtype=np.int64))[0]) == _exact_winner(vectors)
+    flat = FlatForest(vote.trees, (), vote)
+    assert int(vote.decide_rows(np.zeros((1, len(vectors)), dtype=np.int64), flat)[0]) == _exact_winner(vectors)
 
 
 @settings(max_examples=examples(100), deadline=None)

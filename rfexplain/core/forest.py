@@ -512,7 +512,8 @@ class Forest:
         """Class index decided under the forest's vote (ties to the lowest index) for each state
         row (:meth:`Vote.decide_rows <rfexplain.core.vote.Vote.decide_rows>`)."""
         S = np.asarray(S, dtype=np.int64).reshape(-1, self.n_features)
-        return self.aggregation.decide_rows(self.flat.tree_leaves(S))
+        flat = self.flat
+        return self.aggregation.decide_rows(flat.tree_leaves(S), flat)
 
     def decide(self, states: Sequence[int]) -> int:
         """The class index decided on one state vector under the forest's vote: a plain walk down

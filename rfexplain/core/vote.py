@@ -30,7 +30,7 @@ import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from rfexplain.core.tree import Tree, proba_array
 __all__ = [
     "NEAR_TIE",
     "Vote",
+    "FlatArrays",
     "HardMajority",
     "SoftAverage",
     "AdditiveScores",
@@ -114,6 +115,18 @@ def soft_vote(probas: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
     return winners
 
 
+class FlatArrays(Protocol):
+    """What a vote reads of a forest's trees laid end to end
+    (:class:`~rfexplain.core.flat.FlatForest`): per node the voted class and the leaf's score
+    vector, and where each tree starts."""
+
+    label: np.ndarray
+    first_nodes: np.ndarray
+
+    @property
+    def scores(self) -> np.ndarray: ...
+
+
 class Vote(ABC):
     """The aggregation of a forest's trees (see the module docstring); built once per forest by
     :func:`vote_rule` and read by the forest's decision, the engines' encodings and deciders."""
@@ -175,8 +188,10 @@ class Vote(ABC):
         return winning_class(sums)
 
     @abstractmethod
-    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
-        """The class decided for every row of a ``(rows, trees)`` array of reached leaves."""
+    def decide_rows(self, leaves: np.ndarray, flat: FlatArrays) -> np.ndarray:
+        """The class decided for every row of a ``(rows, trees)`` array of reached leaves (node
+        index within each tree), read from the forest's flat arrays ``flat`` (its trees' labels
+        and score vectors laid end to end)."""
 
 
 class HardMajority(Vote):
@@ -206,16 +221,8 @@ class HardMajority(Vote):
             counts[tree.label[leaf]] += 1
         return winning_class(counts)
 
-    @functools.cached_property
-    def _labels(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every tree's node labels laid end to end, and where each tree starts."""
-        sizes = [t.n_nodes for t in self.trees]
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        return np.concatenate([np.asarray(t.label, dtype=np.int64) for t in self.trees]), starts
-
-    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
-        labels, starts = self._labels
-        votes = labels[np.asarray(leaves, dtype=np.int64) + starts]
+    def decide_rows(self, leaves: np.ndarray, flat: FlatArrays) -> np.ndarray:
+        votes = flat.label[np.asarray(leaves, dtype=np.int64) + flat.first_nodes]
         counts = np.stack([(votes == c).sum(axis=1) for c in range(self.n_classes)], axis=1)
         return winning_classes(counts)
 
@@ -253,18 +260,10 @@ class SoftAverage(Vote):
     def _integer_weights(self) -> tuple[int, LeafWeights]:
         return exact_leaf_weights(self.trees)
 
-    @functools.cached_property
-    def _flat_scores(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every tree's leaf vectors laid end to end, and where each tree starts."""
-        scores = self.leaf_scores()
-        starts = np.concatenate(([0], np.cumsum([len(s) for s in scores])[:-1])).astype(np.int64)
-        return np.concatenate(scores), starts
-
-    def decide_rows(self, leaves: np.ndarray) -> np.ndarray:
-        flat, starts = self._flat_scores
-        nodes = np.asarray(leaves, dtype=np.int64) + starts
+    def decide_rows(self, leaves: np.ndarray, flat: FlatArrays) -> np.ndarray:
+        scores, nodes = flat.scores, np.asarray(leaves, dtype=np.int64) + flat.first_nodes
         step = 10_000  # bounds the (rows, trees, classes) array of vectors
-        parts = [soft_vote(np.swapaxes(flat[nodes[i : i + step]], 0, 1)) for i in range(0, len(nodes), step)]
+        parts = [soft_vote(np.swapaxes(scores[nodes[i : i + step]], 0, 1)) for i in range(0, len(nodes), step)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
