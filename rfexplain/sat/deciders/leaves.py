@@ -73,7 +73,7 @@ class LeafTable:
             # the vote's float64 vectors: an additive vote's are scaled (as its integer weights)
             self.score = forest.flat.scores[nodes].reshape(len(nodes), forest.n_classes)
         else:
-            labels = np.concatenate([np.asarray(t.label, dtype=np.int64) for t in forest.trees])[nodes]
+            labels = forest.flat.label[nodes]  # one whole vote each (a lone tree's vectors may be impure)
             self.score = np.zeros((len(nodes), forest.n_classes), dtype=np.float64)
             self.score[np.arange(len(nodes)), labels] = 1.0
         #: The deepest tree's depth (the number of steps of a walk down every tree).
