@@ -1,5 +1,10 @@
 """Reading fitted scikit-learn tree classifiers into raw trees (docs/design.md, section 1).
 
+Missing values: scikit-learn (1.3 on) routes a NaN at each split by its ``missing_go_to_left``
+flag. For the features that may be missing (:func:`missing_features`) the trees are rewritten so
+that NaN is one more state of the feature, the one above a threshold ``+inf`` (``x <= inf`` holds
+for every number, never for NaN): :mod:`rfexplain.core.missing_routes`.
+
 scikit-learn itself is imported lazily: JSON-only workflows and ``rfexplain --help`` never pay
 for it.
 """
@@ -11,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.errors import NotFittedError, UnsupportedModelError
+from rfexplain.core.errors import InvalidArgumentError, NotFittedError, UnsupportedModelError
+from rfexplain.core.missing_routes import route_missing
 
-__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier"]
+__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier", "missing_features"]
 
 _SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
 
@@ -27,6 +33,8 @@ class ImportedModel:
     source: str
     #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree.
     own_vote: str
+    #: The features whose missing values (NaN) the trees route, in increasing order.
+    missing: tuple[int, ...] = ()
 
 
 def final_estimator(model: Any) -> Any:
@@ -74,8 +82,11 @@ def tree_classifier(model: Any, *, expected: str = "model must be one of") -> An
     return estimator
 
 
-def raw_trees_of(model: Any) -> ImportedModel:
-    """Extract the trees of a fitted scikit-learn classifier as raw node arrays."""
+def raw_trees_of(model: Any, missing: Any = "learned") -> ImportedModel:
+    """Extract the trees of a fitted scikit-learn classifier as raw node arrays.
+
+    ``missing`` chooses the features whose NaN the trees route as scikit-learn's ``predict``
+    does (:func:`missing_features`); the others' missing-value routing is dropped."""
     estimator = tree_classifier(model)
     kind = type(estimator).__name__
     trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
@@ -85,22 +96,77 @@ def raw_trees_of(model: Any) -> ImportedModel:
     names = getattr(estimator, "feature_names_in_", None)
     if names is None:
         names = getattr(model, "feature_names_in_", None)
-    raw = [_raw_tree(t.tree_, len(classes)) for t in trees]
+    n_features = int(estimator.n_features_in_)
+    chosen = missing_features([t.tree_ for t in trees], n_features, missing, names)
+    raw = [_raw_tree(t.tree_, len(classes), chosen) for t in trees]
     return ImportedModel(
         trees=raw,
-        n_features=int(estimator.n_features_in_),
+        n_features=n_features,
         classes=classes,
         feature_names=[str(n) for n in names] if names is not None else None,
         source=f"{kind}(n_trees={len(trees)})",
         own_vote="hard" if kind == "DecisionTreeClassifier" else "soft",
+        missing=tuple(sorted(chosen)),
     )
+
+
+def missing_features(trees: list[Any], n_features: int, missing: Any, names: Any = None) -> frozenset[int]:
+    """The tested features whose missing values an explanation covers.
+
+    ``missing`` is ``"learned"`` (the default): every tested feature when the model was trained
+    with missing values, none otherwise; ``"all"``: every tested feature; ``"none"``: no feature
+    (NaN refused everywhere); or a sequence of feature indices or names. A feature no tree tests
+    never gets a missing state (the model ignores it).
+
+    Every split of a model trained with missing values holds a NaN direction (scikit-learn's
+    ``predict`` routes NaN in every feature): the one learned from the NaN that reached it, or,
+    where none did, the child with more training samples. The model does not store which
+    features had NaN; it shows that it was trained with some by a split whose threshold is
+    infinite (it separates NaN from every number) or whose ``missing_go_to_left`` differs from
+    the rule for a split no NaN reached (``n_node_samples[left] > n_node_samples[right]``). A
+    model trained with so few NaN that it shows neither is read with ``"all"``.
+    """
+    tested: set[int] = set()
+    learned = False
+    for tree in trees:
+        feature = np.asarray(tree.feature)
+        inner = np.asarray(tree.children_left) >= 0
+        tested.update(int(f) for f in feature[inner])
+        if missing != "learned":
+            continue
+        left = np.asarray(tree.children_left)[inner]
+        right = np.asarray(tree.children_right)[inner]
+        samples = np.asarray(tree.n_node_samples)
+        go_left = np.asarray(getattr(tree, "missing_go_to_left", np.zeros(len(feature), dtype=bool)))[inner]
+        shown = np.isinf(np.asarray(tree.threshold)[inner]) | (go_left.astype(bool) != (samples[left] > samples[right]))
+        learned = learned or bool(shown.any())
+    if missing == "learned":
+        return frozenset(tested) if learned else frozenset()
+    if missing == "none" or missing is None:
+        return frozenset()
+    if missing == "all":
+        return frozenset(tested)
+    if isinstance(missing, str) or not hasattr(missing, "__iter__"):
+        raise InvalidArgumentError(
+            f"missing must be 'learned', 'all', 'none' or a sequence of features. Got {missing!r} instead."
+        )
+    index = {str(n): i for i, n in enumerate(names)} if names is not None else {}
+    chosen: set[int] = set()
+    for item in missing:
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= int(item) < n_features:
+            chosen.add(int(item))
+        elif str(item) in index:
+            chosen.add(index[str(item)])
+        else:
+            raise InvalidArgumentError(f"missing names an unknown feature: {item!r}")
+    return frozenset(chosen & tested)
 
 
 def _is_sklearn(estimator: Any) -> bool:
     return type(estimator).__module__.startswith("sklearn.")
 
 
-def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
+def _raw_tree(tree: Any, n_classes: int, missing: frozenset[int] = frozenset()) -> dict[str, Any]:
     """Node arrays of one fitted ``sklearn.tree._tree.Tree``.
 
     A leaf votes for ``argmax(tree.value[leaf, 0, :])`` (lowest index on ties), which is what the
@@ -118,6 +184,16 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
         normalizer = proba.sum(axis=1)[:, np.newaxis]
         normalizer[normalizer == 0.0] = 1.0
         proba /= normalizer
+    if missing:
+        routed = route_missing(tree, missing)
+        return {
+            "feature": routed.feature,
+            "threshold": routed.threshold,
+            "left": routed.left,
+            "right": routed.right,
+            "label": np.argmax(tree.value[routed.source, 0, :], axis=1).tolist(),
+            "proba": proba[routed.source].tolist(),
+        }
     keep, left, right = _live_nodes(tree)
     feature = left >= 0
     return {
@@ -136,11 +212,11 @@ def _live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     scikit-learn (1.3 on) trains on data with missing values; a split that separates the missing
     values from every finite one stores the threshold ``+inf`` and sends every finite value left
-    (``x <= inf``), a threshold ``-inf`` every finite value right. rfexplain refuses missing values
-    in instances, so on the inputs it explains such a node is its one reachable child, and reading
-    it as a test would put an infinite threshold in the feature's domain. The other nodes'
-    missing-value routing (``missing_go_to_left``) concerns NaN only and is ignored for the same
-    reason."""
+    (``x <= inf``), a threshold ``-inf`` every finite value right. Without missing values (no
+    feature chosen by :func:`missing_features`) such a node is its one reachable child on the
+    inputs explained, and reading it as a test would put an infinite threshold in the feature's
+    domain. The other nodes' missing-value routing (``missing_go_to_left``) concerns NaN only and
+    is ignored for the same reason."""
     children_left = np.asarray(tree.children_left, dtype=np.intp)
     children_right = np.asarray(tree.children_right, dtype=np.intp)
     threshold = np.asarray(tree.threshold)
