@@ -159,9 +159,7 @@ def _trees_of(model: Any) -> _Trees:
         lefts.append(np.asarray(t.children_left, dtype=np.int64))
         rights.append(np.asarray(t.children_right, dtype=np.int64))
         values.append(raw / np.where(totals > 0, totals, 1.0))
-    return _Trees(
-        feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_), nan_left
-    )
+    return _Trees(feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_), nan_left)
 
 
 def decide(leaf_distributions: np.ndarray, vote: str = "hard") -> int:

@@ -12,10 +12,15 @@ many leaves get such a vector, the others a pure one (a whole vote, as scikit-le
 trees have): ``"all"`` (the default), ``"none"``, ``"one"`` (one leaf of the forest), ``"few"``
 (about one leaf in five) or ``"mixed"`` (one of those four, drawn), so that the soft vote's
 deciders meet forests at every distance from the hard vote.
+
+``forests(missing=True)`` lets features be missing: each feature's thresholds may include
+``+inf``, whose test ``x <= inf`` asks whether ``x`` is a number (docs/design.md, section 1), so
+such a feature has one more state, NaN.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hypothesis import strategies as st
@@ -107,6 +112,7 @@ def forests(
     max_classes: int = 4,
     vote: str = "hard",
     impure: str = "all",
+    missing: bool = False,
 ) -> Forest:
     """A random small forest (see the module docstring)."""
     if impure not in IMPURE:
@@ -114,6 +120,8 @@ def forests(
     n_features = draw(st.integers(1, max_features))
     n_classes = draw(st.integers(min_classes, max_classes))
     pools = [sorted(draw(st.sets(st.sampled_from(THRESHOLD_POOL), min_size=0, max_size=3))) for _ in range(n_features)]
+    if missing:
+        pools = [pool + [math.inf] if draw(st.booleans()) else pool for pool in pools]
     if not any(pools):
         pools[0] = [THRESHOLD_POOL[1]]
     n_trees = draw(st.integers(min_trees, max_trees))

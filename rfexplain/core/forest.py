@@ -324,6 +324,7 @@ class Forest:
         feature_names: Sequence[str] | None = None,
         source: str = "",
         vote: str = "hard",
+        missing: Sequence[int] = (),
     ) -> Forest:
         """Build a forest from trees with raw thresholds.
 
@@ -332,7 +333,9 @@ class Forest:
         ``label`` (class index, used at leaves), and optionally ``proba`` (each leaf's
         class-probability vector, anything at internal nodes; required by ``vote="soft"``). Nodes
         go left iff ``float32(x[feature]) <= threshold``; thresholds are made canonical (see the
-        module docstring).
+        module docstring). A threshold ``+inf`` asks whether the value is a number (NaN goes
+        right); the features in ``missing`` may be missing even where no split asks so (every
+        split sends their NaN right).
         """
         per_feature: list[set[float]] = [set() for _ in range(n_features)]
         for raw in raw_trees:
@@ -341,6 +344,8 @@ class Forest:
                     if f >= n_features:
                         raise InvalidForestError(f"feature index {f} out of range for {n_features} features")
                     per_feature[int(f)].add(largest_float32_at_most(float(t)))
+        for f in missing:
+            per_feature[int(f)].add(math.inf)
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
         trees = []
@@ -393,7 +398,7 @@ class Forest:
 
         if vote not in VOTE_MODES:
             raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
-        imported = raw_trees_of(model, missing)
+        imported = raw_trees_of(model, missing, feature_names)
         given = check_feature_names(feature_names, imported.feature_names, imported.n_features)
         names = given if given is not None else imported.feature_names
         return cls.from_raw_trees(
@@ -403,6 +408,7 @@ class Forest:
             feature_names=names,
             source=imported.source,
             vote=imported.own_vote if vote == "auto" else vote,
+            missing=imported.missing,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -473,10 +479,10 @@ class Forest:
         (:func:`rfexplain.core.instances.as_matrix`). Returns a 2-D float32 array. Raises
         :class:`InvalidInstanceError` for a wrong number of features, missing, duplicated or
         unknown names, non-numeric values, NaN in a feature that cannot be missing
-        (:meth:`accepts_missing`), or an infinite value or one beyond the float32
-        range (naming the feature): one policy for every forest, whether read from scikit-learn or
-        from JSON, and the one scikit-learn's own ``predict`` applies; and for a value outside a
-        feature's :attr:`bounds`.
+        (:meth:`accepts_missing`; a feature no tree tests may be, once some feature may), or an
+        infinite value or one beyond the float32 range (naming the feature): one policy for every
+        forest, whether read from scikit-learn or from JSON, and the one scikit-learn's own
+        ``predict`` applies; and for a value outside a feature's :attr:`bounds`.
         """
         arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
@@ -484,17 +490,20 @@ class Forest:
         if arr.shape[1] != self.n_features:
             raise InvalidInstanceError(f"expected {self.n_features} features, got {arr.shape[1]}")
         missing = np.isnan(arr)
-        bad = missing & ~np.asarray([self.accepts_missing(f) for f in range(self.n_features)], dtype=bool)
+        # NaN where a state stands for it, and in the features no tree tests once some feature may be
+        # missing (the trees ignore them, as scikit-learn's predict does)
+        allowed = [self.accepts_missing(f) or (self._missing and not ts) for f, ts in enumerate(self.thresholds)]
+        bad = missing & ~np.asarray(allowed, dtype=bool)
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
                 + (
-                    "missing values of this feature are not supported: the model learned no direction for them "
+                    "missing values of this feature are not covered: the forest was read without them "
                     "(Forest.from_sklearn(model, missing=[...]) names the features that may be missing)"
                     if any(map(_accepts_missing, self.thresholds))
-                    else "missing values are not supported: the model was not read with missing values "
-                    "(Forest.from_sklearn reads them for a model trained with missing values)"
+                    else "missing values are not supported: the model shows no sign of training with missing "
+                    "values (Forest.from_sklearn(model, missing='all') reads them as its predict routes them)"
                 )
             )
         with np.errstate(over="ignore"):

@@ -452,9 +452,7 @@ def _needed_digits(states: Iterable[int], thresholds: tuple[float, ...]) -> int:
     return max((_bound_digits(b) for b in bounds), default=0)
 
 
-def _split_missing(
-    states: Iterable[int], thresholds: tuple[float, ...]
-) -> tuple[list[int], tuple[float, ...], bool]:
+def _split_missing(states: Iterable[int], thresholds: tuple[float, ...]) -> tuple[list[int], tuple[float, ...], bool]:
     """``(number states, finite thresholds, whether the missing state is among states)``: the
     states of a feature that may be missing (last threshold ``+inf``) apart from the missing
     one; ``(states, thresholds, False)`` for any other feature."""

@@ -82,11 +82,12 @@ def tree_classifier(model: Any, *, expected: str = "model must be one of") -> An
     return estimator
 
 
-def raw_trees_of(model: Any, missing: Any = "learned") -> ImportedModel:
+def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
     """Extract the trees of a fitted scikit-learn classifier as raw node arrays.
 
     ``missing`` chooses the features whose NaN the trees route as scikit-learn's ``predict``
-    does (:func:`missing_features`); the others' missing-value routing is dropped."""
+    does (:func:`missing_features`; names in it are ``given_names``, else the model's, else
+    ``x0, x1, ...``); the others' missing-value routing is dropped."""
     estimator = tree_classifier(model)
     kind = type(estimator).__name__
     trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
@@ -97,7 +98,9 @@ def raw_trees_of(model: Any, missing: Any = "learned") -> ImportedModel:
     if names is None:
         names = getattr(model, "feature_names_in_", None)
     n_features = int(estimator.n_features_in_)
-    chosen = missing_features([t.tree_ for t in trees], n_features, missing, names)
+    known = given_names if given_names is not None else names
+    known = [f"x{i}" for i in range(n_features)] if known is None else [str(n) for n in known]
+    chosen = missing_features([t.tree_ for t in trees], n_features, missing, known)
     raw = [_raw_tree(t.tree_, len(classes), chosen) for t in trees]
     return ImportedModel(
         trees=raw,
