@@ -374,8 +374,10 @@ class BoxSearch:
 
 # ------------------------------------------------------------------------------ the checks
 def _vote_of(reason: Reason, model: Any) -> str:
+    """The rule the verifier decides under: the largest summed leaf vector (``"soft"``) for the
+    soft average and the additive (boosted) vote alike, else the majority (``"hard"``)."""
     vote = getattr(reason.space, "vote", None) or getattr(model, "vote", None)
-    return "soft" if vote == "soft" else "hard"
+    return "soft" if vote in ("soft", "additive") else "hard"
 
 
 def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: float | None = None) -> Verification:
@@ -397,8 +399,8 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
             "verify checks a Reason (an answer of a Decision's queries), "
             f"got {type(reason).__name__} {_short_repr(reason)}"
         )
-    if vote is not None and vote not in ("soft", "hard"):
-        raise InvalidOptionError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
+    if vote is not None and vote not in ("soft", "hard", "additive"):
+        raise InvalidOptionError(f"vote must be 'soft', 'hard' or 'additive'. Got {vote!r} instead.")
     if transforming_step(model) is not None:
         raise UnsupportedModelError(
             "verify reads a forest's own trees, and this pipeline transforms its input before its forest: "
@@ -409,7 +411,8 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
         tree_classifier(model, expected="verify needs a Forest or a fitted model among")
     if reason.instance is None or reason.decision is None or reason.space is None:
         return Verification((Check("describes", "the reason names its instance", False, "it carries none"),))
-    return _Verifier(reason, model, Budget.of(timeout), vote).run()
+    rule = "soft" if vote == "additive" else vote  # the same rule: the largest summed leaf vector
+    return _Verifier(reason, model, Budget.of(timeout), rule).run()
 
 
 def _short_repr(value: Any, width: int = 60) -> str:

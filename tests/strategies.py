@@ -16,6 +16,11 @@ deciders meet forests at every distance from the hard vote.
 ``forests(missing=True)`` lets features be missing: each feature's thresholds may include
 ``+inf``, whose test ``x <= inf`` asks whether ``x`` is a number (docs/design.md, section 1), so
 such a feature has one more state, NaN.
+
+``forests(vote="additive")`` draws a boosted model: every leaf a score vector of either sign
+(eighths, sometimes tenths, whose float64 sums round), in one class's column (a tree of one
+class per boosting round) or in every column, and sometimes a last tree with a single leaf (the
+initial score); exact ties and near-ties are reachable.
 """
 
 from __future__ import annotations
@@ -100,6 +105,24 @@ def _with_vectors(draw: Any, tree: dict, n_classes: int, impure: str = "all", ch
     return {**tree, "label": label, "proba": proba}
 
 
+#: Leaf scores of boosted trees: eighths (exact ties) and tenths (float64 near-ties).
+SCORES = (-1.0, -0.5, -0.25, -0.125, 0.0, 0.125, 0.25, 0.5, 1.0, -0.3, -0.1, 0.1, 0.2, 0.3)
+
+
+def _with_scores(draw: Any, tree: dict, n_classes: int) -> dict:
+    """``tree`` with boosted leaf score vectors (see the module docstring)."""
+    column = draw(st.sampled_from([None, *range(n_classes)]))
+    proba: list[tuple[float, ...] | None] = []
+    for f in tree["feature"]:
+        if f >= 0:
+            proba.append(None)
+            continue
+        drawn = [draw(st.sampled_from(SCORES)) for _ in range(n_classes)]
+        proba.append(tuple(v if column is None or c == column else 0.0 for c, v in enumerate(drawn)))
+    label = [max(range(n_classes), key=lambda c: (v[c], -c)) if v is not None else -1 for v in proba]
+    return {**tree, "label": label, "proba": proba}
+
+
 @st.composite
 def forests(
     draw: Any,
@@ -138,6 +161,11 @@ def forests(
             _with_vectors(draw, tree, n_classes, impure, chosen_leaf if k == chosen_tree else -1)
             for k, tree in enumerate(trees)
         ]
+    if vote == "additive":
+        trees = [_with_scores(draw, tree, n_classes) for tree in trees]
+        if draw(st.booleans()):  # the initial score: one leaf
+            leaf = {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0]}
+            trees.append(_with_scores(draw, leaf, n_classes))
     classes = draw(st.sampled_from([list(range(n_classes)), [f"c{i}" for i in range(n_classes)]]))
     return Forest.from_raw_trees(trees, n_features=n_features, classes=classes, vote=vote)
 

@@ -95,6 +95,7 @@ def _load_graph_loops(core: str) -> float:
         log.info("compiled the decision graphs' loops in %.1f CPU s (once per install)", spent)
     return spent
 
+
 COMPILERS = ("3A", "3B")
 
 
@@ -181,9 +182,13 @@ class CircuitEngine(EngineBase):
         super().__init__(forest)
         if not forest.aggregation.is_majority:
             raise UnsupportedQueryError(
-                "engine 'circuit' explains the hard majority vote only, and this forest decides by soft "
-                "vote (its leaves are impure): engines that answer it: ['oracle', 'sat'] (or build the "
-                "forest with vote='hard' to explain the majority vote instead)"
+                "engine 'circuit' explains the hard majority vote only, and this forest decides by "
+                f"{forest.aggregation.described}: engines that answer it: ['oracle', 'sat']"
+                + (
+                    " (or build the forest with vote='hard' to explain the majority vote instead)"
+                    if forest.vote == "soft"
+                    else ""
+                )
             )
         if compiler not in COMPILERS:
             raise ValueError(f"compiler must be one of {list(COMPILERS)}. Got {compiler!r} instead.")

@@ -172,9 +172,9 @@ def aggregate(
         Seconds, or a :class:`~rfexplain.core.budget.Budget`;
         :class:`~rfexplain.core.budget.BudgetExpired` (a :class:`TimeoutError`) when aggregation
         takes longer (checked inside and between Applies).
-    vote : {"hard", "soft"}, optional
-        Aggregate one-hot votes or the leaves' exact class-probability weights (default: the
-        forest's own vote mode; see the module docstring).
+    vote : {"hard", "soft", "additive"}, optional
+        Aggregate one-hot votes, the leaves' exact class-probability weights or their exact
+        signed scores (default: the forest's own vote mode; see the module docstring).
     core : {"compact", "python"}
         Run the sums and the majority map in the compiled array store of :mod:`.add_core`
         (the default; the result is written into an :class:`ADDManager`), or in the
@@ -226,7 +226,7 @@ def aggregate(
     if core == "compact":
         from rfexplain.comparators.add_core import LARGEST_SUM
 
-        largest_sum = sum(max((max(v) for v in leaves), default=0) for leaves in leaf_vectors)
+        largest_sum = sum(max((max(map(abs, v)) for v in leaves), default=0) for leaves in leaf_vectors)
         if largest_sum <= LARGEST_SUM:
             gains = _tree_gains(leaf_vectors, k) if decide_early else None
             return _aggregate_compact(forest, m, roots, strategy, keep_class_vector, budget, start, t_trees, gains)

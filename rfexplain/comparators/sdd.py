@@ -133,8 +133,8 @@ class SDDForest:
             raise InvalidOptionError(f"vtree must be one of {list(VTREES)}. Got {vtree!r} instead.")
         if not forest.aggregation.is_majority:
             raise UnsupportedQueryError(
-                "the SDD comparator compiles the hard majority vote only, and this forest decides by soft "
-                "vote (impure leaves): use forest.with_vote('hard'), or the ADD comparator"
+                "the SDD comparator compiles the hard majority vote only, and this forest decides by "
+                f"{forest.aggregation.described}: use forest.with_vote('hard'), or the ADD comparator"
             )
         self.forest = forest
         self.encoding = encoding

@@ -21,11 +21,12 @@ number, every other split sends NaN right, and the reader of scikit-learn models
 splits that send NaN left accordingly (:mod:`rfexplain.core.missing_routes`). Instances may hold
 NaN in those features only.
 
-The forest decides under one of two vote modes (:data:`VOTE_MODES`, ``Forest.vote``), each an
-aggregation object (:mod:`rfexplain.core.vote`, ``Forest.aggregation``): ``"hard"``, the
-majority vote of the papers, and ``"soft"``, the exact average of the leaves' class-probability
-vectors that scikit-learn's ``predict`` takes. The trees as flat node arrays, which the engines'
-compiled loops walk, are derived on first use (``Forest.flat``, :mod:`rfexplain.core.flat`).
+The forest decides under one of three vote modes (``Forest.vote``), each an aggregation object
+(:mod:`rfexplain.core.vote`, ``Forest.aggregation``): ``"hard"``, the majority vote of the
+papers, ``"soft"``, the exact average of the leaves' class-probability vectors that
+scikit-learn's ``predict`` takes, and ``"additive"``, the exact argmax of summed leaf scores of
+any sign (a gradient-boosted model's raw scores). The trees as flat node arrays, which the
+engines' compiled loops walk, are derived on first use (``Forest.flat``, :mod:`rfexplain.core.flat`).
 
 Example
 -------
@@ -55,7 +56,15 @@ from rfexplain.core.floats import float32_text, largest_float32_at_most, signifi
 from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.tree import Tree, leaf_vectors
-from rfexplain.core.vote import Vote, exact_soft_winner, soft_vote, vote_rule, winning_class, winning_classes
+from rfexplain.core.vote import (
+    VOTE_NAMES,
+    Vote,
+    exact_soft_winner,
+    soft_vote,
+    vote_rule,
+    winning_class,
+    winning_classes,
+)
 
 __all__ = [
     "Tree",
@@ -173,7 +182,8 @@ class Forest:
         feature may take (a domain constraint, see :mod:`rfexplain.core.domain`): instances
         outside it are refused and state representatives (witness values) are taken inside it.
     vote : str
-        ``"hard"`` (default) or ``"soft"`` (needs every tree's leaf vectors); see the module
+        ``"hard"`` (default), ``"soft"`` (needs every tree's leaf vectors) or ``"additive"`` (a
+        boosted sum: every tree's leaf score vectors, of any sign, in ``proba``); see the module
         docstring.
     """
 
@@ -203,9 +213,9 @@ class Forest:
             feature_names = [f"x{i}" for i in range(n)]
         self.feature_names: tuple[str, ...] = tuple(str(name) for name in feature_names)
         self.source = source
-        if vote not in ("soft", "hard"):
-            raise InvalidForestError(f"vote must be 'soft' or 'hard'. Got {vote!r} instead.")
-        self._validate()
+        if vote not in VOTE_NAMES:
+            raise InvalidForestError(f"vote must be one of {list(VOTE_NAMES)}. Got {vote!r} instead.")
+        self._validate(signed=vote == "additive")
         #: How the trees decide together (:mod:`rfexplain.core.vote`).
         self.aggregation: Vote = vote_rule(vote, self.trees, self.n_classes)
         self.space = FeatureSpace(
@@ -215,7 +225,7 @@ class Forest:
         self._missing = any(map(_accepts_missing, self.thresholds))
 
     # ------------------------------------------------------------------ construction
-    def _validate(self) -> None:
+    def _validate(self, *, signed: bool) -> None:
         if len(self.feature_names) != len(self.thresholds):
             raise InvalidForestError(
                 f"feature_names has {len(self.feature_names)} names for {len(self.thresholds)} features"
@@ -269,9 +279,9 @@ class Forest:
                 if not (i < tree.left[i] < tree.n_nodes and i < tree.right[i] < tree.n_nodes):
                     raise InvalidForestError(f"tree {k}, node {i}: children must follow their parent")
             if tree.proba is not None:
-                self._validate_proba(k, tree)
+                self._validate_proba(k, tree, signed)
 
-    def _validate_proba(self, k: int, tree: Tree) -> None:
+    def _validate_proba(self, k: int, tree: Tree, signed: bool) -> None:
         assert tree.proba is not None
         if len(tree.proba) != tree.n_nodes:
             raise InvalidForestError(f"tree {k}: proba must have one entry per node")
@@ -282,8 +292,11 @@ class Forest:
                 raise InvalidForestError(
                     f"tree {k}, leaf {i}: needs a probability for each of the {len(self.classes)} classes"
                 )
-            if any(not (math.isfinite(p) and p >= 0) for p in vector):
-                raise InvalidForestError(f"tree {k}, leaf {i}: probabilities must be finite and non-negative")
+            if any(not (math.isfinite(p) and (signed or p >= 0)) for p in vector):
+                raise InvalidForestError(
+                    f"tree {k}, leaf {i}: "
+                    + ("scores must be finite" if signed else "probabilities must be finite and non-negative")
+                )
 
     @property
     def has_proba(self) -> bool:
@@ -306,7 +319,7 @@ class Forest:
 
     @property
     def vote(self) -> str:
-        """The vote mode's name, ``"hard"`` or ``"soft"`` (:attr:`aggregation`'s)."""
+        """The vote mode's name, ``"hard"``, ``"soft"`` or ``"additive"`` (:attr:`aggregation`'s)."""
         return self.aggregation.name
 
     @functools.cached_property

@@ -27,6 +27,7 @@ Another aggregation (a boosted sum, a regression mean) is one more subclass. The
 from __future__ import annotations
 
 import functools
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
@@ -41,6 +42,8 @@ __all__ = [
     "Vote",
     "HardMajority",
     "SoftAverage",
+    "AdditiveScores",
+    "VOTE_NAMES",
     "vote_rule",
     "winning_class",
     "winning_classes",
@@ -119,6 +122,8 @@ class Vote(ABC):
     name: ClassVar[str]
     #: See :data:`NEAR_TIE`.
     near_tie: ClassVar[float] = NEAR_TIE
+    #: How this rule decides, for messages ("this forest decides by ...").
+    described: ClassVar[str] = "majority vote"
 
     def __init__(self, trees: Sequence[Tree], n_classes: int) -> None:
         self.trees = tuple(trees)
@@ -220,6 +225,7 @@ class SoftAverage(Vote):
     index (scikit-learn's ``predict`` of a random forest)."""
 
     name = "soft"
+    described = "soft vote (its leaves are impure)"
 
     def __init__(self, trees: Sequence[Tree], n_classes: int) -> None:
         if any(t.proba is None for t in trees):
@@ -245,25 +251,7 @@ class SoftAverage(Vote):
         return [proba_array(t, self.n_classes) for t in self.trees]
 
     def _integer_weights(self) -> tuple[int, LeafWeights]:
-        # a float64's ``as_integer_ratio`` has a power-of-two denominator: each weight is its
-        # numerator shifted left to the common exponent (no ``Fraction`` arithmetic)
-        ratios: list[dict[int, list[tuple[int, int]]]] = []
-        exponent = 0
-        for tree in self.trees:
-            assert tree.proba is not None
-            leaves: dict[int, list[tuple[int, int]]] = {}
-            for i, vector in enumerate(tree.proba):
-                if vector is None or tree.feature[i] >= 0:
-                    continue
-                pairs = [(num, den.bit_length() - 1) for num, den in (float(p).as_integer_ratio() for p in vector)]
-                exponent = max(exponent, max(shift for _, shift in pairs))
-                leaves[i] = pairs
-            ratios.append(leaves)
-        weights = [
-            {i: tuple(num << (exponent - shift) for num, shift in pairs) for i, pairs in leaves.items()}
-            for leaves in ratios
-        ]
-        return exponent, weights
+        return exact_leaf_weights(self.trees)
 
     @functools.cached_property
     def _flat_scores(self) -> tuple[np.ndarray, np.ndarray]:
@@ -280,11 +268,110 @@ class SoftAverage(Vote):
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-_RULES: dict[str, type[Vote]] = {rule.name: rule for rule in (HardMajority, SoftAverage)}
+def exact_leaf_weights(trees: Sequence[Tree]) -> tuple[int, LeafWeights]:
+    """Every leaf vector of ``trees`` (``Tree.proba``, float64 entries of any sign) as exact
+    integers over the common denominator ``2**E``: ``(E, weights)`` as
+    :meth:`Vote.integer_weights` gives them (``E >= 0``)."""
+    # a float64's ``as_integer_ratio`` has a power-of-two denominator: each weight is its
+    # numerator shifted left to the common exponent (no ``Fraction`` arithmetic)
+    ratios: list[dict[int, list[tuple[int, int]]]] = []
+    exponent = 0
+    for tree in trees:
+        assert tree.proba is not None
+        leaves: dict[int, list[tuple[int, int]]] = {}
+        for i, vector in enumerate(tree.proba):
+            if vector is None or tree.feature[i] >= 0:
+                continue
+            pairs = [(num, den.bit_length() - 1) for num, den in (float(p).as_integer_ratio() for p in vector)]
+            exponent = max(exponent, max(shift for _, shift in pairs))
+            leaves[i] = pairs
+        ratios.append(leaves)
+    weights = [
+        {i: tuple(num << (exponent - shift) for num, shift in pairs) for i, pairs in leaves.items()}
+        for leaves in ratios
+    ]
+    return exponent, weights
+
+
+class AdditiveScores(SoftAverage):
+    """The largest sum of the trees' leaf score vectors wins, in exact arithmetic, ties to the
+    lowest class index: the raw-score decision of a gradient-boosted classifier (Friedman, 2001
+    [Fri01]; Chen and Guestrin, 2016 [CG16]), its initial score a tree with one leaf.
+
+    Entries may have any sign and magnitude. The argmax of a sum does not change when every entry
+    is multiplied by the same power of two, and in float64 such a product is exact; the float64
+    vectors the compiled loops add (:meth:`leaf_scores`) and the exact integers (whose exponent
+    ``E`` then grows or shrinks by the same power) are therefore those of the entries scaled so
+    that the largest magnitude lies in ``[1/4, 1/2)``. A leaf's margin of one class over another
+    is then in ``[-1, 1]``, as under the soft average, and the soft average's bounds, lattices and
+    tolerance :data:`NEAR_TIE` apply unchanged. A forest whose float64 sums could err by more
+    than a quarter of :data:`NEAR_TIE` (the bound of recursive summation, Higham 2002 [Hig02],
+    section 4.2) is refused: some thousands of trees per class.
+
+    The decision is that of the exact sum; a library adding the same numbers in float64 (or
+    float32) can decide otherwise only where its rounded sums of two classes are that close
+    (docs/design.md, section 1, measures how often).
+
+    [Fri01] Friedman, "Greedy function approximation: a gradient boosting machine", Annals of
+    Statistics, 2001. [CG16] Chen and Guestrin, "XGBoost: A Scalable Tree Boosting System", KDD
+    2016. [Hig02] Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM, 2002.
+
+    >>> from rfexplain.core.tree import Tree
+    >>> stump = Tree((0, -1, -1), (0, -1, -1), (1, -1, -1), (2, -1, -1), (-1, 0, 1), (None, (0.0, -3.0), (0.0, 5.0)))
+    >>> offset = Tree((-1,), (-1,), (-1,), (-1,), (1,), ((0.0, 1.5),))
+    >>> vote = AdditiveScores([stump, offset], 2)
+    >>> vote.decide([1, 0]), vote.decide([2, 0])
+    (0, 1)
+    """
+
+    name = "additive"
+    described = "the additive vote of a boosted model (signed leaf scores)"
+
+    def __init__(self, trees: Sequence[Tree], n_classes: int) -> None:
+        super().__init__(trees, n_classes)
+        largest = max((abs(p) for t in self.trees for v in (t.proba or ()) if v is not None for p in v), default=0.0)
+        #: The power of two the entries are multiplied by (see the class docstring).
+        self.scale_exponent = 0 if largest == 0.0 else -math.frexp(largest)[1] - 1
+        if self.summation_error() > NEAR_TIE / 4:
+            raise InvalidForestError(
+                "the trees' float64 score sums could err by more than the near-tie tolerance "
+                f"({self.summation_error():.3g} > {NEAR_TIE / 4:g}): too many trees per class"
+            )
+
+    def summation_error(self) -> float:
+        """A bound on the error of any float64 sum of one class's scaled scores over the trees,
+        one leaf per tree, in any order: ``(n - 1) u`` times the sum of every tree's largest
+        magnitude, ``n`` the trees with a nonzero entry for the class, ``u = 2**-53``."""
+        worst = 0.0
+        for c in range(self.n_classes):
+            tops = [max(abs(v[c]) for v in t.proba if v is not None) for t in self.trees if t.proba is not None]
+            nonzero = [m for m in tops if m > 0.0]
+            scaled = math.ldexp(math.fsum(nonzero), self.scale_exponent)
+            worst = max(worst, max(len(nonzero) - 1, 0) * 2.0**-53 * scaled)
+        return worst
+
+    def _is_majority(self) -> bool:
+        return False
+
+    def _leaf_score_vectors(self) -> list[np.ndarray]:
+        return [np.ldexp(proba_array(t, self.n_classes), self.scale_exponent) for t in self.trees]
+
+    def _integer_weights(self) -> tuple[int, LeafWeights]:
+        # ``w / 2**E`` is an entry, ``w / 2**(E - k)`` the entry times ``2**k``
+        exponent, weights = exact_leaf_weights(self.trees)
+        if exponent >= self.scale_exponent:
+            return exponent - self.scale_exponent, weights
+        shift = self.scale_exponent - exponent  # scaled up past whole numbers: the integers grow
+        return 0, [{i: tuple(w << shift for w in v) for i, v in leaves.items()} for leaves in weights]
+
+
+_RULES: dict[str, type[Vote]] = {rule.name: rule for rule in (HardMajority, SoftAverage, AdditiveScores)}
+#: The names of the aggregations (``Forest.vote``).
+VOTE_NAMES: tuple[str, ...] = tuple(_RULES)
 
 
 def vote_rule(name: str, trees: Sequence[Tree], n_classes: int) -> Vote:
-    """The aggregation called ``name`` (``"hard"`` or ``"soft"``) over ``trees``."""
+    """The aggregation called ``name`` (``"hard"``, ``"soft"`` or ``"additive"``) over ``trees``."""
     if name not in _RULES:
         raise InvalidForestError(f"vote must be one of {sorted(_RULES)}. Got {name!r} instead.")
     return _RULES[name](trees, n_classes)

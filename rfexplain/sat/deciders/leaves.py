@@ -70,10 +70,8 @@ class LeafTable:
         if self.soft:
             weights = encoding.weights
             self.exact = [weights[k][leaf] for k, leaf in zip(self.tree.tolist(), local.tolist())]
-            self.score = np.asarray(
-                [forest.trees[k].proba[leaf] for k, leaf in zip(self.tree.tolist(), local.tolist())],  # type: ignore[index]
-                dtype=np.float64,
-            ).reshape(len(nodes), forest.n_classes)
+            # the vote's float64 vectors: an additive vote's are scaled (as its integer weights)
+            self.score = forest.flat.scores[nodes].reshape(len(nodes), forest.n_classes)
         else:
             labels = np.concatenate([np.asarray(t.label, dtype=np.int64) for t in forest.trees])[nodes]
             self.score = np.zeros((len(nodes), forest.n_classes), dtype=np.float64)
@@ -86,8 +84,12 @@ class LeafTable:
             np.asarray([s for s in range(k) if s not in set(encoding.empty_states.get(f, ()))], dtype=np.int64)
             for f, k in enumerate(self.n_states)
         ]
-        #: Whether each leaf is impure (soft vote: more than one class of positive weight).
-        self.impure = np.asarray([sum(1 for w in weights if w) > 1 for weights in self.exact], dtype=bool)
+        #: Whether each leaf is impure (soft vote: its vector is not one whole vote for one class,
+        #: one-hot of weight ``2**E``; under an additive vote nearly every leaf).
+        whole = 1 << forest.aggregation.integer_weights()[0] if self.soft else 1
+        self.impure = np.asarray(
+            [sorted(weights)[-1:] != [whole] or sum(1 for w in weights if w) > 1 for weights in self.exact], dtype=bool
+        )
         #: The lattice decider's tables by ``(kind, cls, bits)`` (:func:`.lattice.lattice_table`),
         #: built on first use and shared by every instance.
         self.lattices: dict[tuple[str, int, int], LeafTable] = {}
