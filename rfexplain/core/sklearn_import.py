@@ -19,7 +19,7 @@ import numpy as np
 from rfexplain.core.errors import InvalidArgumentError, NotFittedError, UnsupportedModelError
 from rfexplain.core.missing_routes import route_missing
 
-__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier", "missing_features"]
+__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier", "missing_features", "read_tree"]
 
 _SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
 
@@ -187,6 +187,15 @@ def _raw_tree(tree: Any, n_classes: int, missing: frozenset[int] = frozenset()) 
         normalizer = proba.sum(axis=1)[:, np.newaxis]
         normalizer[normalizer == 0.0] = 1.0
         proba /= normalizer
+    return read_tree(tree, proba, missing)
+
+
+def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """A raw tree (see :meth:`Forest.from_raw_trees <rfexplain.core.forest.Forest.from_raw_trees>`)
+    of the ``sklearn.tree._tree.Tree`` ``tree``, each node's vector (``proba``) the row of
+    ``vectors`` of the node it copies and its label that row's argmax; NaN of the features in
+    ``missing`` routed as scikit-learn routes it (:func:`route_missing`), splits no number passes
+    dropped for the others (:func:`_live_nodes`)."""
     if missing:
         routed = route_missing(tree, missing)
         return {
@@ -194,8 +203,8 @@ def _raw_tree(tree: Any, n_classes: int, missing: frozenset[int] = frozenset()) 
             "threshold": routed.threshold,
             "left": routed.left,
             "right": routed.right,
-            "label": np.argmax(tree.value[routed.source, 0, :], axis=1).tolist(),
-            "proba": proba[routed.source].tolist(),
+            "label": np.argmax(vectors[routed.source], axis=1).tolist(),
+            "proba": vectors[routed.source].tolist(),
         }
     keep, left, right = _live_nodes(tree)
     feature = left >= 0
@@ -204,8 +213,8 @@ def _raw_tree(tree: Any, n_classes: int, missing: frozenset[int] = frozenset()) 
         "threshold": np.where(feature, tree.threshold[keep], 0.0).tolist(),
         "left": left.tolist(),
         "right": right.tolist(),
-        "label": np.argmax(tree.value[keep, 0, :], axis=1).tolist(),
-        "proba": proba[keep].tolist(),
+        "label": np.argmax(vectors[keep], axis=1).tolist(),
+        "proba": vectors[keep].tolist(),
     }
 
 
