@@ -57,7 +57,10 @@ class LeafBoxes:
 
     def __init__(self, forest: RegressionForest) -> None:
         n_states = forest.base.states_per_feature
-        lows, highs, values, starts = [], [], [], []
+        lows: list[list[int]] = []
+        highs: list[list[int]] = []
+        values: list[float] = []
+        starts: list[int] = []
         for t, tree in enumerate(forest.base.trees):
             starts.append(len(values))
             for box, leaf in tree.leaf_paths(n_states):
