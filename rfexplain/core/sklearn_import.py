@@ -76,7 +76,12 @@ def tree_classifier(model: Any, *, expected: str = "model must be one of") -> An
     estimator = final_estimator(model)
     kind = type(estimator).__name__
     if kind not in _SUPPORTED or not _is_sklearn(estimator):
-        raise UnsupportedModelError(f"{expected} {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead.")
+        hint = ""
+        if kind in ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor"):
+            hint = " (a tree regressor is explained by rfexplain.RegressionExplainer)"
+        raise UnsupportedModelError(
+            f"{expected} {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead{hint}."
+        )
     if not hasattr(estimator, "tree_" if kind == "DecisionTreeClassifier" else "estimators_"):
         raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
     return estimator
