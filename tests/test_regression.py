@@ -218,3 +218,27 @@ def test_default_band_and_refusals() -> None:
         rx.Explainer(model)
     with pytest.raises(UnsupportedQueryError, match="sat"):
         rx.RegressionExplainer(model, "circuit").explain(X[0])
+
+
+def test_cli_explains_a_regressor(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import joblib
+
+    from rfexplain.cli import main
+
+    model, X = _model(RandomForestRegressor, seed=0, depth=3, trees=4, n_features=4)
+    path = tmp_path / "model.joblib"
+    joblib.dump(model, path)
+    values = "--values=" + ",".join(repr(float(v)) for v in X[0])
+    assert main(["explain", str(path), values, "--at-least", "100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["band"] == [100.0, None] and out["decision"] == "inside" and out["reasons"]
+    explainer = rx.RegressionExplainer(model)
+    assert out["reasons"][0]["text"] == str(explainer.explain(X[0], at_least=100.0).sufficient_reason())
+    assert main(["explain", str(path), values, "--within", "0", "1", "--range", "x0,1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = explainer.prediction_range(X[0], ["x0", "x1"])
+    assert out["decision"] == "above" and (out["low"], out["high"]) == (float(expected.low), float(expected.high))
+    assert main(["explain", str(path), values, "--within", "0", "1", "--at-most", "3"]) == 2
+    assert "not both" in capsys.readouterr().err
