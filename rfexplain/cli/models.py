@@ -58,10 +58,11 @@ def load_forest_or_model(path: str) -> tuple[Any, Any]:
 
 def is_regressor(model: Any) -> bool:
     """Whether ``model`` is (or ends in) a scikit-learn tree regressor."""
-    from rfexplain.core.sklearn_import import final_estimator
     from rfexplain.regression.model import REGRESSORS
 
-    return model is not None and type(final_estimator(model)).__name__ in REGRESSORS
+    steps = getattr(model, "steps", None)
+    last = steps[-1][1] if isinstance(steps, list) and steps else model
+    return model is not None and type(last).__name__ in REGRESSORS
 
 
 def train_forest(args: argparse.Namespace, test_size: float | None = None) -> Any:
