@@ -144,9 +144,16 @@ def test_sat_equals_oracle_on_band_questions(
     instance = Instance.of(forest, X[row])
     oracle = Oracle(forest)
     with SatEngine(forest) as engine:
-        assert _keys(engine.sufficient_reasons(instance, Budget())) == _keys(oracle.sufficient_reasons(instance))
+        sufficient = engine.sufficient_reasons(instance, Budget())
+        assert _keys(sufficient) == _keys(oracle.sufficient_reasons(instance))
         assert _keys(engine.necessary_reasons(instance, Budget())) == _keys(oracle.necessary_reasons(instance))
         assert engine.robustness(instance) == oracle.robustness(instance)
+        for target in range(forest.n_classes):
+            if target != instance.prediction:
+                got = _keys(engine.contrastive_reasons(instance, target, Budget()))
+                assert got == _keys(oracle.contrastive_reasons(instance, target))
+    for reason in sufficient:
+        assert rx.verify(reason, forest).ok
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -199,6 +206,17 @@ def test_reasons_keep_or_leave_the_band_as_the_range_query_measures() -> None:
             moved = decision.prediction_range(free=reason.features)
             if decision.prediction == "inside":
                 assert not (decision.band.holds(moved.low) and decision.band.holds(moved.high))
+            for witness in reason.witnesses:  # the witness's class is its exact mean's, model.predict's too
+                exact = explainer.regression.exact_prediction(Instance.of(explainer.forest, witness.values).states)
+                band = decision.band
+                label = (
+                    "inside"
+                    if band.holds(exact)
+                    else ("below" if band.low is not None and exact < band.low else "above")
+                )
+                assert label == decision.forest.classes[witness.prediction] != decision.prediction
+                got = float(model.predict(np.asarray([witness.values], dtype=np.float32))[0])
+                assert abs(got - float(exact)) <= 64 * 2.0**-52 * max(1.0, abs(got))
 
 
 def test_default_band_and_refusals() -> None:
