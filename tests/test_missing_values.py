@@ -271,3 +271,17 @@ def test_explainer_end_to_end_with_a_missing_instance() -> None:
     reason = decision.sufficient_reason()
     assert rx.verify(reason, model).ok
     assert decision.prediction == model.predict(row[None].astype(np.float32))[0]
+
+
+def test_an_immutable_missing_feature_is_held_missing_without_a_bound() -> None:
+    X, y = load_iris(return_X_y=True)
+    X = _with_holes(X, 0.2, seed=0)
+    model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    explainer = rx.Explainer(model, "sat", missing="all", immutable=["x2"])
+    row = X[0]
+    assert np.isnan(row[2]) and np.isnan(row[3])
+    reason = explainer.explain(row).necessary_reason()
+    assert reason is not None and 2 not in reason.features and "given" not in str(reason)
+    for witness in reason.witnesses:
+        assert np.isnan(witness.values[2])
+        assert model.predict(np.asarray([witness.values], dtype=np.float32))[0] == witness.prediction
