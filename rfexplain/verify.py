@@ -1,8 +1,10 @@
 """Checking a reason with nothing but the model's own trees: a verifier that can fail.
 
 ``verify(reason, model)`` reads the trees of the scikit-learn model (``tree_.feature``,
-``threshold``, ``children_left``/``children_right`` and ``value``; or the trees of a
-:class:`~rfexplain.core.forest.Forest`) and proves or refutes every claim the reason makes. It
+``threshold``, ``children_left``/``children_right`` and ``value``; a gradient-boosted model's
+trees as :mod:`rfexplain.core.boosted_import` reads them, each leaf's score vector, decided by the
+largest sum; or the trees of a :class:`~rfexplain.core.forest.Forest`) and proves or refutes
+every claim the reason makes. It
 imports no engine and no encoding: its one search, :class:`BoxSearch`, is its own.
 
 The feature axis is cut at every threshold of the model and of the reason's feature space, so
@@ -60,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain import verify_kernels as kernels
+from rfexplain.core.boosted_import import BOOSTED, boosted_predict, boosted_trees, is_boosted
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import InvalidArgumentError, InvalidOptionError, UnsupportedModelError
 from rfexplain.core.forest import Forest
@@ -147,6 +150,8 @@ def _trees_of(model: Any) -> _Trees:
         nan_left = [np.zeros(len(f), dtype=bool) for f in feats]  # NaN <= t is false: NaN goes right
         return _Trees(feats, thrs, lefts, rights, values, model.n_features, model.n_classes, nan_left)
     estimator = final_estimator(model)
+    if is_boosted(estimator):
+        return _boosted_trees_of(estimator)
     members = getattr(estimator, "estimators_", [estimator])
     feats, thrs, lefts, rights, values, nan_left = [], [], [], [], [], []
     for member in members:
@@ -160,6 +165,22 @@ def _trees_of(model: Any) -> _Trees:
         rights.append(np.asarray(t.children_right, dtype=np.int64))
         values.append(raw / np.where(totals > 0, totals, 1.0))
     return _Trees(feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_), nan_left)
+
+
+def _boosted_trees_of(estimator: Any) -> _Trees:
+    """A gradient-boosted model's trees as the reader gives them (each leaf's score vector, the
+    initial score a one-leaf tree; :mod:`rfexplain.core.boosted_import`), for the sum rule."""
+    imported = boosted_trees(estimator, None)
+    feats, thrs, lefts, rights, values = [], [], [], [], []
+    for raw in imported.trees:
+        f = np.asarray(raw["feature"], dtype=np.int64)
+        feats.append(f)
+        thrs.append(np.asarray(raw["threshold"], dtype=np.float64))
+        lefts.append(np.asarray(raw["left"], dtype=np.int64))
+        rights.append(np.asarray(raw["right"], dtype=np.int64))
+        values.append(np.asarray([v if v is not None else [0.0] * len(imported.classes) for v in raw["proba"]]))
+    nan_left = [np.zeros(len(f), dtype=bool) for f in feats]  # read without missing values
+    return _Trees(feats, thrs, lefts, rights, values, imported.n_features, len(imported.classes), nan_left)
 
 
 def decide(leaf_distributions: np.ndarray, vote: str = "hard") -> int:
@@ -188,7 +209,12 @@ def model_vote(model: Any, X: np.ndarray, vote: str = "hard") -> np.ndarray:
         return model.predict_index(X32)
     estimator = final_estimator(model)
     classes = list(np.asarray(estimator.classes_).tolist())
+    if is_boosted(estimator):  # the forest's class order (reversed for a binary GradientBoostingClassifier)
+        classes = boosted_trees(estimator, None).classes
     members = getattr(estimator, "estimators_", None)
+    if is_boosted(estimator):
+        labels = boosted_predict(estimator, model_input(estimator, X32)).tolist()
+        return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
     if vote == "soft" or members is None:
         labels = np.asarray(estimator.predict(model_input(estimator, X32))).tolist()
         return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
@@ -407,8 +433,8 @@ def verify(reason: Reason, model: Any, *, vote: str | None = None, timeout: floa
             "verify the reason against the forest the explainer read from the pipeline, over its original "
             "columns (rx.verify(reason, explainer.forest))"
         )
-    if not isinstance(model, Forest):
-        tree_classifier(model, expected="verify needs a Forest or a fitted model among")
+    if not isinstance(model, Forest) and not is_boosted(final_estimator(model)):
+        tree_classifier(model, expected="verify needs a Forest or a fitted model among", also=BOOSTED)
     if reason.instance is None or reason.decision is None or reason.space is None:
         return Verification((Check("describes", "the reason names its instance", False, "it carries none"),))
     rule = "soft" if vote == "additive" else vote  # the same rule: the largest summed leaf vector

@@ -45,10 +45,9 @@ def test_float_scores_and_integer_weights_are_the_same_scaled_numbers(vectors: l
     vote = AdditiveScores([_leaf(v) for v in vectors], len(vectors[0]))
     exponent, weights = vote.integer_weights()
     for scores, tree_weights, vector in zip(vote.leaf_scores(), weights, vectors):
-        assert [Fraction(w, 1 << exponent) for w in tree_weights[0]] == [Fraction(float(s)) for s in scores[0]]
-        assert [Fraction(float(s)) for s in scores[0]] == [
-            Fraction(v) * Fraction(2) ** vote.scale_exponent for v in vector
-        ]
+        scaled = [Fraction(v) * Fraction(2) ** vote.scale_exponent for v in vector]
+        assert [Fraction(w, 1 << exponent) for w in tree_weights[0]] == scaled  # exactly
+        assert [float(s) for s in scores[0]] == [float(v) for v in scaled]  # correctly rounded (subnormals)
     largest = max(abs(float(s)) for scores in vote.leaf_scores() for s in scores[0])
     assert largest == 0.0 or 0.25 <= largest < 0.5
 

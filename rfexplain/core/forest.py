@@ -387,8 +387,10 @@ class Forest:
     ) -> Forest:
         """Discretise a fitted scikit-learn tree classifier.
 
-        Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``
-        and a fitted ``Pipeline`` whose only real step is one of them. Feature names come from
+        Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``,
+        the gradient-boosted ``GradientBoostingClassifier`` and ``HistGradientBoostingClassifier``
+        (:mod:`rfexplain.core.boosted_import`, the additive vote) and a fitted ``Pipeline`` whose
+        only real step is one of them. Feature names come from
         ``feature_names``, else ``feature_names_in_``, else ``x0, x1, ...``; ``feature_names``
         must be a sequence (not a string) of distinct names and agree with ``feature_names_in_``
         when the model has them (:class:`InvalidInstanceError` otherwise). ``vote`` is
@@ -412,6 +414,10 @@ class Forest:
         if vote not in VOTE_MODES:
             raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
         imported = raw_trees_of(model, missing, feature_names)
+        if imported.own_vote == "additive" and vote not in ("auto", "additive"):
+            raise InvalidForestError(
+                f"a gradient-boosted model decides by its summed scores: vote must be 'auto'. Got {vote!r} instead."
+            )
         given = check_feature_names(feature_names, imported.feature_names, imported.n_features)
         names = given if given is not None else imported.feature_names
         return cls.from_raw_trees(

@@ -11,30 +11,25 @@ for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rfexplain.core.errors import InvalidArgumentError, NotFittedError, UnsupportedModelError
+from rfexplain.core.imported import ImportedModel, live_nodes
 from rfexplain.core.missing_routes import route_missing
 
-__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier", "missing_features", "read_tree"]
+__all__ = [
+    "ImportedModel",
+    "raw_trees_of",
+    "final_estimator",
+    "tree_classifier",
+    "live_nodes",
+    "missing_features",
+    "read_tree",
+]
 
 _SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
-
-
-@dataclass(frozen=True)
-class ImportedModel:
-    trees: list[dict[str, Any]]
-    n_features: int
-    classes: list[Any]
-    feature_names: list[str] | None
-    source: str
-    #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree.
-    own_vote: str
-    #: The features whose missing values (NaN) the trees route, in increasing order.
-    missing: tuple[int, ...] = ()
 
 
 def final_estimator(model: Any) -> Any:
@@ -67,33 +62,40 @@ def transforming_step(model: Any) -> tuple[str, Any] | None:
     return next(((name, step) for name, step in steps[:-1] if step is not None and step != "passthrough"), None)
 
 
-def tree_classifier(model: Any, *, expected: str = "model must be one of") -> Any:
+def tree_classifier(model: Any, *, expected: str = "model must be one of", also: tuple[str, ...] = ()) -> Any:
     """The fitted scikit-learn tree classifier inside ``model`` (see :func:`final_estimator`).
 
     Raises :class:`UnsupportedModelError` for anything else, its message starting with
-    ``expected`` followed by the supported kinds, and :class:`NotFittedError` for an unfitted one.
+    ``expected`` followed by the supported kinds (and the kinds ``also`` supported elsewhere),
+    and :class:`NotFittedError` for an unfitted one.
     """
     estimator = final_estimator(model)
     kind = type(estimator).__name__
     if kind not in _SUPPORTED or not _is_sklearn(estimator):
+        kinds = [*_SUPPORTED, *also]
         hint = ""
         if kind in ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor"):
             hint = " (a tree regressor is explained by rfexplain.RegressionExplainer)"
-        raise UnsupportedModelError(
-            f"{expected} {list(_SUPPORTED)} (or a Pipeline ending in one). Got {kind} instead{hint}."
-        )
+        raise UnsupportedModelError(f"{expected} {kinds} (or a Pipeline ending in one). Got {kind} instead{hint}.")
     if not hasattr(estimator, "tree_" if kind == "DecisionTreeClassifier" else "estimators_"):
         raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
     return estimator
 
 
 def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
-    """Extract the trees of a fitted scikit-learn classifier as raw node arrays.
+    """Extract the trees of a fitted scikit-learn classifier as raw node arrays (a gradient-boosted
+    one through :func:`rfexplain.core.boosted_import.boosted_trees`, without missing values).
 
     ``missing`` chooses the features whose NaN the trees route as scikit-learn's ``predict``
     does (:func:`missing_features`; names in it are ``given_names``, else the model's, else
     ``x0, x1, ...``); the others' missing-value routing is dropped."""
-    estimator = tree_classifier(model)
+    from rfexplain.core.boosted_import import BOOSTED, boosted_trees, is_boosted
+
+    if is_boosted(final_estimator(model)):
+        estimator = final_estimator(model)
+        names = getattr(estimator, "feature_names_in_", None)
+        return boosted_trees(estimator, names if names is not None else getattr(model, "feature_names_in_", None))
+    estimator = tree_classifier(model, also=BOOSTED)
     kind = type(estimator).__name__
     trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
     if getattr(estimator, "n_outputs_", 1) != 1:
@@ -200,7 +202,7 @@ def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozense
     of the ``sklearn.tree._tree.Tree`` ``tree``, each node's vector (``proba``) the row of
     ``vectors`` of the node it copies and its label that row's argmax; NaN of the features in
     ``missing`` routed as scikit-learn routes it (:func:`route_missing`), splits no number passes
-    dropped for the others (:func:`_live_nodes`)."""
+    dropped for the others (:func:`live_nodes`)."""
     if missing:
         routed = route_missing(tree, missing)
         return {
@@ -211,7 +213,7 @@ def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozense
             "label": np.argmax(vectors[routed.source], axis=1).tolist(),
             "proba": vectors[routed.source].tolist(),
         }
-    keep, left, right = _live_nodes(tree)
+    keep, left, right = live_nodes(tree)
     feature = left >= 0
     return {
         "feature": np.where(feature, tree.feature[keep], -1).tolist(),
@@ -221,46 +223,6 @@ def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozense
         "label": np.argmax(vectors[keep], axis=1).tolist(),
         "proba": vectors[keep].tolist(),
     }
-
-
-def _live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The tree without its splits that no finite input passes: ``(kept nodes, left, right)``,
-    the children renumbered into the kept order (the root first).
-
-    scikit-learn (1.3 on) trains on data with missing values; a split that separates the missing
-    values from every finite one stores the threshold ``+inf`` and sends every finite value left
-    (``x <= inf``), a threshold ``-inf`` every finite value right. Without missing values (no
-    feature chosen by :func:`missing_features`) such a node is its one reachable child on the
-    inputs explained, and reading it as a test would put an infinite threshold in the feature's
-    domain. The other nodes' missing-value routing (``missing_go_to_left``) concerns NaN only and
-    is ignored for the same reason."""
-    children_left = np.asarray(tree.children_left, dtype=np.intp)
-    children_right = np.asarray(tree.children_right, dtype=np.intp)
-    threshold = np.asarray(tree.threshold)
-    if not np.isinf(threshold[children_left >= 0]).any():  # the usual case: every node kept as it is
-        return np.arange(len(children_left)), children_left, children_right
-
-    def skip_dead(node: int) -> int:
-        while children_left[node] >= 0 and np.isinf(threshold[node]):
-            node = int(children_left[node] if threshold[node] > 0 else children_right[node])
-        return node
-
-    keep: list[int] = []
-    children: list[tuple[int, int]] = []  # per kept node, its live children (old ids; -1 at a leaf)
-    stack = [skip_dead(0)]
-    while stack:
-        node = stack.pop()
-        keep.append(node)
-        pair = (-1, -1)
-        if children_left[node] >= 0:
-            pair = (skip_dead(int(children_left[node])), skip_dead(int(children_right[node])))
-            stack.extend(reversed(pair))
-        children.append(pair)
-    index = {node: i for i, node in enumerate(keep)}
-    index[-1] = -1
-    left = np.asarray([index[lo] for lo, _ in children], dtype=np.intp)
-    right = np.asarray([index[hi] for _, hi in children], dtype=np.intp)
-    return np.asarray(keep, dtype=np.intp), left, right
 
 
 def _normalises_proba() -> bool:

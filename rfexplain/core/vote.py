@@ -299,10 +299,11 @@ class AdditiveScores(SoftAverage):
     [Fri01]; Chen and Guestrin, 2016 [CG16]), its initial score a tree with one leaf.
 
     Entries may have any sign and magnitude. The argmax of a sum does not change when every entry
-    is multiplied by the same power of two, and in float64 such a product is exact; the float64
-    vectors the compiled loops add (:meth:`leaf_scores`) and the exact integers (whose exponent
-    ``E`` then grows or shrinks by the same power) are therefore those of the entries scaled so
-    that the largest magnitude lies in ``[1/4, 1/2)``. A leaf's margin of one class over another
+    is multiplied by the same power of two, and in float64 such a product is exact (but for
+    subnormal results, rounded far below :data:`NEAR_TIE`); the float64 vectors the compiled loops
+    add (:meth:`leaf_scores`) and the exact integers (whose exponent ``E`` then grows or shrinks by
+    the same power) are therefore those of the entries scaled so that the largest magnitude lies
+    in ``[1/4, 1/2)``. A leaf's margin of one class over another
     is then in ``[-1, 1]``, as under the soft average, and the soft average's bounds, lattices and
     tolerance :data:`NEAR_TIE` apply unchanged. A forest whose float64 sums could err by more
     than a quarter of :data:`NEAR_TIE` (the bound of recursive summation, Higham 2002 [Hig02],

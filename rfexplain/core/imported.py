@@ -1,0 +1,69 @@
+"""A fitted model's trees as raw node arrays, whatever library fitted it: what the readers
+(:mod:`rfexplain.core.sklearn_import`, :mod:`rfexplain.core.boosted_import`,
+:mod:`rfexplain.core.xgboost_import`) give :meth:`Forest.from_raw_trees
+<rfexplain.core.forest.Forest.from_raw_trees>`, and the pruning of splits no finite input passes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ImportedModel", "live_nodes"]
+
+
+@dataclass(frozen=True)
+class ImportedModel:
+    trees: list[dict[str, Any]]
+    n_features: int
+    classes: list[Any]
+    feature_names: list[str] | None
+    source: str
+    #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree,
+    #: ``"additive"`` for a gradient-boosted model (:mod:`rfexplain.core.boosted_import`).
+    own_vote: str
+    #: The features whose missing values (NaN) the trees route, in increasing order
+    #: (:func:`rfexplain.core.sklearn_import.missing_features`).
+    missing: tuple[int, ...] = ()
+
+
+def live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tree without its splits that no finite input passes: ``(kept nodes, left, right)``,
+    the children renumbered into the kept order (the root first).
+
+    scikit-learn (1.3 on) trains on data with missing values; a split that separates the missing
+    values from every finite one stores the threshold ``+inf`` and sends every finite value left
+    (``x <= inf``), a threshold ``-inf`` every finite value right. Read without missing values
+    (:func:`rfexplain.core.sklearn_import.missing_features`), such a node is its one child the
+    inputs explained reach, and reading it as a test would put an infinite threshold in the
+    feature's domain. The other nodes' missing-value routing (``missing_go_to_left``) concerns
+    NaN only and is ignored for the same reason (:mod:`rfexplain.core.missing_routes` reads it for
+    the features that may be missing)."""
+    children_left = np.asarray(tree.children_left, dtype=np.intp)
+    children_right = np.asarray(tree.children_right, dtype=np.intp)
+    threshold = np.asarray(tree.threshold)
+    if not np.isinf(threshold[children_left >= 0]).any():  # the usual case: every node kept as it is
+        return np.arange(len(children_left)), children_left, children_right
+
+    def skip_dead(node: int) -> int:
+        while children_left[node] >= 0 and np.isinf(threshold[node]):
+            node = int(children_left[node] if threshold[node] > 0 else children_right[node])
+        return node
+
+    keep: list[int] = []
+    children: list[tuple[int, int]] = []  # per kept node, its live children (old ids; -1 at a leaf)
+    stack = [skip_dead(0)]
+    while stack:
+        node = stack.pop()
+        keep.append(node)
+        pair = (-1, -1)
+        if children_left[node] >= 0:
+            pair = (skip_dead(int(children_left[node])), skip_dead(int(children_right[node])))
+            stack.extend(reversed(pair))
+        children.append(pair)
+    index = {node: i for i, node in enumerate(keep)}
+    index[-1] = -1
+    left = np.asarray([index[lo] for lo, _ in children], dtype=np.intp)
+    right = np.asarray([index[hi] for _, hi in children], dtype=np.intp)
+    return np.asarray(keep, dtype=np.intp), left, right
