@@ -285,3 +285,21 @@ def test_an_immutable_missing_feature_is_held_missing_without_a_bound() -> None:
     for witness in reason.witnesses:
         assert np.isnan(witness.values[2])
         assert model.predict(np.asarray([witness.values], dtype=np.float32))[0] == witness.prediction
+
+
+def test_decisions_with_missing_values_are_drawn() -> None:
+    """The plots and notebook views of a decision on an instance missing values: no point at
+    ``+inf`` or NaN on an axis, and a move to the missing state drawn without a cell."""
+    pytest.importorskip("matplotlib")
+    from matplotlib import pyplot
+
+    X, y = load_iris(return_X_y=True)
+    X = _with_holes(X, 0.2, seed=0)
+    model = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    explainer = rx.Explainer(model, "sat", missing="all")
+    for row in X[::15]:
+        decision = explainer.explain(row)
+        decision.plot()
+        assert "<svg" in decision._repr_html_() or decision._repr_html_()
+        decision.necessary_reason().plot()
+        pyplot.close("all")
