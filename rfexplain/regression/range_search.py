@@ -1,9 +1,8 @@
 """The exact range of a regression forest's prediction when only some features change.
 
-Best-first branch and bound over boxes of states (Kantchelian, Tygar and Joseph, "Evasion and
-hardening of tree ensemble classifiers", ICML 2016, pose the same max-sum over consistent leaves
-as a MILP; Chen et al., "Robustness verification of tree-based models", NeurIPS 2019, bound it
-per tree as here). A box fixes the kept features to the instance's state and lets each free
+Best-first branch and bound over boxes of states (Kantchelian, Tygar and Joseph (2016) [KTJ16]
+pose the same largest sum over consistent leaves as a mixed-integer program; Chen et al. (2019)
+[Che19] bound it per tree as here). A box fixes the kept features to the instance's state and lets each free
 feature range over an interval of its states. Its bound is the sum over trees of the largest
 leaf value among the leaves whose box meets it. When the leaves reaching those maxima have boxes
 with a common point inside the box, the bound is reached there; otherwise the box is cut in two
