@@ -182,10 +182,14 @@ def test_reasons_print_missing_values() -> None:
 
 # ---------------------------------------------------------------------------------- engines
 @settings(max_examples=examples(60), deadline=None)
-@given(forests_and_instances(missing=True, max_trees=5))
+@given(
+    st.sampled_from(["hard", "soft", "additive"]).flatmap(
+        lambda vote: forests_and_instances(missing=True, max_trees=5, vote=vote)
+    )
+)
 def test_sat_equals_oracle_on_random_forests_with_missing_states(case: tuple[Forest, Instance]) -> None:
     """Every query of the SAT engine equals the oracle's on forests whose features may be missing,
-    at instances that may be missing some."""
+    at instances that may be missing some, under every vote."""
     forest, instance = case
     oracle = Oracle(forest)
     with SatEngine(forest) as engine:
