@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
-from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
+from sklearn.ensemble import AdaBoostClassifier, RandomForestClassifier, RandomForestRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -26,7 +26,7 @@ def test_unfitted_model() -> None:
 
 
 @pytest.mark.parametrize(
-    "model", [RandomForestRegressor(n_estimators=2), GradientBoostingClassifier(n_estimators=2), "a string"]
+    "model", [RandomForestRegressor(n_estimators=2), AdaBoostClassifier(n_estimators=2), "a string"]
 )
 def test_unsupported_estimators(model: object) -> None:
     X, y = load_iris(return_X_y=True)
