@@ -260,3 +260,10 @@ def test_cli_explains_a_regressor(tmp_path: Any, capsys: pytest.CaptureFixture[s
     assert out["decision"] == "above" and (out["low"], out["high"]) == (float(expected.low), float(expected.high))
     assert main(["explain", str(path), values, "--within", "0", "1", "--at-most", "3"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_band_offsets_are_exact_in_one_tree_or_spread_over_the_trees() -> None:
+    assert Band(150.0, 200.0).offsets(100) == [(0.0, 15000.0, -20000.0)]
+    assert Band(low=0.1).offsets(3) == [(0.0, 0.1)] * 3  # 3 * 0.1 is no float64 number
+    assert Band(high=0.1).offsets(4) == [(0.0, -0.4)]  # a power of two times: exact
+    assert Band(low=1.0).classes == ("inside", "below") and Band(high=1.0).classes == ("inside", "above")
