@@ -21,7 +21,7 @@ import numpy as np
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.forest import Forest
 from rfexplain.core.instances import check_feature_names
-from rfexplain.core.sklearn_import import final_estimator, missing_features
+from rfexplain.core.sklearn_import import final_estimator, missing_features, read_tree
 from rfexplain.core.tree import Tree
 from rfexplain.regression.band import Band
 
@@ -62,8 +62,6 @@ class RegressionForest:
     ) -> RegressionForest:
         """Read a fitted scikit-learn tree regressor (``missing`` as for
         :meth:`Forest.from_sklearn <rfexplain.core.forest.Forest.from_sklearn>`)."""
-        from rfexplain.core.sklearn_import import read_tree
-
         estimator = tree_regressor(model)
         kind = type(estimator).__name__
         members = [estimator] if kind == "DecisionTreeRegressor" else list(estimator.estimators_)
