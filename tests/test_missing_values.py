@@ -307,3 +307,22 @@ def test_decisions_with_missing_values_are_drawn() -> None:
         assert decision._repr_html_()
         decision.necessary_reason().plot()
         pyplot.close("all")
+
+
+def test_a_tree_that_would_grow_too_much_is_refused_naming_the_remedies() -> None:
+    """Deep trees over many features whose splits send NaN left on many of them along a path
+    would be copied over and over (docs/design.md, section 1): refused, and read without
+    missing values or with fewer of them."""
+    from rfexplain.core.errors import UnsupportedModelError
+    from rfexplain.datasets import load
+
+    data = load("ring")
+    X = _with_holes(np.asarray(data.X, dtype=np.float64)[:3000], 0.1, seed=0)
+    model = RandomForestClassifier(n_estimators=2, random_state=0).fit(X, np.asarray(data.y)[:3000])
+    with pytest.raises(UnsupportedModelError, match=r"missing=\[\.\.\.\].*missing='none'.*max_depth"):
+        Forest.from_sklearn(model)
+    assert not any(map(Forest.from_sklearn(model, missing="none").accepts_missing, range(X.shape[1])))
+    few = Forest.from_sklearn(model, missing=[0, 1])
+    probes = _with_holes(X[:300], 0.3, seed=1)
+    probes[:, 2:] = np.nan_to_num(probes[:, 2:])
+    assert few.predict(probes).tolist() == model.predict(probes.astype(np.float32)).tolist()

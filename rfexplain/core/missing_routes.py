@@ -13,6 +13,12 @@ tested at most once: below the test, the feature is known to be a number (its sp
 tests) or known missing (its splits are skipped to their NaN child), so a tree grows by at most
 one copy of a subtree per feature tested missing above it.
 
+The copies can multiply: a path meeting splits that send NaN left on ``k`` different features
+holds up to ``2**k`` copies of what lies below them, so deep trees over many features can grow by
+orders of magnitude (a tree path is the engines' unit; shared subtrees would need a DAG). A tree
+that grows past :data:`MAX_GROWTH` times its size (plus :data:`GROWTH_ALLOWANCE` nodes) is
+refused, naming the remedies.
+
 Features outside the chosen set keep their number-only reading: a split with an infinite
 threshold is its one child reachable by numbers, and NaN routing is dropped (NaN is refused
 there).
@@ -26,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RoutedTree", "route_missing"]
+from rfexplain.core.errors import UnsupportedModelError
+
+__all__ = ["RoutedTree", "route_missing", "MAX_GROWTH", "GROWTH_ALLOWANCE"]
+
+#: The most a tree may grow by when its splits that send NaN left are rewritten (nodes after /
+#: nodes before), beyond an allowance of :data:`GROWTH_ALLOWANCE` nodes for small trees.
+MAX_GROWTH = 64
+GROWTH_ALLOWANCE = 10_000
 
 
 @dataclass
@@ -62,6 +75,7 @@ def route_missing(tree: Any, missing: frozenset[int]) -> RoutedTree:
     thresholds = np.asarray(tree.threshold, dtype=np.float64).tolist()
     go_left = np.asarray(getattr(tree, "missing_go_to_left", np.zeros(len(features), dtype=bool))).tolist()
     out = RoutedTree()
+    limit = MAX_GROWTH * len(features) + GROWTH_ALLOWANCE
     # (sklearn node, features known to be numbers, features known missing, slot to fill)
     stack: list[tuple[int, frozenset[int], frozenset[int], int]] = [(0, frozenset(), frozenset(), out._add(0))]
     while stack:
@@ -86,6 +100,13 @@ def route_missing(tree: Any, missing: frozenset[int]) -> RoutedTree:
             stack.append((children_right[node], present, absent, right))
             stack.append((children_left[node], present | ({f} & missing), absent, left))
         else:  # is x[f] a number? then the split on numbers, else its NaN child
+            if len(out.feature) > limit:
+                raise UnsupportedModelError(
+                    f"reading missing values would grow a tree of {len(features)} nodes past {limit} nodes (its "
+                    "splits send NaN left on many features along deep paths, and each such split copies what lies "
+                    "below it): name fewer features with missing=[...], read without them (missing='none'), or "
+                    "train with a smaller max_depth"
+                )
             number, nan = out._add(node), out._add(node)
             out._split(slot, f, math.inf, number, nan)
             stack.append((node, present, absent | {f}, nan))
