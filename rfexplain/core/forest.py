@@ -223,6 +223,8 @@ class Forest:
         )
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
         self._missing = any(map(_accepts_missing, self.thresholds))
+        #: per feature, its finite thresholds (the thresholds but a last +inf)
+        self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
 
     # ------------------------------------------------------------------ construction
     def _validate(self, *, signed: bool) -> None:
@@ -623,7 +625,7 @@ class Forest:
         if bound is not None:  # the part of the state inside the bounds (never empty)
             low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))
             high = min(high, bound[1])
-        ts = [t for t in self.thresholds[feature] if math.isfinite(t)]
+        ts = self._numbers[feature]
         if math.isinf(low) and math.isinf(high):
             candidates = [0.0]
         elif math.isinf(low):
