@@ -138,6 +138,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         resumable=True,
     ),
     Benchmark(
+        "regression",
+        "experiments.regression",
+        "regression forests (within +- delta, range query) and forests trained with missing values (issue 58)",
+        resumable=True,
+    ),
+    Benchmark(
         "sat_shortest",
         "experiments.sat_shortest",
         "SAT engine: one shortest AXp and CXp per instance",

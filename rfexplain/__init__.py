@@ -42,11 +42,13 @@ from rfexplain.core.reasons import Literal, Reason, Witness
 from rfexplain.decision import Decision, InputRoundingWarning, SoftVoteWarning
 from rfexplain.engines import Engine, EngineBase, Instance, available_engines, register
 from rfexplain.explainer import Explainer
+from rfexplain.regression import RegressionExplainer
 from rfexplain.verify import Verification, verify
 
 __version__ = "0.2.0"
 
 __all__ = [
+    "RegressionExplainer",
     "BatchInterrupted",
     "Forest",
     "Tree",

@@ -68,6 +68,13 @@ class Explainer:
         ``"hard"`` explains the majority vote of the papers (a :class:`SoftVoteWarning` then
         flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
         explains the hard vote only and refuses a soft-vote forest with impure leaves.
+    missing : {"learned", "all", "none"} or sequence of str, optional
+        For a scikit-learn model: the features whose missing values (NaN) instances may hold,
+        routed as the model's ``predict`` routes them, "missing" being one more state of each
+        (:meth:`Forest.from_sklearn <rfexplain.core.forest.Forest.from_sklearn>`; docs/design.md,
+        section 1). ``"learned"`` (default): every feature the trees test when the model was trained
+        with missing values, none otherwise. A sufficient reason then also holds when its
+        free features are missing.
     timeout : float, optional
         Seconds allowed for building the engine (:class:`~rfexplain.core.budget.BudgetExpired`
         past them). The circuit engine compiles each class formula at its first query, within
@@ -109,6 +116,7 @@ class Explainer:
         *,
         feature_names: Any = None,
         vote: str = "auto",
+        missing: Any = "learned",
         timeout: float | None = None,
         monotone: Sequence[str] = (),
         bounds: Mapping[str, tuple[float, float]] | str | None = None,
@@ -142,7 +150,7 @@ class Explainer:
             self.forest = self.pipeline.forest
             self.model = model_or_forest
         else:
-            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names, vote=vote)
+            self.forest = Forest.from_sklearn(model_or_forest, feature_names=feature_names, vote=vote, missing=missing)
             self.model = model_or_forest
         if bounds is not None:
             self.forest = restrict(self.forest, bounds=self._resolve_bounds(bounds, data))

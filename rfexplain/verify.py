@@ -22,6 +22,11 @@ every witness is then classified by the model itself (a scikit-learn model's ``p
 soft vote, its trees' hard majority otherwise). The loop over boxes is compiled
 (:mod:`rfexplain.verify_kernels`).
 
+A feature the reason's space lets be missing (docs/design.md, section 1) has one more cell, NaN,
+after its numbers; a split whose ``missing_go_to_left`` sends NaN left gives that cell a box of
+its own down the left branch (so a leaf may have several boxes, disjoint), one sending it right
+keeps the cells an interval.
+
 Checks, one :class:`Check` each (the semantics are those of docs/design.md, section 2):
 
 - *describes*: the model decides the reason's instance as the reason says, and the instance
@@ -48,6 +53,7 @@ a statement about every hybrid of an input and the instance, which this verifier
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -118,6 +124,7 @@ class _Trees:
     value: list[np.ndarray]  # per node, the class distribution (rows sum to 1 at leaves)
     n_features: int
     n_classes: int
+    nan_left: list[np.ndarray]  # per node, whether a missing value (NaN) goes left
 
 
 def _trees_of(model: Any) -> _Trees:
@@ -140,14 +147,16 @@ def _trees_of(model: Any) -> _Trees:
             lefts.append(np.asarray(tree.left, dtype=np.int64))
             rights.append(np.asarray(tree.right, dtype=np.int64))
             values.append(v)
-        return _Trees(feats, thrs, lefts, rights, values, model.n_features, model.n_classes)
+        nan_left = [np.zeros(len(f), dtype=bool) for f in feats]  # NaN <= t is false: NaN goes right
+        return _Trees(feats, thrs, lefts, rights, values, model.n_features, model.n_classes, nan_left)
     estimator = final_estimator(model)
     if is_boosted(estimator):
         return _boosted_trees_of(estimator)
     members = getattr(estimator, "estimators_", [estimator])
-    feats, thrs, lefts, rights, values = [], [], [], [], []
+    feats, thrs, lefts, rights, values, nan_left = [], [], [], [], [], []
     for member in members:
         t = member.tree_
+        nan_left.append(np.asarray(getattr(t, "missing_go_to_left", np.zeros(t.node_count)), dtype=bool))
         raw = np.asarray(t.value)[:, 0, :].astype(np.float64)
         totals = raw.sum(axis=1, keepdims=True)
         feats.append(np.asarray(t.feature, dtype=np.int64))
@@ -155,7 +164,7 @@ def _trees_of(model: Any) -> _Trees:
         lefts.append(np.asarray(t.children_left, dtype=np.int64))
         rights.append(np.asarray(t.children_right, dtype=np.int64))
         values.append(raw / np.where(totals > 0, totals, 1.0))
-    return _Trees(feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_))
+    return _Trees(feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_), nan_left)
 
 
 def _boosted_trees_of(estimator: Any) -> _Trees:
@@ -170,7 +179,8 @@ def _boosted_trees_of(estimator: Any) -> _Trees:
         lefts.append(np.asarray(raw["left"], dtype=np.int64))
         rights.append(np.asarray(raw["right"], dtype=np.int64))
         values.append(np.asarray([v if v is not None else [0.0] * len(imported.classes) for v in raw["proba"]]))
-    return _Trees(feats, thrs, lefts, rights, values, imported.n_features, len(imported.classes))
+    nan_left = [np.zeros(len(f), dtype=bool) for f in feats]  # read without missing values
+    return _Trees(feats, thrs, lefts, rights, values, imported.n_features, len(imported.classes), nan_left)
 
 
 def decide(leaf_distributions: np.ndarray, vote: str = "hard") -> int:
@@ -227,16 +237,26 @@ SEARCH_SLICE = 1024
 class BoxSearch:
     """Exact search for an input of a box decided as one of some classes (see the module doc)."""
 
-    def __init__(self, trees: _Trees, extra_cuts: Sequence[Sequence[float]], vote: str, budget: Budget) -> None:
+    def __init__(
+        self,
+        trees: _Trees,
+        extra_cuts: Sequence[Sequence[float]],
+        vote: str,
+        budget: Budget,
+        nan_features: frozenset[int] = frozenset(),
+    ) -> None:
         self.trees = trees
         self.vote = vote
         self.budget = budget
         self.boxes = 0
+        #: the features whose last cell is NaN (missing values)
+        self.nan_features = nan_features
         self.cuts: list[np.ndarray] = []
         self.reps: list[np.ndarray] = []
         for f in range(trees.n_features):
             used = [thr[feat == f] for feat, thr in zip(trees.feature, trees.threshold)]
             cuts = np.unique(np.concatenate([*used, np.asarray(extra_cuts[f], dtype=np.float64)]))
+            cuts = cuts[np.isfinite(cuts)]  # an infinite threshold sends every number one way
             reps: list[float] = []
             for c in range(len(cuts) + 1):
                 if c < len(cuts):
@@ -247,6 +267,8 @@ class BoxSearch:
                     rep = 0.0
                 if c == 0 or rep > cuts[c - 1]:  # a cell holding no float32 is dropped
                     reps.append(rep)
+            if f in nan_features:  # NaN sorts last, after every number (numpy's searchsorted too)
+                reps.append(np.nan)
             self.cuts.append(cuts)
             self.reps.append(np.asarray(reps))
         # node -> number of cells going left (cells are sorted by value)
@@ -269,9 +291,12 @@ class BoxSearch:
         return len(self.reps[f])
 
     def cell_of(self, f: int, value: float) -> int:
-        """The cell holding the float32 input ``value``."""
+        """The cell holding the float32 input ``value`` (NaN: the feature's NaN cell, its last)."""
+        last = len(self.reps[f]) - 1
+        if math.isnan(value):
+            return last
         cell = int(np.searchsorted(self.reps[f], float(np.float32(value)), side="left"))
-        return min(cell, len(self.reps[f]) - 1)
+        return min(cell, last - 1 if f in self.nan_features else last)
 
     def _leaf_boxes(self) -> None:
         """Every leaf's box in cells (``_lo``/``_hi``, one row per leaf, one column per feature),
@@ -280,6 +305,7 @@ class BoxSearch:
         n = self.trees.n_features
         lows, highs, trees, values = [], [], [], []
         for k, (feat, left, right, split) in enumerate(self._nodes):
+            nan_left = self.trees.nan_left[k]
             self.budget.check("reading the trees' leaves")
             stack = [(0, [0] * n, [len(r) - 1 for r in self.reps])]
             while stack:
@@ -295,7 +321,17 @@ class BoxSearch:
                 left_hi, right_lo = list(hi), list(lo)
                 left_hi[f] = min(hi[f], split[node] - 1)  # cells below the split go left
                 right_lo[f] = max(lo[f], split[node])
-                stack.append((right[node], right_lo, hi))
+                if f in self.nan_features and nan_left[node]:  # the NaN cell goes left: a box of its own
+                    nan = len(self.reps[f]) - 1
+                    if lo[f] <= nan <= hi[f]:
+                        nan_lo, nan_hi = list(lo), list(hi)
+                        nan_lo[f] = nan_hi[f] = nan
+                        stack.append((left[node], nan_lo, nan_hi))
+                    right_hi = list(hi)
+                    right_hi[f] = min(hi[f], nan - 1)
+                    stack.append((right[node], right_lo, right_hi))
+                else:
+                    stack.append((right[node], right_lo, hi))
                 stack.append((left[node], lo, left_hi))
         self._lo = np.asarray(lows, dtype=np.int32).reshape(len(lows), n)
         self._hi = np.asarray(highs, dtype=np.int32).reshape(len(highs), n)
@@ -422,7 +458,8 @@ class _Verifier:
         self.space = reason.space
         self.instance = reason.instance
         self.decision = reason.decision
-        self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget)
+        missing = frozenset(f for f in range(self.trees.n_features) if self.space.accepts_missing(f))
+        self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget, missing)
         self.n = self.trees.n_features
         self._witness_inputs: list[tuple[tuple[float, ...], list[int], int]] | None = None
         self._states_of_cells: dict[int, np.ndarray] = {}

@@ -13,6 +13,10 @@ trees have): ``"all"`` (the default), ``"none"``, ``"one"`` (one leaf of the for
 (about one leaf in five) or ``"mixed"`` (one of those four, drawn), so that the soft vote's
 deciders meet forests at every distance from the hard vote.
 
+``forests(missing=True)`` lets features be missing: each feature's thresholds may include
+``+inf``, whose test ``x <= inf`` asks whether ``x`` is a number (docs/design.md, section 1), so
+such a feature has one more state, NaN.
+
 ``forests(vote="additive")`` draws a boosted model: every leaf a score vector of either sign
 (eighths, sometimes tenths, whose float64 sums round), in one class's column (a tree of one
 class per boosting round) or in every column, and sometimes a last tree with a single leaf (the
@@ -21,6 +25,7 @@ initial score); exact ties and near-ties are reachable.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hypothesis import strategies as st
@@ -130,6 +135,7 @@ def forests(
     max_classes: int = 4,
     vote: str = "hard",
     impure: str = "all",
+    missing: bool = False,
 ) -> Forest:
     """A random small forest (see the module docstring)."""
     if impure not in IMPURE:
@@ -137,6 +143,8 @@ def forests(
     n_features = draw(st.integers(1, max_features))
     n_classes = draw(st.integers(min_classes, max_classes))
     pools = [sorted(draw(st.sets(st.sampled_from(THRESHOLD_POOL), min_size=0, max_size=3))) for _ in range(n_features)]
+    if missing:
+        pools = [pool + [math.inf] if draw(st.booleans()) else pool for pool in pools]
     if not any(pools):
         pools[0] = [THRESHOLD_POOL[1]]
     n_trees = draw(st.integers(min_trees, max_trees))

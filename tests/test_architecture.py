@@ -117,11 +117,13 @@ ALLOWED: dict[str, set[str]] = {
     "decision": FACADE_USES | {"decision"},
     "batch": FACADE_USES | {"decision", "batch"},
     "explainer": FACADE_USES | {"decision", "batch", "explainer"},
+    # the regression facade: a band's classifier explained by the classification facade
+    "regression": FACADE_USES | FACADE | {"regression"},
     # front ends
-    "__init__": FACADE_USES | FACADE,
+    "__init__": FACADE_USES | FACADE | {"regression"},
     "demo": FACADE_USES | FACADE | {"datasets", "demo"},
     "pipeline_demo": FACADE_USES | FACADE | {"datasets", "pipeline_demo"},
-    "cli": FACADE_USES | FACADE | {"datasets", "demo", "pipeline_demo", "warmup", "cli"},
+    "cli": FACADE_USES | FACADE | {"datasets", "demo", "pipeline_demo", "warmup", "cli", "regression"},
     "__main__": {"cli"},
     # compiles every engine's loops into the cache (``rfexplain warmup``): anything
     "warmup": {_layer(m) for m in MODULES},
@@ -207,7 +209,8 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         "options": set(),
         "inputs": {"options"},
         "models": {"inputs", "options"},
-        "commands": {"models", "options"},
+        "commands": {"models", "options", "regression_command"},
+        "regression_command": {"options"},
         "batch_command": {"models", "options"},
         "dispatch": {"parser", "commands", "batch_command"},
     },

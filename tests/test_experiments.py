@@ -312,6 +312,7 @@ QUICK_RUNS = {
     "batch_throughput": ["--rows", "8", "--trees", "3", "--depth", "2", "--jobs", "1", "--engine", "oracle"],
     "actionable": ["--datasets", "iris", "--rows", "1"],
     "default_vote": ["--datasets", "iris", "--instances", "1", "--settings", "ae"],
+    "regression": ["--datasets", "appendicitis", "--missing-datasets", "iris", "--instances", "1", "--settings", "c"],
     "budgets": [],
 }
 #: Benchmarks that need a peer installed beside the checkout (their writers are tested below or

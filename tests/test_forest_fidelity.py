@@ -41,10 +41,11 @@ def sklearn_hard_vote(model: Any, X: np.ndarray) -> np.ndarray:
 
 
 def probe_points(forest: Forest, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Rows of X with values replaced by thresholds exactly and one float32 step either side."""
+    """Rows of X with values replaced by thresholds exactly and one float32 step either side (the
+    finite thresholds: ``+inf`` asks whether a value is missing, and no input is infinite)."""
     rows = []
     for f, ts in enumerate(forest.thresholds):
-        for t in ts:
+        for t in filter(math.isfinite, ts):
             t32 = np.float32(t)
             for value in (t, t32, np.nextafter(t32, np.float32(-np.inf)), np.nextafter(t32, np.float32(np.inf))):
                 row = X[rng.integers(len(X))].copy()
@@ -285,11 +286,12 @@ def test_soft_weights_are_the_vectors_times_the_common_power_of_two(vectors: lis
 
 
 @pytest.mark.parametrize("cls", [RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier])
-def test_models_trained_with_missing_values_are_explained_on_finite_inputs(cls: Any) -> None:
+def test_models_trained_with_missing_values_are_exact_on_finite_inputs(cls: Any) -> None:
     """scikit-learn (>= 1.3) trains trees on data with NaN; a split that separates the missing
-    values from every finite one stores the threshold ``inf``. Such a node sends every finite input
-    left, so the forest is read without it and is exact on every finite input; a missing value in
-    an instance is still refused."""
+    values from every finite one stores the threshold ``inf``. Read with missing values (the
+    default, tests/test_missing_values.py) or without (``missing="none"``: such a node is its
+    child every finite input goes to), the forest is exact on every finite input; without, a
+    missing value in an instance is refused."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 4))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
@@ -304,7 +306,9 @@ def test_models_trained_with_missing_values_are_explained_on_finite_inputs(cls: 
         assert any(np.isinf(t.tree_.threshold).any() for t in trees), "expected a missing-value split"
     finite = np.where(np.isnan(X), rng.normal(size=X.shape), X)
     check_fidelity(model, finite)
-    forest = Forest.from_sklearn(model)
+    assert Forest.from_sklearn(model).accepts_missing(0)
+    forest = Forest.from_sklearn(model, missing="none")
+    assert np.array_equal(forest.predict(finite), model.predict(finite.astype(np.float32)))
     assert all(math.isfinite(t) for ts in forest.thresholds for t in ts)
     with pytest.raises(InvalidInstanceError, match="NaN"):
         forest.predict(X[np.isnan(X).any(axis=1)][:1])

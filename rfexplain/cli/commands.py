@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rfexplain.cli.models import instance_pool, load_forest_or_model, rows_read_whole, train_forest
+from rfexplain.cli.models import instance_pool, is_regressor, load_forest_or_model, rows_read_whole, train_forest
 from rfexplain.cli.options import UsageError, explainer_options, parse_rows, query_arguments
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import Kind
@@ -99,6 +99,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
         forest, model, data = trained.forest, trained.model, trained.data
     else:
         raise UsageError("give a model file or --dataset")
+    if is_regressor(model):
+        from rfexplain.cli.regression_command import explain_regression
+
+        return explain_regression(args, model, _instance(args, model, data))
+    if any(getattr(args, o) is not None for o in ("within", "at_least", "at_most", "delta", "range_free")):
+        raise UsageError("--within, --at-least, --at-most, --delta and --range apply to tree regressors")
     spec = query_named(args.query or ("sufficient_reason" if args.all else "inflated_sufficient_reason"))
     if args.all and spec.all_of is not None:
         spec = query_named(spec.all_of)

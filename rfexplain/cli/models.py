@@ -10,7 +10,7 @@ from typing import Any
 from rfexplain.cli.inputs import existing_file, read_batch_input, read_input
 from rfexplain.cli.options import UsageError
 
-__all__ = ["load_forest_or_model", "train_forest", "train_split", "instance_pool", "rows_read_whole"]
+__all__ = ["load_forest_or_model", "is_regressor", "train_forest", "train_split", "instance_pool", "rows_read_whole"]
 
 
 #: Bytes read from the start of a model file to tell forest JSON from joblib/pickle.
@@ -49,7 +49,20 @@ def load_forest_or_model(path: str) -> tuple[Any, Any]:
 
     if is_transforming_pipeline(model):  # explained in its original columns
         return PipelineModel(model).forest, model
+    if is_regressor(model):  # its trees, each leaf holding its value (rfexplain.regression)
+        from rfexplain.regression import RegressionForest
+
+        return RegressionForest.from_sklearn(model).base, model
     return Forest.from_sklearn(model), model
+
+
+def is_regressor(model: Any) -> bool:
+    """Whether ``model`` is (or ends in) a scikit-learn tree regressor."""
+    from rfexplain.regression.model import REGRESSORS
+
+    steps = getattr(model, "steps", None)
+    last = steps[-1][1] if isinstance(steps, list) and steps else model
+    return model is not None and type(last).__name__ in REGRESSORS
 
 
 def train_forest(args: argparse.Namespace, test_size: float | None = None) -> Any:

@@ -75,6 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--json", action="store_true", help="machine-readable output")
     _add_constraint_options(explain)
+    band = explain.add_argument_group("regression models (a tree regressor's prediction, docs/design.md)")
+    band.add_argument(
+        "--within", nargs=2, type=float, metavar=("LOW", "HIGH"), help="explain why the prediction is in [LOW, HIGH]"
+    )
+    band.add_argument("--at-least", type=float, help="explain why the prediction is at least this")
+    band.add_argument("--at-most", type=float, help="explain why the prediction is at most this")
+    band.add_argument(
+        "--delta", type=float, help="default band: the prediction +- this (default: a tenth of the leaf values' spread)"
+    )
+    band.add_argument(
+        "--range",
+        dest="range_free",
+        help="instead of a query: the exact range of the prediction when only these features change "
+        "(comma-separated names or indices)",
+    )
 
     batch = sub.add_parser(
         "batch",

@@ -72,8 +72,10 @@ def restrict(
         ranges[f] = (int(np.searchsorted(ts, lo, side="left")), int(np.searchsorted(ts, hi, side="left")))
     for f, state in (fixed or {}).items():
         ranges[f] = (state, state)
-        if not (forest.categories and forest.categories[f] is not None):
-            low, high = forest.state_interval(f, state)
+        if not (forest.categories and forest.categories[f] is not None) and not math.isnan(
+            forest.state_value(f, state)
+        ):
+            low, high = forest.state_interval(f, state)  # a missing value fixed bounds no number
             lo = -math.inf if math.isinf(low) else float(np.nextafter(np.float32(low), np.float32(np.inf)))
             old = raw_bounds[f]
             raw_bounds[f] = (max(lo, old[0]), min(high, old[1])) if old is not None else (lo, high)

@@ -14,6 +14,13 @@ float32 number between them (possible with ExtraTrees' random thresholds) thereb
 every state contains a float32 value (its upper threshold, or the next float32 above the last
 threshold) and no explanation ever mentions a state no input can reach.
 
+A feature may also be *missing* (NaN), for a model trained with missing values: its last
+threshold is then ``+inf`` and its last state, the one above it, is "missing" (a number is never
+above ``+inf``; :meth:`Forest.accepts_missing`). A split ``x <= inf`` asks whether ``x`` is a
+number, every other split sends NaN right, and the reader of scikit-learn models rewrites its
+splits that send NaN left accordingly (:mod:`rfexplain.core.missing_routes`). Instances may hold
+NaN in those features only.
+
 The forest decides under one of three vote modes (``Forest.vote``), each an aggregation object
 (:mod:`rfexplain.core.vote`, ``Forest.aggregation``): ``"hard"``, the majority vote of the
 papers, ``"soft"``, the exact average of the leaves' class-probability vectors that
@@ -74,8 +81,9 @@ __all__ = [
 ]
 
 #: Version 2 adds the leaves' class-probability vectors and the vote mode; version 1 documents
-#: (no vectors) load as hard-vote forests.
-FOREST_FORMAT_VERSION = 2
+#: (no vectors) load as hard-vote forests. Version 3 adds ``missing``, the features that may be
+#: missing (their threshold ``+inf`` is not written among the finite ``thresholds``).
+FOREST_FORMAT_VERSION = 3
 #: The vote modes of :meth:`Forest.from_sklearn` (``"auto"`` resolves to one of the other two).
 VOTE_MODES: tuple[str, ...] = ("auto", "soft", "hard")
 _FORMAT_NAME = "rfexplain-forest"
@@ -129,6 +137,14 @@ class FeatureSpace:
 
     def n_states(self, feature: int) -> int:
         return len(self.thresholds[feature]) + 1
+
+    def accepts_missing(self, feature: int) -> bool:
+        """Whether ``feature`` may be missing (NaN): its last state, above a threshold ``+inf``."""
+        return _accepts_missing(self.thresholds[feature])
+
+
+def _accepts_missing(thresholds: Sequence[float]) -> bool:
+    return bool(thresholds) and thresholds[-1] == math.inf
 
 
 @dataclass(frozen=True)
@@ -206,6 +222,9 @@ class Forest:
             self.feature_names, self.thresholds, self.classes, self.categories, self.bounds, self.vote
         )
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
+        self._missing = any(map(_accepts_missing, self.thresholds))
+        #: per feature, its finite thresholds (the thresholds but a last +inf)
+        self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
 
     # ------------------------------------------------------------------ construction
     def _validate(self, *, signed: bool) -> None:
@@ -223,8 +242,12 @@ class Forest:
         if not self.trees:
             raise InvalidForestError("a forest needs at least one tree")
         for f, ts in enumerate(self.thresholds):
-            if any(not math.isfinite(t) for t in ts) or any(a >= b for a, b in zip(ts, ts[1:])):
-                raise InvalidForestError(f"thresholds of feature {f} must be finite and strictly increasing")
+            numbers = ts[:-1] if _accepts_missing(ts) else ts
+            if any(not math.isfinite(t) for t in numbers) or any(a >= b for a, b in zip(ts, ts[1:])):
+                raise InvalidForestError(
+                    f"thresholds of feature {f} must be finite (but for a last +inf, missing values) "
+                    "and strictly increasing"
+                )
             if any(float(np.float32(t)) != t for t in ts):
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be float32 numbers (use Forest.from_raw_trees, "
@@ -316,6 +339,7 @@ class Forest:
         feature_names: Sequence[str] | None = None,
         source: str = "",
         vote: str = "hard",
+        missing: Sequence[int] = (),
     ) -> Forest:
         """Build a forest from trees with raw thresholds.
 
@@ -324,7 +348,9 @@ class Forest:
         ``label`` (class index, used at leaves), and optionally ``proba`` (each leaf's
         class-probability vector, anything at internal nodes; required by ``vote="soft"``). Nodes
         go left iff ``float32(x[feature]) <= threshold``; thresholds are made canonical (see the
-        module docstring).
+        module docstring). A threshold ``+inf`` asks whether the value is a number (NaN goes
+        right); the features in ``missing`` may be missing even where no split asks so (every
+        split sends their NaN right).
         """
         per_feature: list[set[float]] = [set() for _ in range(n_features)]
         for raw in raw_trees:
@@ -333,6 +359,8 @@ class Forest:
                     if f >= n_features:
                         raise InvalidForestError(f"feature index {f} out of range for {n_features} features")
                     per_feature[int(f)].add(largest_float32_at_most(float(t)))
+        for f in missing:
+            per_feature[int(f)].add(math.inf)
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
         trees = []
@@ -356,7 +384,9 @@ class Forest:
         )
 
     @classmethod
-    def from_sklearn(cls, model: Any, feature_names: Sequence[str] | None = None, vote: str = "auto") -> Forest:
+    def from_sklearn(
+        cls, model: Any, feature_names: Sequence[str] | None = None, vote: str = "auto", missing: Any = "learned"
+    ) -> Forest:
         """Discretise a fitted scikit-learn tree classifier.
 
         Accepts ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``DecisionTreeClassifier``,
@@ -370,7 +400,11 @@ class Forest:
         when the model has them (:class:`InvalidInstanceError` otherwise). ``vote`` is
         ``"auto"`` (what the model's own ``predict`` does: soft for random forests and extra
         trees, hard -- the argmax of ``tree_.value`` -- for a single decision tree), ``"soft"`` or
-        ``"hard"``; the leaves' class-probability vectors are kept whatever the mode.
+        ``"hard"``; the leaves' class-probability vectors are kept whatever the mode. ``missing``
+        names the features whose missing values (NaN) instances may hold, routed as the model's
+        ``predict`` routes them (:func:`rfexplain.core.sklearn_import.missing_features`):
+        ``"learned"`` (default; every tested feature of a model trained with missing values, none
+        for one trained without), ``"all"``, ``"none"``, or a sequence of names or indices.
 
         Raises
         ------
@@ -383,7 +417,7 @@ class Forest:
 
         if vote not in VOTE_MODES:
             raise InvalidForestError(f"vote must be one of {list(VOTE_MODES)}. Got {vote!r} instead.")
-        imported = raw_trees_of(model)
+        imported = raw_trees_of(model, missing, feature_names)
         if imported.own_vote == "additive" and vote not in ("auto", "additive"):
             raise InvalidForestError(
                 f"a gradient-boosted model decides by its summed scores: vote must be 'auto'. Got {vote!r} instead."
@@ -397,6 +431,7 @@ class Forest:
             feature_names=names,
             source=imported.source,
             vote=imported.own_vote if vote == "auto" else vote,
+            missing=imported.missing,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -415,6 +450,10 @@ class Forest:
     def n_states(self, feature: int) -> int:
         """Number of states (intervals) of ``feature``: its number of thresholds plus one."""
         return len(self.thresholds[feature]) + 1
+
+    def accepts_missing(self, feature: int) -> bool:
+        """Whether ``feature`` may be missing (NaN): its last state, above a threshold ``+inf``."""
+        return _accepts_missing(self.thresholds[feature])
 
     @property
     def states_per_feature(self) -> tuple[int, ...]:
@@ -462,27 +501,37 @@ class Forest:
         input with string labels is matched by name to :attr:`feature_names`
         (:func:`rfexplain.core.instances.as_matrix`). Returns a 2-D float32 array. Raises
         :class:`InvalidInstanceError` for a wrong number of features, missing, duplicated or
-        unknown names, non-numeric values, NaN, or an infinite value or one beyond the float32
-        range (naming the feature): one policy for every forest, whether read from scikit-learn or
-        from JSON, and the one scikit-learn's own ``predict`` applies; and for a value outside a
-        feature's :attr:`bounds`.
+        unknown names, non-numeric values, NaN in a feature that cannot be missing
+        (:meth:`accepts_missing`; a feature no tree tests may be, once some feature may), or an
+        infinite value or one beyond the float32 range (naming the feature): one policy for every
+        forest, whether read from scikit-learn or from JSON, and the one scikit-learn's own
+        ``predict`` applies; and for a value outside a feature's :attr:`bounds`.
         """
         arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
             raise InvalidInstanceError(f"expected a 1-D instance or a 2-D array, got {arr.ndim} dimensions")
         if arr.shape[1] != self.n_features:
             raise InvalidInstanceError(f"expected {self.n_features} features, got {arr.shape[1]}")
-        bad = np.isnan(arr)
+        missing = np.isnan(arr)
+        # NaN where a state stands for it, and in the features no tree tests once some feature may be
+        # missing (the trees ignore them, as scikit-learn's predict does)
+        allowed = [self.accepts_missing(f) or (self._missing and not ts) for f, ts in enumerate(self.thresholds)]
+        bad = missing & ~np.asarray(allowed, dtype=bool)
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(
                 f"instance {row} has NaN in feature {col} ({self.feature_names[col]!r}); "
-                "missing values are not supported (explanations cover inputs without them, also for a "
-                "model trained with missing values)"
+                + (
+                    "missing values of this feature are not covered: the forest was read without them "
+                    "(Forest.from_sklearn(model, missing=[...]) names the features that may be missing)"
+                    if any(map(_accepts_missing, self.thresholds))
+                    else "missing values are not supported: the model shows no sign of training with missing "
+                    "values (Forest.from_sklearn(model, missing='all') reads them as its predict routes them)"
+                )
             )
         with np.errstate(over="ignore"):
             arr32 = arr.astype(np.float32)
-        bad = ~np.isfinite(arr32)
+        bad = ~np.isfinite(arr32) & ~missing
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(
@@ -501,7 +550,8 @@ class Forest:
         return arr32
 
     def states(self, X: Any) -> np.ndarray:
-        """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]``."""
+        """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is
+        the last state, above the threshold ``+inf`` of a feature that may be missing)."""
         x64 = self.check_instances(X).astype(np.float64)
         out = np.empty(x64.shape, dtype=np.int64)
         for f, ts in enumerate(self._threshold_arrays):
@@ -557,26 +607,30 @@ class Forest:
 
     # ------------------------------------------------------------------ raw values of states
     def state_interval(self, feature: int, state: int) -> tuple[float, float]:
-        """The raw interval ``(low, high]`` of a state (``-inf``/``inf`` at the ends)."""
+        """The raw interval ``(low, high]`` of a state (``-inf``/``inf`` at the ends; ``(inf, inf)``
+        for the missing state)."""
         ts = self.thresholds[feature]
         low = ts[state - 1] if state > 0 else -math.inf
         high = ts[state] if state < len(ts) else math.inf
         return low, high
 
     def state_value(self, feature: int, state: int) -> float:
-        """A float32 raw value whose state is ``state``: the middle of the interval when one is at
-        hand, else its upper threshold (or the next float32 above the last threshold).
+        """A float32 raw value whose state is ``state``: NaN for the missing state, else the middle
+        of the interval when one is at hand, else its upper threshold (or the next float32 above
+        the last threshold).
 
         An end state (unbounded on one side) is represented one neighbouring interval's width
         beyond its threshold, so a witness stays on the scale of the feature's thresholds (a
         feature split at 0.08 and 0.10 gets 0.06, not -0.92); with a single threshold, one unit
         or the threshold's magnitude is the step."""
         low, high = self.state_interval(feature, state)
+        if low == math.inf:  # the missing state
+            return math.nan
         bound = self.bounds[feature] if self.bounds else None
         if bound is not None:  # the part of the state inside the bounds (never empty)
             low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))
             high = min(high, bound[1])
-        ts = self.thresholds[feature]
+        ts = self._numbers[feature]
         if math.isinf(low) and math.isinf(high):
             candidates = [0.0]
         elif math.isinf(low):
@@ -614,7 +668,8 @@ class Forest:
             "vote": self.vote,
             "classes": [to_python(c) for c in self.classes],
             "feature_names": list(self.feature_names),
-            "thresholds": [list(ts) for ts in self.thresholds],
+            "thresholds": [[t for t in ts if math.isfinite(t)] for ts in self.thresholds],
+            **({"missing": [f for f in range(self.n_features) if self.accepts_missing(f)]} if self._missing else {}),
             **({"categories": [None if c is None else list(c) for c in self.categories]} if self.categories else {}),
             **({"bounds": [None if b is None else list(b) for b in self.bounds]} if self.bounds else {}),
             "trees": [
@@ -654,8 +709,9 @@ class Forest:
                 )
                 for t in doc["trees"]
             ]
+            missing = set(doc.get("missing", ())) if version >= 3 else set()
             return cls(
-                thresholds=doc["thresholds"],
+                thresholds=[[*ts, math.inf] if f in missing else ts for f, ts in enumerate(doc["thresholds"])],
                 trees=trees,
                 classes=doc["classes"],
                 feature_names=doc["feature_names"],

@@ -23,6 +23,9 @@ class ImportedModel:
     #: The vote the model's own ``predict`` takes: ``"soft"`` for forests, ``"hard"`` for a tree,
     #: ``"additive"`` for a gradient-boosted model (:mod:`rfexplain.core.boosted_import`).
     own_vote: str
+    #: The features whose missing values (NaN) the trees route, in increasing order
+    #: (:func:`rfexplain.core.sklearn_import.missing_features`).
+    missing: tuple[int, ...] = ()
 
 
 def live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -31,11 +34,12 @@ def live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     scikit-learn (1.3 on) trains on data with missing values; a split that separates the missing
     values from every finite one stores the threshold ``+inf`` and sends every finite value left
-    (``x <= inf``), a threshold ``-inf`` every finite value right. rfexplain refuses missing values
-    in instances, so on the inputs it explains such a node is its one reachable child, and reading
-    it as a test would put an infinite threshold in the feature's domain. The other nodes'
-    missing-value routing (``missing_go_to_left``) concerns NaN only and is ignored for the same
-    reason."""
+    (``x <= inf``), a threshold ``-inf`` every finite value right. Read without missing values
+    (:func:`rfexplain.core.sklearn_import.missing_features`), such a node is its one child the
+    inputs explained reach, and reading it as a test would put an infinite threshold in the
+    feature's domain. The other nodes' missing-value routing (``missing_go_to_left``) concerns
+    NaN only and is ignored for the same reason (:mod:`rfexplain.core.missing_routes` reads it for
+    the features that may be missing)."""
     children_left = np.asarray(tree.children_left, dtype=np.intp)
     children_right = np.asarray(tree.children_right, dtype=np.intp)
     threshold = np.asarray(tree.threshold)

@@ -88,9 +88,10 @@ class Literal:
             if labels is not None:
                 out["categories"] = [labels[s] for s in sorted(self.states)]
                 return out
-            out["intervals"] = [
-                [_json_bound(lo), _json_bound(hi)] for lo, hi in _intervals(self.states, space.thresholds[self.feature])
-            ]
+            numbers, thresholds, missing = _split_missing(self.states, space.thresholds[self.feature])
+            out["intervals"] = [[_json_bound(lo), _json_bound(hi)] for lo, hi in _intervals(numbers, thresholds)]
+            if space.accepts_missing(self.feature):
+                out["missing"] = missing
         return out
 
 
@@ -165,6 +166,10 @@ class Change:
         if labels is not None:
             return f"set {name} to {labels[self.after]}"
         thresholds = self.space.thresholds[self.feature]
+        if self.space.accepts_missing(self.feature) and len(thresholds) in (self.before, self.after):
+            if self.after == len(thresholds):
+                return f"leave {name} missing"
+            return f"set {name} to a number in {describe_values([self.after], self.space, self.feature)}"
         low, high = _intervals([self.after], thresholds)[0]
         digits = _needed_digits([self.after], thresholds)
         if self.after > self.before:
@@ -192,9 +197,13 @@ class Change:
                 out["from"] = labels[self.before]
                 out["to_categories"] = [labels[self.after]]
             else:
-                low, high = _intervals([self.after], self.space.thresholds[self.feature])[0]
                 out["from"] = None if self.value is None else _json_value(self.value, self.space, self.feature)
-                out["to_interval"] = [_json_bound(low), _json_bound(high)]
+                numbers, thresholds, missing = _split_missing([self.after], self.space.thresholds[self.feature])
+                if missing:
+                    out["to_missing"] = True
+                else:
+                    low, high = _intervals(numbers, thresholds)[0]
+                    out["to_interval"] = [_json_bound(low), _json_bound(high)]
         return out
 
 
@@ -443,9 +452,21 @@ def _needed_digits(states: Iterable[int], thresholds: tuple[float, ...]) -> int:
     return max((_bound_digits(b) for b in bounds), default=0)
 
 
-def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tuple[float, float]]:
-    """Maximal runs of consecutive states as raw intervals ``(low, high]``."""
+def _split_missing(states: Iterable[int], thresholds: tuple[float, ...]) -> tuple[list[int], tuple[float, ...], bool]:
+    """``(number states, finite thresholds, whether the missing state is among states)``: the
+    states of a feature that may be missing (last threshold ``+inf``) apart from the missing
+    one; ``(states, thresholds, False)`` for any other feature."""
     ordered = sorted(states)
+    if not thresholds or thresholds[-1] != math.inf:
+        return ordered, thresholds, False
+    n = len(thresholds)
+    return [s for s in ordered if s < n], thresholds[:-1], n in ordered
+
+
+def _intervals(states: Iterable[int], thresholds: tuple[float, ...]) -> list[tuple[float, float]]:
+    """Maximal runs of consecutive states as raw intervals ``(low, high]`` (of the number states
+    only, for a feature that may be missing)."""
+    ordered, thresholds, _ = _split_missing(states, thresholds)
     runs: list[tuple[int, int]] = []
     for s in ordered:
         if runs and runs[-1][1] == s - 1:
@@ -472,7 +493,20 @@ def describe_states(name: str, states: Iterable[int], thresholds: tuple[float, .
     is padded with trailing zeros to ``digits`` significant digits (by default the most any of
     its bounds needs; :meth:`Reason.__str__` passes the most any bound of the reason needs), so
     ``0.038065``, ``0.0038395`` and ``0.2192`` print ``0.038065``, ``0.0038395`` and ``0.21920``.
+
+    A feature that may be missing (last threshold ``+inf``, docs/design.md, section 1) reads
+    ``name is missing``, ``name <= 3 or missing``, or ``name is a number`` when its literal
+    allows every number but not NaN; a literal on numbers only excludes NaN (``NaN <= 3`` is
+    false), so ``name <= 3`` says what it says.
     """
+    numbers, finite, missing = _split_missing(states, thresholds)
+    if len(finite) != len(thresholds):
+        if not numbers:
+            return f"{name} is missing"
+        if len(numbers) == len(thresholds):
+            return f"{name} is anything" if missing else f"{name} is a number"
+        text = describe_states(name, numbers, finite, digits)
+        return f"{text} or missing" if missing else text
     intervals = _intervals(states, thresholds)
     if digits is None:
         digits = _needed_digits(states, thresholds)
@@ -522,7 +556,9 @@ def describe_values(states: Iterable[int], space: FeatureSpace | None, feature: 
     if labels is not None:
         return "{" + ", ".join(labels[s] for s in ordered) + "}"
     thresholds = space.thresholds[feature]
-    return _interval_texts(_intervals(ordered, thresholds), _needed_digits(ordered, thresholds))
+    numbers, finite, missing = _split_missing(ordered, thresholds)
+    texts = [_interval_texts(_intervals(numbers, finite), _needed_digits(numbers, finite))] if numbers else []
+    return " or ".join(texts + (["missing"] if missing else []))
 
 
 def _json_bound(t: float) -> float | str:

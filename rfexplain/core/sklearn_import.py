@@ -1,5 +1,10 @@
 """Reading fitted scikit-learn tree classifiers into raw trees (docs/design.md, section 1).
 
+Missing values: scikit-learn (1.3 on) routes a NaN at each split by its ``missing_go_to_left``
+flag. For the features that may be missing (:func:`missing_features`) the trees are rewritten so
+that NaN is one more state of the feature, the one above a threshold ``+inf`` (``x <= inf`` holds
+for every number, never for NaN): :mod:`rfexplain.core.missing_routes`.
+
 scikit-learn itself is imported lazily: JSON-only workflows and ``rfexplain --help`` never pay
 for it.
 """
@@ -10,10 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.errors import NotFittedError, UnsupportedModelError
+from rfexplain.core.errors import InvalidArgumentError, NotFittedError, UnsupportedModelError
 from rfexplain.core.imported import ImportedModel, live_nodes
+from rfexplain.core.missing_routes import route_missing
 
-__all__ = ["ImportedModel", "raw_trees_of", "final_estimator", "tree_classifier", "live_nodes"]
+__all__ = [
+    "ImportedModel",
+    "raw_trees_of",
+    "final_estimator",
+    "tree_classifier",
+    "live_nodes",
+    "missing_features",
+    "read_tree",
+]
 
 _SUPPORTED = ("RandomForestClassifier", "ExtraTreesClassifier", "DecisionTreeClassifier")
 
@@ -59,15 +73,22 @@ def tree_classifier(model: Any, *, expected: str = "model must be one of", also:
     kind = type(estimator).__name__
     if kind not in _SUPPORTED or not _is_sklearn(estimator):
         kinds = [*_SUPPORTED, *also]
-        raise UnsupportedModelError(f"{expected} {kinds} (or a Pipeline ending in one). Got {kind} instead.")
+        hint = ""
+        if kind in ("RandomForestRegressor", "ExtraTreesRegressor", "DecisionTreeRegressor"):
+            hint = " (a tree regressor is explained by rfexplain.RegressionExplainer)"
+        raise UnsupportedModelError(f"{expected} {kinds} (or a Pipeline ending in one). Got {kind} instead{hint}.")
     if not hasattr(estimator, "tree_" if kind == "DecisionTreeClassifier" else "estimators_"):
         raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
     return estimator
 
 
-def raw_trees_of(model: Any) -> ImportedModel:
+def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
     """Extract the trees of a fitted scikit-learn classifier as raw node arrays (a gradient-boosted
-    one through :func:`rfexplain.core.boosted_import.boosted_trees`)."""
+    one through :func:`rfexplain.core.boosted_import.boosted_trees`, without missing values).
+
+    ``missing`` chooses the features whose NaN the trees route as scikit-learn's ``predict``
+    does (:func:`missing_features`; names in it are ``given_names``, else the model's, else
+    ``x0, x1, ...``); the others' missing-value routing is dropped."""
     from rfexplain.core.boosted_import import BOOSTED, boosted_trees, is_boosted
 
     if is_boosted(final_estimator(model)):
@@ -83,22 +104,79 @@ def raw_trees_of(model: Any) -> ImportedModel:
     names = getattr(estimator, "feature_names_in_", None)
     if names is None:
         names = getattr(model, "feature_names_in_", None)
-    raw = [_raw_tree(t.tree_, len(classes)) for t in trees]
+    n_features = int(estimator.n_features_in_)
+    known = given_names if given_names is not None else names
+    known = [f"x{i}" for i in range(n_features)] if known is None else [str(n) for n in known]
+    chosen = missing_features([t.tree_ for t in trees], n_features, missing, known)
+    raw = [_raw_tree(t.tree_, len(classes), chosen) for t in trees]
     return ImportedModel(
         trees=raw,
-        n_features=int(estimator.n_features_in_),
+        n_features=n_features,
         classes=classes,
         feature_names=[str(n) for n in names] if names is not None else None,
         source=f"{kind}(n_trees={len(trees)})",
         own_vote="hard" if kind == "DecisionTreeClassifier" else "soft",
+        missing=tuple(sorted(chosen)),
     )
+
+
+def missing_features(trees: list[Any], n_features: int, missing: Any, names: Any = None) -> frozenset[int]:
+    """The tested features whose missing values an explanation covers.
+
+    ``missing`` is ``"learned"`` (the default): every tested feature when the model was trained
+    with missing values, none otherwise; ``"all"``: every tested feature; ``"none"``: no feature
+    (NaN refused everywhere); or a sequence of feature indices or names. A feature no tree tests
+    never gets a missing state (the model ignores it).
+
+    Every split of a model trained with missing values holds a NaN direction (scikit-learn's
+    ``predict`` routes NaN in every feature): the one learned from the NaN that reached it, or,
+    where none did, the child with more training samples. The model does not store which
+    features had NaN; it shows that it was trained with some by a split whose threshold is
+    infinite (it separates NaN from every number) or whose ``missing_go_to_left`` differs from
+    the rule for a split no NaN reached (``n_node_samples[left] > n_node_samples[right]``). A
+    model trained with so few NaN that it shows neither is read with ``"all"``.
+    """
+    tested: set[int] = set()
+    learned = False
+    for tree in trees:
+        feature = np.asarray(tree.feature)
+        inner = np.asarray(tree.children_left) >= 0
+        tested.update(int(f) for f in feature[inner])
+        if missing != "learned":
+            continue
+        left = np.asarray(tree.children_left)[inner]
+        right = np.asarray(tree.children_right)[inner]
+        samples = np.asarray(tree.n_node_samples)
+        go_left = np.asarray(getattr(tree, "missing_go_to_left", np.zeros(len(feature), dtype=bool)))[inner]
+        shown = np.isinf(np.asarray(tree.threshold)[inner]) | (go_left.astype(bool) != (samples[left] > samples[right]))
+        learned = learned or bool(shown.any())
+    if missing == "learned":
+        return frozenset(tested) if learned else frozenset()
+    if missing == "none" or missing is None:
+        return frozenset()
+    if missing == "all":
+        return frozenset(tested)
+    if isinstance(missing, str) or not hasattr(missing, "__iter__"):
+        raise InvalidArgumentError(
+            f"missing must be 'learned', 'all', 'none' or a sequence of features. Got {missing!r} instead."
+        )
+    index = {str(n): i for i, n in enumerate(names)} if names is not None else {}
+    chosen: set[int] = set()
+    for item in missing:
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= int(item) < n_features:
+            chosen.add(int(item))
+        elif str(item) in index:
+            chosen.add(index[str(item)])
+        else:
+            raise InvalidArgumentError(f"missing names an unknown feature: {item!r}")
+    return frozenset(chosen & tested)
 
 
 def _is_sklearn(estimator: Any) -> bool:
     return type(estimator).__module__.startswith("sklearn.")
 
 
-def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
+def _raw_tree(tree: Any, n_classes: int, missing: frozenset[int] = frozenset()) -> dict[str, Any]:
     """Node arrays of one fitted ``sklearn.tree._tree.Tree``.
 
     A leaf votes for ``argmax(tree.value[leaf, 0, :])`` (lowest index on ties), which is what the
@@ -116,6 +194,25 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
         normalizer = proba.sum(axis=1)[:, np.newaxis]
         normalizer[normalizer == 0.0] = 1.0
         proba /= normalizer
+    return read_tree(tree, proba, missing)
+
+
+def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """A raw tree (see :meth:`Forest.from_raw_trees <rfexplain.core.forest.Forest.from_raw_trees>`)
+    of the ``sklearn.tree._tree.Tree`` ``tree``, each node's vector (``proba``) the row of
+    ``vectors`` of the node it copies and its label that row's argmax; NaN of the features in
+    ``missing`` routed as scikit-learn routes it (:func:`route_missing`), splits no number passes
+    dropped for the others (:func:`live_nodes`)."""
+    if missing:
+        routed = route_missing(tree, missing)
+        return {
+            "feature": routed.feature,
+            "threshold": routed.threshold,
+            "left": routed.left,
+            "right": routed.right,
+            "label": np.argmax(vectors[routed.source], axis=1).tolist(),
+            "proba": vectors[routed.source].tolist(),
+        }
     keep, left, right = live_nodes(tree)
     feature = left >= 0
     return {
@@ -123,8 +220,8 @@ def _raw_tree(tree: Any, n_classes: int) -> dict[str, Any]:
         "threshold": np.where(feature, tree.threshold[keep], 0.0).tolist(),
         "left": left.tolist(),
         "right": right.tolist(),
-        "label": np.argmax(tree.value[keep, 0, :], axis=1).tolist(),
-        "proba": proba[keep].tolist(),
+        "label": np.argmax(vectors[keep], axis=1).tolist(),
+        "proba": vectors[keep].tolist(),
     }
 
 

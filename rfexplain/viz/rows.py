@@ -69,7 +69,7 @@ class Row:
 
 
 def _limits(row: Row) -> tuple[float, float]:
-    points = list(row.thresholds) + ([row.value] if row.value is not None else [])
+    points = [t for t in row.thresholds if math.isfinite(t)] + ([row.value] if row.value is not None else [])
     if not points:
         return -1.0, 1.0
     lo, hi = min(points), max(points)
@@ -175,7 +175,7 @@ def _paint_numeric(ax: Any, row: Row, layers: Sequence[Reason]) -> None:
     # ticks, which cost far more time and SVG with hundreds per feature); round numbers as
     # labelled ticks
     ax.vlines(
-        list(row.thresholds),
+        [t for t in row.thresholds if math.isfinite(t)],  # +inf: "is a number", not a point
         -THRESHOLD_MARK,
         0.0,
         transform=ax.get_xaxis_transform(),
@@ -205,8 +205,9 @@ def _paint_numeric(ax: Any, row: Row, layers: Sequence[Reason]) -> None:
                         )
                 continue
             _band(ax, x0, x1, style, f"{reason.kind}-f{row.feature}-{k}")  # unique in the figure: SVG ids
-    if row.change is not None:
-        lo, hi = _intervals([row.change.after], row.thresholds)[0]
+    moved_to = _intervals([row.change.after], row.thresholds) if row.change is not None else []
+    if moved_to:  # (a move to the missing state has no cell on the axis)
+        lo, hi = moved_to[0]
         _action(ax, row, max(lo, left), min(hi, right))
     _instance_marker(ax, row)
 
@@ -295,7 +296,7 @@ def feature_rows(
             f,
             space.feature_names[f],
             tuple(space.thresholds[f]),
-            None if values is None else float(values[f]),
+            None if values is None or math.isnan(values[f]) else float(values[f]),  # a missing value: no mark
             space.category_labels(f),
             moves.get(f),
         )

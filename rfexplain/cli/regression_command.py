@@ -1,0 +1,66 @@
+"""``rfexplain explain`` on a tree regressor: a query about the band the prediction is in
+(``--within LOW HIGH``, ``--at-least``, ``--at-most``; by default the prediction ``± --delta``),
+or the exact range of the prediction over some free features (``--range``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from rfexplain.cli.options import UsageError
+from rfexplain.core.queries import Kind
+from rfexplain.core.queries import query as query_named
+
+__all__ = ["explain_regression"]
+
+
+def explain_regression(args: argparse.Namespace, model: Any, x: Any) -> int:
+    """Answer ``args``'s query (or ``--range``) about the regressor ``model`` on ``x``; print it."""
+    from rfexplain.regression import RegressionExplainer
+
+    if args.within is not None and (args.at_least is not None or args.at_most is not None):
+        raise UsageError("give --within, or --at-least and/or --at-most, not both")
+    explainer = RegressionExplainer(model, args.engine, delta=args.delta)
+    band: dict[str, Any] = {}
+    if args.within is not None:
+        band["within"] = tuple(args.within)
+    if args.at_least is not None:
+        band["at_least"] = args.at_least
+    if args.at_most is not None:
+        band["at_most"] = args.at_most
+    decision = explainer.explain(x, **band)
+    output: dict[str, Any] = {
+        "prediction": float(decision.value),
+        "sklearn_prediction": decision.sklearn_value,
+        "band": [decision.band.low, decision.band.high],
+        "decision": decision.prediction,
+        "engine": args.engine,
+    }
+    if args.range_free is not None:
+        free = [int(f) if f.strip().isdigit() else f.strip() for f in args.range_free.split(",") if f.strip()]
+        moved = decision.prediction_range(free, timeout=args.timeout)
+        output.update(query="range", free=list(moved.free), low=float(moved.low), high=float(moved.high))
+        text = f"range when only {', '.join(explainer.forest.feature_names[f] for f in moved.free)} change: {moved}"
+    else:
+        spec = query_named(args.query or ("sufficient_reasons" if args.all else "sufficient_reason"))
+        if spec.kind is Kind.NUMBER:
+            result = decision.ask(spec.name, timeout=args.timeout)
+            output.update(query=spec.name, robustness=None if result == math.inf else result)
+            text = f"{spec.name}: {'cannot be flipped' if result == math.inf else result}"
+        else:
+            kwargs = {"limit": args.limit} if spec.enumerates else {}
+            result = decision.ask(spec.name, timeout=args.timeout, **kwargs)
+            reasons = list(result) if spec.enumerates else ([] if result is None else [result])
+            output.update(query=spec.name, reasons=[r.to_dict() for r in reasons])
+            text = "\n".join(f"  {r}" for r in reasons) or "  no reason"
+    if args.json:
+        print(json.dumps(output, default=str))
+        return 0
+    print(
+        f"prediction: {output['prediction']!r} ({decision.prediction} the band {decision.band}; "
+        f"engine {args.engine}, query {output['query']})"
+    )
+    print(text)
+    return 0
