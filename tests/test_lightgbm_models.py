@@ -11,13 +11,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
-import rfexplain as rx
-from rfexplain import Budget, Forest
+from rfexplain import Forest
 from rfexplain.core.boosted_import import boosted_predict
 from rfexplain.core.errors import UnsupportedModelError
-from rfexplain.engines.base import Instance
-from rfexplain.oracle import Oracle
-from rfexplain.sat.engine import SatEngine
+from tests.boosted_checks import check_only_documented_differ, check_sat_equals_oracle
 
 lightgbm = pytest.importorskip("lightgbm")
 
@@ -37,25 +34,15 @@ def test_decision_equals_predict(binary: bool) -> None:
     random = np.random.default_rng(0).uniform(X.min(0) - 1, X.max(0) + 1, size=(5000, X.shape[1]))
     for inputs in (X, random, random.astype(np.float32)):
         assert (forest.predict(inputs) == model.predict(inputs)).all()
-    rows, documented = [], []
+    splits = []
     for info in model.booster_.dump_model()["tree_info"]:
         stack = [info["tree_structure"]]
         while stack:
             node = stack.pop()
-            if "leaf_value" in node:
-                continue
-            stack += [node["left_child"], node["right_child"]]
-            t = float(node["threshold"])
-            t32 = np.float32(t)
-            near32 = [np.nextafter(t32, np.float32(-np.inf)), t32, np.nextafter(t32, np.float32(np.inf))]
-            for v in [t, np.nextafter(t, -np.inf), np.nextafter(t, np.inf), *map(float, near32)]:
-                row = X[len(rows) % len(X)].copy()
-                row[node["split_feature"]] = v
-                rows.append(row)
-                documented.append(v > t and np.float32(v) == t32)
-    rows64 = np.asarray(rows)
-    differ = np.flatnonzero(forest.predict(rows64) != model.predict(rows64))
-    assert set(differ.tolist()) <= set(np.flatnonzero(documented).tolist())
+            if "leaf_value" not in node:
+                stack += [node["left_child"], node["right_child"]]
+                splits.append((node["split_feature"], float(node["threshold"])))
+    check_only_documented_differ(forest, model, X, splits)
     booster = model.booster_
     assert Forest.from_sklearn(booster).trees == forest.trees
     assert (forest.predict_index(X) == boosted_predict(booster, X)).all()
@@ -69,25 +56,6 @@ def test_unsupported_lightgbm_models_are_refused() -> None:
         Forest.from_sklearn(model.fit(codes, y, categorical_feature=[0]))
 
 
-def _keys(reasons: Any) -> set[Any]:
-    return {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
-
-
 @pytest.mark.parametrize("binary", [True, False])
 def test_sat_equals_oracle_on_small_lightgbm_models(binary: bool) -> None:
-    model, _ = _model(binary, rounds=3, leaves=3)
-    forest = Forest.from_sklearn(model)
-    oracle = Oracle(forest)
-    grid = np.asarray(oracle.grid)
-    with SatEngine(forest) as engine:
-        for k in np.random.default_rng(3).choice(len(grid), size=4, replace=False):
-            instance = Instance.from_states(forest, grid[k])
-            assert forest.classes[instance.prediction] == model.predict(np.asarray([instance.values]))[0]
-            axps = list(engine.sufficient_reasons(instance, Budget()))
-            cxps = list(engine.necessary_reasons(instance, Budget()))
-            assert _keys(axps) == _keys(oracle.sufficient_reasons(instance))
-            assert _keys(cxps) == _keys(oracle.necessary_reasons(instance))
-            assert engine.robustness(instance) == oracle.robustness(instance)
-            for reason in [*axps, *cxps]:
-                result = rx.verify(reason, model)
-                assert result.ok, (str(reason), result.problems)
+    check_sat_equals_oracle(_model(binary, rounds=3, leaves=3)[0], seed=3)

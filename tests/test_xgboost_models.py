@@ -12,12 +12,10 @@ import pytest
 from sklearn.datasets import load_iris
 
 import rfexplain as rx
-from rfexplain import Budget, Forest
+from rfexplain import Forest
 from rfexplain.core.boosted_import import boosted_predict
 from rfexplain.core.errors import UnsupportedModelError
-from rfexplain.engines.base import Instance
-from rfexplain.oracle import Oracle
-from rfexplain.sat.engine import SatEngine
+from tests.boosted_checks import check_sat_equals_oracle
 
 xgboost = pytest.importorskip("xgboost")
 
@@ -66,25 +64,6 @@ def test_unsupported_xgboost_models_are_refused() -> None:
         Forest.from_sklearn(_model(True, rounds=2, depth=2, num_parallel_tree=2)[0])
 
 
-def _keys(reasons: Any) -> set[Any]:
-    return {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
-
-
 @pytest.mark.parametrize("binary", [True, False])
 def test_sat_equals_oracle_on_small_xgboost_models(binary: bool) -> None:
-    model, _ = _model(binary, rounds=3, depth=2)
-    forest = Forest.from_sklearn(model)
-    oracle = Oracle(forest)
-    grid = np.asarray(oracle.grid)
-    with SatEngine(forest) as engine:
-        for k in np.random.default_rng(2).choice(len(grid), size=4, replace=False):
-            instance = Instance.from_states(forest, grid[k])
-            assert forest.classes[instance.prediction] == model.predict(np.asarray([instance.values]))[0]
-            axps = list(engine.sufficient_reasons(instance, Budget()))
-            cxps = list(engine.necessary_reasons(instance, Budget()))
-            assert _keys(axps) == _keys(oracle.sufficient_reasons(instance))
-            assert _keys(cxps) == _keys(oracle.necessary_reasons(instance))
-            assert engine.robustness(instance) == oracle.robustness(instance)
-            for reason in [*axps, *cxps]:
-                result = rx.verify(reason, model)
-                assert result.ok, (str(reason), result.problems)
+    check_sat_equals_oracle(_model(binary, rounds=3, depth=2)[0], seed=2)
