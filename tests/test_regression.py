@@ -144,16 +144,18 @@ def test_sat_equals_oracle_on_band_questions(
     instance = Instance.of(forest, X[row])
     oracle = Oracle(forest)
     with SatEngine(forest) as engine:
-        sufficient = engine.sufficient_reasons(instance, Budget())
+        sufficient = list(engine.sufficient_reasons(instance, Budget()))
+        necessary = list(engine.necessary_reasons(instance, Budget()))
         assert _keys(sufficient) == _keys(oracle.sufficient_reasons(instance))
-        assert _keys(engine.necessary_reasons(instance, Budget())) == _keys(oracle.necessary_reasons(instance))
+        assert _keys(necessary) == _keys(oracle.necessary_reasons(instance))
         assert engine.robustness(instance) == oracle.robustness(instance)
         for target in range(forest.n_classes):
             if target != instance.prediction:
                 got = _keys(engine.contrastive_reasons(instance, target, Budget()))
                 assert got == _keys(oracle.contrastive_reasons(instance, target))
-    for reason in sufficient:
-        assert rx.verify(reason, forest).ok
+    for reason in [*sufficient, *necessary]:  # each reason's witnesses against the band forest
+        result = rx.verify(reason, forest)
+        assert result.ok, (str(reason), result.problems)
 
 
 @settings(max_examples=examples(40), deadline=None)
