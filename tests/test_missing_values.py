@@ -230,8 +230,8 @@ def test_sklearn_models_with_missing_values_sat_equals_oracle_and_verifies(
     assert forest.classes[instance.prediction] == model.predict(X[row][None].astype(np.float32))[0]
     oracle = Oracle(forest)
     with SatEngine(forest) as engine:
-        sufficient = engine.sufficient_reasons(instance, Budget())
-        necessary = engine.necessary_reasons(instance, Budget())
+        sufficient = list(engine.sufficient_reasons(instance, Budget()))
+        necessary = list(engine.necessary_reasons(instance, Budget()))
         assert _keys(sufficient) == _keys(oracle.sufficient_reasons(instance))
         assert _keys(necessary) == _keys(oracle.necessary_reasons(instance))
         assert engine.robustness(instance) == oracle.robustness(instance)
