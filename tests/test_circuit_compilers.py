@@ -231,7 +231,11 @@ sklearn = pytest.importorskip("sklearn")
 
 @pytest.mark.parametrize(
     "loader,trees,depth",
-    [("load_iris", 25, 4), ("load_wine", 10, 3), pytest.param("load_breast_cancer", 8, 3, marks=pytest.mark.slow)],
+    [
+        ("load_iris", 25, 4),
+        pytest.param("load_wine", 10, 3, marks=pytest.mark.slow),
+        pytest.param("load_breast_cancer", 8, 3, marks=pytest.mark.slow),
+    ],
 )
 def test_class_formulas_on_sklearn_forests(loader: str, trees: int, depth: int) -> None:
     from sklearn import datasets

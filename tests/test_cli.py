@@ -220,6 +220,7 @@ def test_input_csv_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2 and "unknown ['a', 'b', 'c', 'd']" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow  # a pipeline explained through the command line: seconds
 def test_values_as_name_value_pairs_are_matched_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--values name=value,...`` gives the instance by feature name, in any order: the same
     decision as the positional values on a plain model, and a pipeline (categorical columns

@@ -19,7 +19,7 @@ from rfexplain import datasets
 
 CASES = [
     ("iris", 20, 4),
-    ("wine", 15, 3),
+    pytest.param("wine", 15, 3, marks=pytest.mark.slow),  # three classes: in the slow run too
     pytest.param("breast_cancer", 10, 3, marks=pytest.mark.slow),  # 30 features: python -m pytest -m slow
 ]
 BENCHMARKS = [("ecoli", 10, 3), ("new-thyroid", 15, 3), ("threeOf9", 10, 4), ("glass2", 10, 3)]
