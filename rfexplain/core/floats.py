@@ -19,6 +19,7 @@ precision; :func:`significant_digits` counts the digits the shortest form needs.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
@@ -30,9 +31,10 @@ __all__ = ["cell_decimal", "float32_number", "float32_text", "largest_float32_at
 def largest_float32_at_most(t: float) -> float:
     """The largest float32 number not above ``t`` (as a float): the same test ``x <= t`` for
     every float32 ``x``."""
-    f = np.float32(t)
-    if float(f) > t:
-        f = np.nextafter(f, np.float32(-np.inf))
+    with np.errstate(over="ignore"):  # beyond the largest float32: infinite, then the largest
+        f = np.float32(t)
+        if float(f) > t:
+            f = np.nextafter(f, np.float32(-np.inf))
     return float(f)
 
 
@@ -93,18 +95,30 @@ def float32_text(value: float, digits: int | None = None) -> str:
 
 
 def cell_decimal(value: float, thresholds: Sequence[float]) -> float:
-    """An input value of a feature tested at ``thresholds`` (``x <= t``) as the shortest decimal
-    that reads back as its float32 number, on the side of it that stays in its cell: below it
-    when it is the last float32 at or below a threshold, above it when it is the first one past
-    a threshold, the number itself when it is both (:func:`float32_number`). So the decimal is in
-    the value's cell both for code that rounds it to float32 (scikit-learn's trees) and for code
-    that reads it as a float64 first (a pipeline's scaler)."""
-    v = float(np.float32(value))
+    """An input value of a feature tested at ``thresholds`` (``x <= t``, in increasing order) as
+    the shortest decimal that reads back as its float32 number, on the side of it that stays in
+    its cell: below it when it is the last float32 at or below a threshold, above it when it is
+    the first one past a threshold, the number itself when it is both (:func:`float32_number`).
+    So the decimal is in the value's cell both for code that rounds it to float32 (scikit-learn's
+    trees) and for code that reads it as a float64 first (a pipeline's scaler).
+
+    A float32 ``m`` is the last float32 at or below ``t`` (:func:`largest_float32_at_most`) iff
+    ``m <= t`` and the next float32 is above ``t``: two binary searches over the thresholds."""
+    v32 = np.float32(value)
+    v = float(v32)
     if not math.isfinite(v):
         return v
-    tops = {largest_float32_at_most(t) for t in thresholds}
-    top = v in tops
-    bottom = float(np.nextafter(np.float32(v), np.float32(-np.inf))) in tops
+    with np.errstate(over="ignore"):  # the float32 next to the largest one is infinite
+        above = float(np.nextafter(v32, np.float32(np.inf)))
+        below = float(np.nextafter(v32, np.float32(-np.inf)))
+    top = _any_in(thresholds, v, above)
+    bottom = _any_in(thresholds, below, v)
     if top and bottom:
         return v
     return float32_number(v, -1 if top else (1 if bottom else 0))
+
+
+def _any_in(ordered: Sequence[float], low: float, high: float) -> bool:
+    """Whether some entry ``t`` of the increasing ``ordered`` has ``low <= t < high``."""
+    i = bisect_left(ordered, low)
+    return i < len(ordered) and ordered[i] < high
