@@ -23,6 +23,7 @@ from rfexplain.core.reasons import Reason
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from rfexplain.sat.engine import SatEngine
+from tests.boosted_checks import reason_keys
 from tests.hypothesis_budget import examples
 from tests.strategies import forests_and_instances
 
@@ -39,10 +40,6 @@ def _fit(kind: Any, X: np.ndarray, y: np.ndarray, seed: int, **kwargs: Any) -> A
     if kind is DecisionTreeClassifier:
         return kind(random_state=seed, **kwargs).fit(X, y)
     return kind(random_state=seed, **kwargs).fit(X, y)
-
-
-def _keys(reasons: Any) -> set[Any]:
-    return {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
 
 
 def _probes(forest: Forest) -> np.ndarray:
@@ -193,8 +190,12 @@ def test_sat_equals_oracle_on_random_forests_with_missing_states(case: tuple[For
     forest, instance = case
     oracle = Oracle(forest)
     with SatEngine(forest) as engine:
-        assert _keys(engine.sufficient_reasons(instance, Budget())) == _keys(oracle.sufficient_reasons(instance))
-        assert _keys(engine.necessary_reasons(instance, Budget())) == _keys(oracle.necessary_reasons(instance))
+        assert reason_keys(engine.sufficient_reasons(instance, Budget())) == reason_keys(
+            oracle.sufficient_reasons(instance)
+        )
+        assert reason_keys(engine.necessary_reasons(instance, Budget())) == reason_keys(
+            oracle.necessary_reasons(instance)
+        )
         assert engine.robustness(instance) == oracle.robustness(instance)
 
 
@@ -204,8 +205,10 @@ def test_circuit_equals_oracle_on_random_forests_with_missing_states(case: tuple
     forest, instance = case
     oracle = Oracle(forest)
     engine = CircuitEngine(forest)
-    assert _keys(engine.sufficient_reasons(instance, Budget())) == _keys(oracle.sufficient_reasons(instance))
-    assert _keys(engine.necessary_reasons(instance, Budget())) == _keys(oracle.necessary_reasons(instance))
+    assert reason_keys(engine.sufficient_reasons(instance, Budget())) == reason_keys(
+        oracle.sufficient_reasons(instance)
+    )
+    assert reason_keys(engine.necessary_reasons(instance, Budget())) == reason_keys(oracle.necessary_reasons(instance))
 
 
 @settings(max_examples=examples(30, fast=6), deadline=None)
@@ -232,8 +235,8 @@ def test_sklearn_models_with_missing_values_sat_equals_oracle_and_verifies(
     with SatEngine(forest) as engine:
         sufficient = list(engine.sufficient_reasons(instance, Budget()))
         necessary = list(engine.necessary_reasons(instance, Budget()))
-        assert _keys(sufficient) == _keys(oracle.sufficient_reasons(instance))
-        assert _keys(necessary) == _keys(oracle.necessary_reasons(instance))
+        assert reason_keys(sufficient) == reason_keys(oracle.sufficient_reasons(instance))
+        assert reason_keys(necessary) == reason_keys(oracle.necessary_reasons(instance))
         assert engine.robustness(instance) == oracle.robustness(instance)
     for reason in [*sufficient, *necessary]:
         assert rx.verify(reason, model).ok, str(rx.verify(reason, model))

@@ -24,6 +24,7 @@ from rfexplain.oracle import Oracle
 from rfexplain.regression import Band, RegressionForest
 from rfexplain.regression.range_search import LeafBoxes, prediction_range
 from rfexplain.sat.engine import SatEngine
+from tests.boosted_checks import reason_keys
 from tests.hypothesis_budget import examples
 
 KINDS = (RandomForestRegressor, ExtraTreesRegressor, DecisionTreeRegressor)
@@ -38,10 +39,6 @@ def _model(kind: Any, seed: int, depth: int, trees: int, holes: float = 0.0, n_f
     if kind is not DecisionTreeRegressor:
         options["n_estimators"] = trees
     return kind(**options).fit(X, y), X
-
-
-def _keys(reasons: Any) -> set[Any]:
-    return {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
 
 
 def _exact_means(regression: RegressionForest, grid: np.ndarray) -> list[Fraction]:
@@ -146,13 +143,13 @@ def test_sat_equals_oracle_on_band_questions(
     with SatEngine(forest) as engine:
         sufficient = list(engine.sufficient_reasons(instance, Budget()))
         necessary = list(engine.necessary_reasons(instance, Budget()))
-        assert _keys(sufficient) == _keys(oracle.sufficient_reasons(instance))
-        assert _keys(necessary) == _keys(oracle.necessary_reasons(instance))
+        assert reason_keys(sufficient) == reason_keys(oracle.sufficient_reasons(instance))
+        assert reason_keys(necessary) == reason_keys(oracle.necessary_reasons(instance))
         assert engine.robustness(instance) == oracle.robustness(instance)
         for target in range(forest.n_classes):
             if target != instance.prediction:
-                got = _keys(engine.contrastive_reasons(instance, target, Budget()))
-                assert got == _keys(oracle.contrastive_reasons(instance, target))
+                got = reason_keys(engine.contrastive_reasons(instance, target, Budget()))
+                assert got == reason_keys(oracle.contrastive_reasons(instance, target))
     for reason in [*sufficient, *necessary]:  # each reason's witnesses against the band forest
         result = rx.verify(reason, forest)
         assert result.ok, (str(reason), result.problems)
@@ -269,3 +266,22 @@ def test_band_offsets_are_exact_in_one_tree_or_spread_over_the_trees() -> None:
     assert Band(low=0.1).offsets(3) == [(0.0, 0.1)] * 3  # 3 * 0.1 is no float64 number
     assert Band(high=0.1).offsets(4) == [(0.0, -0.4)]  # a power of two times: exact
     assert Band(low=1.0).classes == ("inside", "below") and Band(high=1.0).classes == ("inside", "above")
+
+
+def test_a_batch_of_default_bands_keeps_a_bounded_number_of_engines() -> None:
+    """The default band moves with each row's prediction: explaining many rows keeps at most
+    ``KEPT_BANDS`` band explainers, and a decision made earlier still answers."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import RandomForestRegressor
+
+    from rfexplain.regression.explainer import KEPT_BANDS, RegressionExplainer
+
+    X, y = load_diabetes(return_X_y=True)
+    model = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    explainer = RegressionExplainer(model, engine="oracle")
+    first = explainer.explain(X[0])
+    decisions = [explainer.explain(x) for x in X[1 : 3 * KEPT_BANDS]]
+    assert len({d.band for d in decisions}) > KEPT_BANDS
+    assert len(explainer._explainers) == KEPT_BANDS
+    reason = first.sufficient_reason()
+    assert first.prediction_range(free=[f for f in range(X.shape[1]) if f not in reason.features]).low >= first.band.low

@@ -225,6 +225,7 @@ class Forest:
         self._missing = any(map(_accepts_missing, self.thresholds))
         #: per feature, its finite thresholds (the thresholds but a last +inf)
         self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
+        self._json: str | None = None  # the compact JSON text, once written (:meth:`to_json`)
 
     # ------------------------------------------------------------------ construction
     def _validate(self, *, signed: bool) -> None:
@@ -242,13 +243,15 @@ class Forest:
         if not self.trees:
             raise InvalidForestError("a forest needs at least one tree")
         for f, ts in enumerate(self.thresholds):
-            numbers = ts[:-1] if _accepts_missing(ts) else ts
-            if any(not math.isfinite(t) for t in numbers) or any(a >= b for a, b in zip(ts, ts[1:])):
+            numbers = np.asarray(ts[:-1] if _accepts_missing(ts) else ts, dtype=np.float64)
+            if not np.all(np.isfinite(numbers)) or np.any(np.diff(np.asarray(ts, dtype=np.float64)) <= 0):
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be finite (but for a last +inf, missing values) "
                     "and strictly increasing"
                 )
-            if any(float(np.float32(t)) != t for t in ts):
+            with np.errstate(over="ignore"):  # a number past the float32 range is not one
+                rounded = numbers.astype(np.float32).astype(np.float64)
+            if np.any(rounded != numbers):
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be float32 numbers (use Forest.from_raw_trees, "
                     "which makes them canonical)"
@@ -264,41 +267,59 @@ class Forest:
                 raise InvalidForestError(
                     f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state)"
                 )
+        n_thresholds = np.array([len(ts) for ts in self.thresholds], dtype=np.int64)
         for k, tree in enumerate(self.trees):
             sizes = {len(a) for a in (tree.feature, tree.split, tree.left, tree.right, tree.label)}
             if len(sizes) != 1 or tree.n_nodes == 0:
                 raise InvalidForestError(f"tree {k}: node arrays must be non-empty and of equal length")
-            for i in range(tree.n_nodes):
-                f = tree.feature[i]
-                if f < 0:
-                    if not 0 <= tree.label[i] < len(self.classes):
-                        raise InvalidForestError(f"tree {k}, leaf {i}: class index {tree.label[i]} out of range")
-                    continue
-                if f >= len(self.thresholds):
-                    raise InvalidForestError(f"tree {k}, node {i}: feature {f} out of range")
-                if not 0 <= tree.split[i] < len(self.thresholds[f]):
-                    raise InvalidForestError(f"tree {k}, node {i}: threshold index {tree.split[i]} out of range")
-                if not (i < tree.left[i] < tree.n_nodes and i < tree.right[i] < tree.n_nodes):
-                    raise InvalidForestError(f"tree {k}, node {i}: children must follow their parent")
+            self._validate_nodes(k, tree, n_thresholds)
             if tree.proba is not None:
                 self._validate_proba(k, tree, signed)
+
+    def _validate_nodes(self, k: int, tree: Tree, n_thresholds: np.ndarray) -> None:
+        """Refuse tree ``k``'s first node (in node order) with a class, feature, threshold or
+        child out of range, checked on whole node arrays."""
+        feature, split, left, right, label = (
+            np.fromiter(a, dtype=np.int64, count=tree.n_nodes)
+            for a in (tree.feature, tree.split, tree.left, tree.right, tree.label)
+        )
+        node = np.arange(tree.n_nodes)
+        leaf = feature < 0
+        bad_class = leaf & ((label < 0) | (label >= len(self.classes)))
+        bad_feature = ~leaf & (feature >= len(self.thresholds))
+        tested = np.where(leaf | bad_feature, 0, feature)
+        bad_split = ~leaf & ~bad_feature & ((split < 0) | (split >= n_thresholds[tested]))
+        bad_child = ~leaf & ~((node < left) & (left < tree.n_nodes) & (node < right) & (right < tree.n_nodes))
+        wrong = bad_class | bad_feature | bad_split | bad_child
+        if not wrong.any():
+            return
+        i = int(np.argmax(wrong))
+        if bad_class[i]:
+            raise InvalidForestError(f"tree {k}, leaf {i}: class index {tree.label[i]} out of range")
+        if bad_feature[i]:
+            raise InvalidForestError(f"tree {k}, node {i}: feature {tree.feature[i]} out of range")
+        if bad_split[i]:
+            raise InvalidForestError(f"tree {k}, node {i}: threshold index {tree.split[i]} out of range")
+        raise InvalidForestError(f"tree {k}, node {i}: children must follow their parent")
 
     def _validate_proba(self, k: int, tree: Tree, signed: bool) -> None:
         assert tree.proba is not None
         if len(tree.proba) != tree.n_nodes:
             raise InvalidForestError(f"tree {k}: proba must have one entry per node")
-        for i, vector in enumerate(tree.proba):
-            if tree.feature[i] >= 0:
-                continue
-            if vector is None or len(vector) != len(self.classes):
-                raise InvalidForestError(
-                    f"tree {k}, leaf {i}: needs a probability for each of the {len(self.classes)} classes"
-                )
-            if any(not (math.isfinite(p) and (signed or p >= 0)) for p in vector):
-                raise InvalidForestError(
-                    f"tree {k}, leaf {i}: "
-                    + ("scores must be finite" if signed else "probabilities must be finite and non-negative")
-                )
+        n_classes = len(self.classes)
+        leaves = [i for i, f in enumerate(tree.feature) if f < 0]
+        for i in leaves:
+            vector = tree.proba[i]
+            if vector is None or len(vector) != n_classes:
+                raise InvalidForestError(f"tree {k}, leaf {i}: needs a probability for each of the {n_classes} classes")
+        values = np.array([tree.proba[i] for i in leaves], dtype=np.float64).reshape(len(leaves), n_classes)
+        wrong = ~np.isfinite(values) | (False if signed else values < 0)
+        if wrong.any():
+            i = leaves[int(np.argmax(wrong.any(axis=1)))]
+            raise InvalidForestError(
+                f"tree {k}, leaf {i}: "
+                + ("scores must be finite" if signed else "probabilities must be finite and non-negative")
+            )
 
     @property
     def has_proba(self) -> bool:
@@ -686,8 +707,13 @@ class Forest:
         }
 
     def to_json(self, indent: int | None = None) -> str:
-        """Serialise losslessly (floats are written with ``repr`` precision)."""
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        """Serialise losslessly (floats are written with ``repr`` precision). The compact text is
+        kept: a batch fingerprints the forest and hands it to its workers."""
+        if indent is not None:
+            return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        if self._json is None:
+            self._json = json.dumps(self.to_dict(), allow_nan=False)
+        return self._json
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Forest:
@@ -704,7 +730,7 @@ class Forest:
         try:
             trees = [
                 Tree(
-                    **{key: tuple(int(v) for v in t[key]) for key in ("feature", "split", "left", "right", "label")},
+                    **{key: tuple(map(int, t[key])) for key in ("feature", "split", "left", "right", "label")},
                     proba=leaf_vectors(t["feature"], t["proba"]) if t.get("proba") is not None else None,
                 )
                 for t in doc["trees"]

@@ -48,17 +48,15 @@ class Tree:
         return self.feature[node] < 0
 
     def depth(self) -> int:
-        """Length of the longest root-to-leaf path (0 for a single leaf)."""
-        best = 0
-        stack = [(0, 0)]
-        while stack:
-            node, d = stack.pop()
-            if self.is_leaf(node):
-                best = max(best, d)
-            else:
-                stack.append((self.left[node], d + 1))
-                stack.append((self.right[node], d + 1))
-        return best
+        """Length of the longest root-to-leaf path (0 for a single leaf), level by level."""
+        feature = np.asarray(self.feature, dtype=np.int64)
+        left, right = np.asarray(self.left, dtype=np.int64), np.asarray(self.right, dtype=np.int64)
+        level, depth = np.zeros(1, dtype=np.int64), -1
+        while level.size:
+            depth += 1
+            inner = level[feature[level] >= 0]
+            level = np.concatenate([left[inner], right[inner]])
+        return depth
 
     def paths(self, n_states: Sequence[int]) -> Iterator[tuple[dict[int, tuple[int, int]], int]]:
         """Yield every *feasible* root-to-leaf path as ``(box, label)``.
@@ -89,7 +87,7 @@ class Tree:
 
 def leaf_vectors(feature: Sequence[int], proba: Sequence[Any]) -> tuple[tuple[float, ...] | None, ...]:
     """Per node: the leaf's probability vector as floats, ``None`` at internal nodes."""
-    return tuple(tuple(float(p) for p in v) if int(f) < 0 else None for f, v in zip(feature, proba))
+    return tuple(tuple(map(float, v)) if int(f) < 0 else None for f, v in zip(feature, proba))
 
 
 def proba_array(tree: Tree, n_classes: int) -> np.ndarray:

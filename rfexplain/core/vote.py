@@ -245,13 +245,14 @@ class SoftAverage(Vote):
         are then the vote counts)."""
         for tree in self.trees:
             assert tree.proba is not None
-            for leaf, vector in enumerate(tree.proba):
-                if vector is None:
-                    continue
-                if winning_class(vector) != tree.label[leaf]:
-                    return False
-                if len(self.trees) > 1 and sorted(vector) != [0.0] * (len(vector) - 1) + [1.0]:
-                    return False
+            leaves = [leaf for leaf, vector in enumerate(tree.proba) if vector is not None]
+            vectors = np.array([tree.proba[leaf] for leaf in leaves], dtype=np.float64).reshape(len(leaves), -1)
+            labels = np.array([tree.label[leaf] for leaf in leaves], dtype=np.int64)
+            if np.any(winning_classes(vectors) != labels):
+                return False
+            one_hot = np.all((vectors == 0.0) | (vectors == 1.0), axis=1) & (np.sum(vectors == 1.0, axis=1) == 1)
+            if len(self.trees) > 1 and not np.all(one_hot):
+                return False
         return True
 
     def _leaf_score_vectors(self) -> list[np.ndarray]:

@@ -49,6 +49,9 @@ __all__ = ["RegressionExplainer", "RegressionDecision", "DEFAULT_DELTA_FRACTION"
 #: The default half-width of the band around the prediction, as a fraction of the spread of the
 #: forest's leaf values (largest minus smallest leaf value).
 DEFAULT_DELTA_FRACTION = 0.1
+#: How many bands' explainers a :class:`RegressionExplainer` keeps (the least recently asked go;
+#: a decision already made keeps its own).
+KEPT_BANDS = 8
 
 
 class RegressionDecision(Decision):
@@ -117,12 +120,18 @@ class RegressionExplainer:
         return LeafBoxes(self.regression)
 
     def band_explainer(self, band: Band) -> Any:
-        """The :class:`~rfexplain.Explainer` of the band's classifier (built once per band)."""
+        """The :class:`~rfexplain.Explainer` of the band's classifier, kept for the
+        :data:`KEPT_BANDS` bands asked most recently (the default band moves with each row's
+        prediction: a batch would otherwise keep one engine per row)."""
         from rfexplain.explainer import Explainer
 
-        if band not in self._explainers:
-            self._explainers[band] = Explainer(self.regression.band_forest(band), self.engine_name, **self.options)
-        return self._explainers[band]
+        explainer = self._explainers.pop(band, None)
+        if explainer is None:
+            explainer = Explainer(self.regression.band_forest(band), self.engine_name, **self.options)
+        self._explainers[band] = explainer  # the most recent last
+        while len(self._explainers) > KEPT_BANDS:
+            del self._explainers[next(iter(self._explainers))]
+        return explainer
 
     def explain(
         self,

@@ -54,7 +54,6 @@ class RegressionForest:
         self._values = [
             {i: float(v[0]) for i, v in enumerate(tree.proba or ()) if v is not None} for tree in base.trees
         ]
-        self._bands: dict[Band, Forest] = {}
 
     @classmethod
     def from_sklearn(
@@ -103,29 +102,27 @@ class RegressionForest:
 
     # ------------------------------------------------------------------ bands
     def band_forest(self, band: Band) -> Forest:
-        """The classifier deciding ``band`` (:mod:`rfexplain.regression.band`), built once per band."""
-        if band not in self._bands:
-            trees = [
-                Tree(
-                    tree.feature,
-                    tree.split,
-                    tree.left,
-                    tree.right,
-                    tree.label,
-                    tuple(None if v is None else band.leaf_vector(v[0]) for v in tree.proba or ()),
-                )
-                for tree in self.base.trees
-            ]
-            trees += [Tree((-1,), (-1,), (-1,), (-1,), (0,), (vector,)) for vector in band.offsets(self.n_trees)]
-            self._bands[band] = Forest(
-                thresholds=self.base.thresholds,
-                trees=trees,
-                classes=band.classes,
-                feature_names=self.base.feature_names,
-                source=f"{self.base.source}, prediction {band}",
-                vote="additive",
+        """The classifier deciding ``band`` (:mod:`rfexplain.regression.band`)."""
+        trees = [
+            Tree(
+                tree.feature,
+                tree.split,
+                tree.left,
+                tree.right,
+                tree.label,
+                tuple(None if v is None else band.leaf_vector(v[0]) for v in tree.proba or ()),
             )
-        return self._bands[band]
+            for tree in self.base.trees
+        ]
+        trees += [Tree((-1,), (-1,), (-1,), (-1,), (0,), (vector,)) for vector in band.offsets(self.n_trees)]
+        return Forest(
+            thresholds=self.base.thresholds,
+            trees=trees,
+            classes=band.classes,
+            feature_names=self.base.feature_names,
+            source=f"{self.base.source}, prediction {band}",
+            vote="additive",
+        )
 
     def value_range(self) -> tuple[float, float]:
         """The smallest and largest leaf value of the forest."""

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -106,13 +107,20 @@ class Formula:
         return len({abs(lit) for cl in self.clauses for lit in cl})
 
 
-def _realisable(forest: Forest, feature: int, state: int) -> bool:
-    """Whether some float32 value falls in the state's interval."""
-    try:
-        forest.state_value(feature, state)
-    except ValueError:
-        return False
-    return True
+def _empty_states(forest: Forest, feature: int) -> tuple[int, ...]:
+    """The states of ``feature`` that no float32 value falls in. A forest's thresholds are
+    float32 numbers, so a state ``(low, high]`` with a finite ``high`` holds ``high`` itself
+    unless the feature's bounds cut it: only the others are searched for a value."""
+    bounded = bool(forest.bounds) and forest.bounds[feature] is not None
+    empty = []
+    for state in range(len(forest.thresholds[feature]) + 1):
+        if not bounded and math.isfinite(forest.state_interval(feature, state)[1]):
+            continue
+        try:
+            forest.state_value(feature, state)
+        except ValueError:
+            empty.append(state)
+    return tuple(empty)
 
 
 class ForestEncoding:
@@ -162,7 +170,7 @@ class ForestEncoding:
         #: Feature -> states no float32 value falls in (excluded from the domain).
         self.empty_states: dict[int, tuple[int, ...]] = {}
         for f in self.features:
-            empty = tuple(s for s in range(self.n_states[f]) if not _realisable(forest, f, s))
+            empty = _empty_states(forest, f)
             if empty:
                 self.empty_states[f] = empty
         if self.empty_states:
