@@ -271,26 +271,38 @@ class SoftAverage(Vote):
 def exact_leaf_weights(trees: Sequence[Tree]) -> tuple[int, LeafWeights]:
     """Every leaf vector of ``trees`` (``Tree.proba``, float64 entries of any sign) as exact
     integers over the common denominator ``2**E``: ``(E, weights)`` as
-    :meth:`Vote.integer_weights` gives them (``E >= 0``)."""
-    # a float64's ``as_integer_ratio`` has a power-of-two denominator: each weight is its
-    # numerator shifted left to the common exponent (no ``Fraction`` arithmetic)
-    ratios: list[dict[int, list[tuple[int, int]]]] = []
-    exponent = 0
-    for tree in trees:
-        assert tree.proba is not None
-        leaves: dict[int, list[tuple[int, int]]] = {}
-        for i, vector in enumerate(tree.proba):
-            if vector is None or tree.feature[i] >= 0:
-                continue
-            pairs = [(num, den.bit_length() - 1) for num, den in (float(p).as_integer_ratio() for p in vector)]
-            exponent = max(exponent, max(shift for _, shift in pairs))
-            leaves[i] = pairs
-        ratios.append(leaves)
-    weights = [
-        {i: tuple(num << (exponent - shift) for num, shift in pairs) for i, pairs in leaves.items()}
-        for leaves in ratios
-    ]
+    :meth:`Vote.integer_weights` gives them (``E >= 0``).
+
+    A finite float64 ``p`` is ``m * 2**e`` with ``m`` an odd integer (or ``p = 0``); ``E`` is the
+    largest ``-e`` (at least 0) and each weight is ``p * 2**E``, an integer. Computed on whole
+    arrays; the weights as Python integers, since they may not fit in 64 bits."""
+    leaves = [[i for i, v in enumerate(tree.proba or ()) if v is not None and tree.feature[i] < 0] for tree in trees]
+    vectors = [tree.proba[i] for tree, ids in zip(trees, leaves) if tree.proba is not None for i in ids]
+    values = np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1) if vectors else np.zeros((0, 0))
+    exponent = int(max(0, -int(_binary_exponents(values).min(initial=0))))
+    with np.errstate(over="ignore"):
+        largest = float(np.ldexp(np.max(np.abs(values), initial=0.0), exponent))
+    if largest < 2.0**62:
+        scaled = np.ldexp(values, exponent).astype(np.int64).tolist()  # exact: a power-of-two scaling
+    else:
+        ratios = (map(float.as_integer_ratio, row) for row in values.tolist())
+        scaled = [[(num << exponent) // den for num, den in row] for row in ratios]
+    weights: LeafWeights = []
+    at = 0
+    for ids in leaves:
+        weights.append({i: tuple(scaled[at + k]) for k, i in enumerate(ids)})
+        at += len(ids)
     return exponent, weights
+
+
+def _binary_exponents(values: np.ndarray) -> np.ndarray:
+    """Per entry ``p`` of ``values``, the ``e`` of ``p = m * 2**e`` with ``m`` an odd integer
+    (``0`` for ``p = 0``)."""
+    fraction, power = np.frexp(values)  # p = f * 2**k, 0.5 <= |f| < 1
+    mantissa = np.abs(np.ldexp(fraction, 53)).astype(np.int64)  # |p| = M * 2**(k - 53), M < 2**53
+    lowest = mantissa & -mantissa  # 2**(trailing zeros of M)
+    zeros = np.where(mantissa > 0, np.frexp(lowest.astype(np.float64))[1] - 1, 0)
+    return np.where(mantissa > 0, power - 53 + zeros, 0)
 
 
 class AdditiveScores(SoftAverage):
