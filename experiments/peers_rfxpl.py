@@ -278,9 +278,7 @@ def summarise(rows: Sequence[dict[str, Any]], keys: Sequence[str], peer: str = "
                     f"{peer}_size": _mean([r["size"] for r in peer_done]),
                     f"{peer}_load_cpu": next((r["load_cpu"] for r in peers if r.get("load_cpu") is not None), None),
                     "decisions_differ": sum(1 for r in peer_done if r.get("same_decision") is False),
-                    f"{peer}_axps_wrong": sum(
-                        1 for r in peer_done if r.get("checked_sufficient") is False or r.get("checked_minimal") is False
-                    ),
+                    f"{peer}_axps_wrong": sum(1 for r in peer_done if _wrong(r)),
                 }
             )
             solved = {r["instance"]: r for r in done}
@@ -289,6 +287,11 @@ def summarise(rows: Sequence[dict[str, Any]], keys: Sequence[str], peer: str = "
             summary["ratio_rest"] = _ratio([(o["cpu"], p["cpu"]) for o, p in both if not o["first"]])
         out.append(summary)
     return out
+
+
+def _wrong(row: dict[str, Any]) -> bool:
+    """Whether our engine found the peer's AXp in ``row`` not sufficient or not subset-minimal."""
+    return row.get("checked_sufficient") is False or row.get("checked_minimal") is False
 
 
 def _ratio(pairs: Sequence[tuple[float, float]]) -> float | None:

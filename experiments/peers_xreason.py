@@ -320,7 +320,8 @@ def targets(summary: Sequence[dict[str, Any]]) -> str:
     met = sum(1 for s in measured if s["ratio_all"] <= TARGET)
     agree = [s for s in summary if _all(s["rfexplain_vs_predict"]) and _all(s["agree_rows"])]
     return (
-        f"- ours / XReason <= {TARGET:g} per AXp: {met}/{len(measured)}" + (f" (missed: {missed})" if missed else "")
+        f"- ours / XReason <= {TARGET:g} per AXp: {met}/{len(measured)}"
+        + (f" (missed: {missed})" if missed else "")
         + f"\n- our decision = predict on every instance and every row: {len(agree)}/{len(summary)}"
     )
 
