@@ -223,7 +223,8 @@ def side_by_side(
     with ours:
         ours_rows = run_side(ours, "rfexplain", X, ids, base, limit, give_up_after, BUDGET)
         for row in ours_rows:
-            row["load_cpu"] = (row["load_cpu"] or 0.0) + ours.ready.get("prepare_cpu", 0.0)
+            if row.get("load_cpu") is not None:  # the engine and every class's formula, built at load
+                row["load_cpu"] += ours.ready.get("prepare_cpu", 0.0)
         peer = JsonWorker(
             [str(xreason.python), str(XREASON_WORKER), str(xreason.source), "explain", model["model"]],
             log=workdir / "xreason.log",
@@ -236,9 +237,9 @@ def side_by_side(
         check_peer_axps(ours, peer_rows, ours_rows, X, limit, BUDGET)
     for row, want in zip([*ours_rows, *peer_rows], [*expected, *expected]):
         row["model_predict"] = int(want)
-        row["agrees_with_predict"] = None if row["prediction"] is None else row["prediction"] == int(want)
+        row["agrees_with_predict"] = None if row.get("prediction") is None else row["prediction"] == int(want)
     for ours_row, peer_row in zip(ours_rows, peer_rows):
-        if ours_row["features"] is not None and peer_row["features"] is not None:
+        if ours_row.get("features") is not None and peer_row.get("features") is not None:
             peer_row["same_axp"] = ours_row["features"] == peer_row["features"]
     return [*ours_rows, *peer_rows]
 
