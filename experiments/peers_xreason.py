@@ -127,13 +127,19 @@ def aaai22_datasets(xreason: Xreason) -> dict[str, tuple[str, int]]:
     return shared
 
 
-def aaai22_instances(xreason: Xreason, theirs: str) -> list[list[float]]:
-    """The instances XReason's AAAI'22 MaxSAT run explained (its log's ``i:`` lines, in order)."""
+def aaai22_instances(xreason: Xreason, theirs: str) -> list[tuple[list[float], int | None]]:
+    """The instances XReason's AAAI'22 MaxSAT run explained, in order, each with the size of the
+    AXp it found (its log's ``i:`` and ``s:`` lines)."""
     path = xreason.source / "aaai22" / "logs" / "mx" / f"{theirs}.log"
     if not path.is_file():
         return []
-    lines = path.read_text().splitlines()
-    return [[float(v) for v in line[3:].split(",")] for line in lines if line.startswith("i: ")]
+    found: list[tuple[list[float], int | None]] = []
+    for line in path.read_text().splitlines():
+        if line.startswith("i: "):
+            found.append(([float(v) for v in line[3:].split(",")], None))
+        elif line.startswith("s: ") and found and found[-1][1] is None:
+            found[-1] = (found[-1][0], int(line[3:]))
+    return found
 
 
 # ---------------------------------------------------------------------- one model, both sides
@@ -208,8 +214,8 @@ def side_by_side(
     csv = workdir / f"{theirs}.csv"
     write_csv(name, directory, csv)
     model = train(xreason, csv, depth, workdir)
-    instances = aaai22_instances(xreason, theirs) or model["test"]
-    X = np.asarray(instances[:n_inst], dtype=np.float32)
+    logged = aaai22_instances(xreason, theirs) or [(row, None) for row in model["test"]]
+    X = np.asarray([x for x, _ in logged[:n_inst]], dtype=np.float32)
     ids = list(range(len(X)))
     expected = predict(model["json"], X)
     base = {
@@ -238,6 +244,8 @@ def side_by_side(
     for row, want in zip([*ours_rows, *peer_rows], [*expected, *expected]):
         row["model_predict"] = int(want)
         row["agrees_with_predict"] = None if row.get("prediction") is None else row["prediction"] == int(want)
+    for peer_row, (_, size) in zip(peer_rows, logged):
+        peer_row["log_size"] = size  # the size of its AXp in its AAAI'22 log
     for ours_row, peer_row in zip(ours_rows, peer_rows):
         if ours_row.get("features") is not None and peer_row.get("features") is not None:
             peer_row["same_axp"] = ours_row["features"] == peer_row["features"]
@@ -257,6 +265,8 @@ def summary_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         peer = [r for r in group if r["solver"] == "xreason" and r["status"] == "ok"]
         summary["predict_versions_differ"] = sum(1 for r in peer if r["predict"] != r["model_predict"])
         summary["same_axp"] = sum(1 for r in peer if r.get("same_axp"))
+        logged = [r for r in peer if r.get("log_size") is not None]
+        summary["as_logged"] = f"{sum(1 for r in logged if r['size'] == r['log_size'])}/{len(logged)}"
         times = [r["xreason_time"] for r in peer if r["xreason_time"] is not None]
         summary["xreason_own_time"] = float(np.mean(times)) if times else None
     return out
@@ -277,6 +287,7 @@ SUMMARY_COLUMNS = [
     "ratio_all",
     "ours_size",
     "xreason_size",
+    "as_logged",
     "same_axp",
     "ours_solved",
     "xreason_solved",
@@ -302,6 +313,7 @@ SUMMARY_HEADERS = [
     "ours/XReason",
     "ours |AXp|",
     "XReason |AXp|",
+    "XReason |AXp| as logged",
     "same AXp",
     "ours solved",
     "XReason solved",
@@ -373,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "`XReason own`: its own measure (user time). Ratio: mean over the instances both solved. `= predict`: "
             "decisions equal to the booster's `predict`; `predict 1.7.5 != ours`: rows where XReason's XGBoost "
             "and ours predict differently on the same booster; `XReason AXps wrong`: AXps our engine finds not "
-            "sufficient or not subset-minimal.\n\n"
+            "sufficient or not subset-minimal; `as logged`: XReason's AXps of the size its AAAI'22 log gives.\n\n"
             + markdown_table(summary, SUMMARY_COLUMNS, SUMMARY_HEADERS)
             + f"\n\nTargets (issue 57: ours <= {TARGET:g}x XReason's time per AXp on every dataset; 100% agreement "
             "with predict):\n\n" + targets(summary) + "\n"

@@ -52,7 +52,8 @@ def test_the_shared_datasets_their_depths_and_the_logged_instances(tmp_path: Pat
     xreason = peers_xreason.Xreason(Path(sys.executable), _fake_source(tmp_path))
     # pendigits is not in the project's suite; wine-recognition is its wine-recog
     assert peers_xreason.aaai22_datasets(xreason) == {"ecoli": ("ecoli", 3), "wine-recog": ("wine-recognition", 4)}
-    assert peers_xreason.aaai22_instances(xreason, "ecoli") == [[0.41, 0.51, 0.48], [0.76, 0.71, 0.48]]
+    logged = peers_xreason.aaai22_instances(xreason, "ecoli")
+    assert logged == [([0.41, 0.51, 0.48], 2), ([0.76, 0.71, 0.48], 3)]
     assert peers_xreason.aaai22_instances(xreason, "wine-recognition") == []  # no log: the test rows instead
 
 
