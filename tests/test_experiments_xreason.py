@@ -90,3 +90,34 @@ def test_our_worker_reads_an_xgboost_json_and_prepares_every_class(tmp_path: Pat
             assert check["sufficient"] is True and check["redundant"] == []
             everything = worker.ask({"x": [float(v) for v in x], "check": [0, 1, 2]}, limit=60)
             assert everything["sufficient"] is True and 2 in everything["redundant"]
+
+
+def _row(solver: str, instance: int, cpu: float | None, **extra: object) -> dict[str, object]:
+    row: dict[str, object] = {"dataset": "d", "depth": 3, "classes": 2, "agree_rows": "10/10", "solver": solver}
+    row.update(instance=instance, status="ok" if cpu is not None else "skipped")
+    if cpu is not None:
+        row.update(cpu=cpu, wall=cpu, first=False if solver == "rfexplain" else None, size=2, features=[0, 1])
+        row.update(prediction=1, load_cpu=0.5, encode_cpu=None)
+    row.update(extra)
+    return row
+
+
+def test_the_summary_counts_agreements_checks_and_the_issues_targets() -> None:
+    rows = [
+        _row("rfexplain", 0, 0.001, model_predict=1, agrees_with_predict=True),
+        _row("rfexplain", 1, 0.003, model_predict=0, agrees_with_predict=False),
+        _row("rfexplain", 2, None, model_predict=1, agrees_with_predict=None),
+        _row("xreason", 0, 0.05, model_predict=1, agrees_with_predict=True, predict=1, xreason_time=0.04),
+        _row("xreason", 1, 0.05, model_predict=0, agrees_with_predict=False, predict=1, xreason_time=0.04),
+        _row("xreason", 2, None, model_predict=1, agrees_with_predict=None),
+    ]
+    rows[3].update(same_decision=True, checked_sufficient=True, checked_minimal=True, same_axp=True, log_size=2)
+    rows[4].update(same_decision=True, checked_sufficient=True, checked_minimal=False, log_size=3)
+    [summary] = peers_xreason.summary_rows(rows)
+    assert summary["rfexplain_vs_predict"] == "1/2" and summary["xreason_vs_predict"] == "1/2"
+    assert summary["predict_versions_differ"] == 1 and summary["same_axp"] == 1 and summary["as_logged"] == "1/2"
+    assert summary["xreason_axps_wrong"] == 1 and summary["decisions_differ"] == 0
+    assert summary["ratio_all"] == pytest.approx(0.004 / 0.1) and summary["xreason_own_time"] == pytest.approx(0.04)
+    text = peers_xreason.targets([summary])
+    assert "ours / XReason <= 0.1 per AXp: 1/1" in text
+    assert "our decision = predict on every instance and every row: 0/1" in text
