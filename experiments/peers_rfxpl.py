@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import pickle
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,20 +42,18 @@ import numpy as np
 from experiments._common import (
     DATA_HELP,
     DATASETS_HELP,
-    PeerMissing,
     Skip,
     data_dir,
     dataset_names,
     markdown_table,
     write_report,
 )
-from experiments._workers import JsonWorker, WorkerFailed
+from experiments._workers import JsonWorker, Peer, PeerSetup, WorkerFailed
 
 log = logging.getLogger("experiments.peers_rfxpl")
 
 NAME = "peers_rfxpl"
 HERE = Path(__file__).resolve().parent
-BESIDE = HERE.parent.parent
 RFXPL_WORKER = HERE / "rfxpl_worker.py"
 OURS_WORKER = HERE / "rfexplain_worker.py"
 QUICK: dict[str, Any] = {"datasets": ["iris", "banknote", "ecoli"], "instances": 5, "limit": 60.0}
@@ -67,36 +63,22 @@ BUDGET = 1800.0
 
 
 # ---------------------------------------------------------------------- locating RFxpl
-@dataclass(frozen=True)
-class Rfxpl:
-    python: Path
-    source: Path
+SETUP = PeerSetup("RFxpl", env="RFXPL", folder="rfxpl", marker="xrf/__init__.py")
+Rfxpl = Peer
 
 
 def find_rfxpl(python: str | None, source: str | None) -> Rfxpl | None:
     """RFxpl's interpreter and source folder, or None when either is missing."""
-    py = Path(python or os.environ.get("RFXPL_PYTHON") or BESIDE / "rfxpl-venv" / "bin" / "python")
-    src = Path(source or os.environ.get("RFXPL_SRC") or BESIDE / "rfxpl-src")
-    if not (py.is_file() and os.access(py, os.X_OK) and (src / "xrf" / "__init__.py").is_file()):
-        return None
-    return Rfxpl(py, src)
+    return SETUP.find(python, source)
 
 
 def rfxpl_version(rfxpl: Rfxpl) -> str:
     """The snapshot's commit as written in its ``COMMIT`` file (see experiments/README.md), or "snapshot"."""
-    stamp = rfxpl.source / "COMMIT"
-    return stamp.read_text().strip() if stamp.is_file() else "snapshot"
+    return rfxpl.version()
 
 
 def require_rfxpl(python: str | None, source: str | None) -> Rfxpl:
-    found = find_rfxpl(python, source)
-    if found is None:
-        raise PeerMissing(
-            f"RFxpl not found (interpreter {python or os.environ.get('RFXPL_PYTHON') or BESIDE / 'rfxpl-venv'}, "
-            f"source {source or os.environ.get('RFXPL_SRC') or BESIDE / 'rfxpl-src'}): see experiments/README.md, "
-            "'RFxpl side by side', to set it up, or pass --rfxpl-python and --rfxpl-src"
-        )
-    return found
+    return SETUP.require(python, source)
 
 
 # ---------------------------------------------------------------------- one forest, both sides

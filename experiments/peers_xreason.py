@@ -35,12 +35,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,21 +47,19 @@ import numpy as np
 from experiments._common import (
     DATA_HELP,
     DATASETS_HELP,
-    PeerMissing,
     Skip,
     data_dir,
     dataset_names,
     markdown_table,
     write_report,
 )
-from experiments._workers import JsonWorker
+from experiments._workers import JsonWorker, Peer, PeerSetup
 from experiments.peers_rfxpl import BUDGET, OURS_WORKER, check_peer_axps, run_side, summarise
 
 log = logging.getLogger("experiments.peers_xreason")
 
 NAME = "peers_xreason"
 HERE = Path(__file__).resolve().parent
-BESIDE = HERE.parent.parent
 XREASON_WORKER = HERE / "xreason_worker.py"
 QUICK: dict[str, Any] = {"datasets": ["appendicitis", "wine-recog"], "instances": 3, "limit": 60.0}
 FULL: dict[str, Any] = {"datasets": None, "instances": 200, "limit": 120.0}  # None: every shared dataset
@@ -78,36 +74,13 @@ TRAIN_LIMIT = 1800.0
 
 
 # ---------------------------------------------------------------------- locating XReason
-@dataclass(frozen=True)
-class Xreason:
-    python: Path
-    source: Path
+SETUP = PeerSetup("XReason", env="XREASON", folder="xreason", marker="src/xgbooster/__init__.py")
+Xreason = Peer
 
 
 def find_xreason(python: str | None, source: str | None) -> Xreason | None:
     """XReason's interpreter and source snapshot, or None when either is missing."""
-    py = Path(python or os.environ.get("XREASON_PYTHON") or BESIDE / "xreason-venv" / "bin" / "python")
-    src = Path(source or os.environ.get("XREASON_SRC") or BESIDE / "xreason-src")
-    if not (py.is_file() and os.access(py, os.X_OK) and (src / "src" / "xgbooster" / "__init__.py").is_file()):
-        return None
-    return Xreason(py, src)
-
-
-def require_xreason(python: str | None, source: str | None) -> Xreason:
-    found = find_xreason(python, source)
-    if found is None:
-        raise PeerMissing(
-            f"XReason not found (interpreter {python or os.environ.get('XREASON_PYTHON') or BESIDE / 'xreason-venv'}, "
-            f"source {source or os.environ.get('XREASON_SRC') or BESIDE / 'xreason-src'}): see experiments/README.md, "
-            "'XReason side by side', to set it up, or pass --xreason-python and --xreason-src"
-        )
-    return found
-
-
-def xreason_version(xreason: Xreason) -> str:
-    """The snapshot's commit as written in its ``COMMIT`` file (see experiments/README.md), or "snapshot"."""
-    stamp = xreason.source / "COMMIT"
-    return stamp.read_text().strip() if stamp.is_file() else "snapshot"
+    return SETUP.find(python, source)
 
 
 def aaai22_datasets(xreason: Xreason) -> dict[str, tuple[str, int]]:
@@ -214,6 +187,13 @@ def side_by_side(
     csv = workdir / f"{theirs}.csv"
     write_csv(name, directory, csv)
     model = train(xreason, csv, depth, workdir)
+    log.info(
+        "%s: XReason trained depth %d, test accuracy %s, %.1f CPU s",
+        name,
+        depth,
+        model["test_accuracy"],
+        model["train_cpu"],
+    )
     logged = aaai22_instances(xreason, theirs) or [(row, None) for row in model["test"]]
     X = np.asarray([x for x, _ in logged[:n_inst]], dtype=np.float32)
     ids = list(range(len(X)))
@@ -356,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--xreason-python", help="XReason's interpreter (default $XREASON_PYTHON or ../xreason-venv)")
     parser.add_argument("--xreason-src", help="XReason's source snapshot (default $XREASON_SRC or ../xreason-src)")
     args = parser.parse_args(argv)
-    xreason = require_xreason(args.xreason_python, args.xreason_src)
+    xreason = SETUP.require(args.xreason_python, args.xreason_src)
     try:
         import xgboost  # noqa: F401
     except ImportError:
@@ -398,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             options=vars(args),
             seed=XREASON_SEED,
             directory=args.results_dir,
-            extra_versions={"xreason": xreason_version(xreason)},
+            extra_versions={"xreason": xreason.version()},
         )
     return 0
 
