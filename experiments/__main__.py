@@ -8,7 +8,7 @@ every benchmark in turn (a failure is reported and the others still run).
 Exit status: 0 when everything asked for ran; 1 when a benchmark failed; 2 when a name is unknown,
 or a benchmark named on its own was skipped (its data folder or a peer tool not found: it ran
 nothing; the reason is printed), or ``all`` skipped one for any reason other than an optional
-peer that is not installed (PyXAI, RFxpl: :class:`~experiments._common.PeerMissing`), which
+peer that is not installed (PyXAI, RFxpl, XReason: :class:`~experiments._common.PeerMissing`), which
 its last line names. ``all`` exits 1 when one failed, whatever else happened.
 Arguments after the name go to the benchmark itself; ``--results-dir DIR`` is passed
 on to every benchmark and also set as ``$RFEXPLAIN_RESULTS_DIR``.
@@ -109,6 +109,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("peers_pyxai", "experiments.peers_pyxai", "rfexplain engines against PyXAI, timing and content checks"),
     Benchmark("peers_rfxpl", "experiments.peers_rfxpl", "SAT engine against RFxpl: one AXp per instance"),
     Benchmark(
+        "peers_xreason",
+        "experiments.peers_xreason",
+        "SAT engine against XReason's MaxSAT explainer on its AAAI'22 XGBoost models: one AXp per instance",
+    ),
+    Benchmark(
         "practical_forests",
         "experiments.practical_forests",
         "one AXp on scikit-learn's default forests (100 and 500 trees), ours and RFxpl's",
@@ -181,7 +186,7 @@ def _load(bench: Benchmark) -> Callable[[list[str]], int] | str:
     return run
 
 
-#: The outcome of a benchmark skipped because an optional peer (PyXAI, RFxpl) is not installed.
+#: The outcome of a benchmark skipped because an optional peer (PyXAI, RFxpl, XReason) is not installed.
 NO_PEER = "skipped (optional peer not installed)"
 
 

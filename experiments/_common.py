@@ -53,7 +53,7 @@ class Skip(Exception):
 
 
 class PeerMissing(Skip):
-    """A :class:`Skip` because an optional peer tool (PyXAI, RFxpl) is not installed: the one
+    """A :class:`Skip` because an optional peer tool (PyXAI, RFxpl, XReason) is not installed: the one
     reason ``python -m experiments all`` may skip a benchmark and still exit 0."""
 
 

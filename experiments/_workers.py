@@ -1,11 +1,13 @@
 """Child processes speaking JSON lines, killed when they overrun a per-request limit.
 
-The side-by-side benchmarks (``peers_rfxpl``, ``practical_forests``) run each explainer, ours and
-RFxpl's, in a child process started as ``PYTHON SCRIPT ARGS...``: the child writes
-``{"ready": true, ...}`` once its model is loaded, then answers one JSON request a line with one
-JSON line. A request that gets no answer within its limit gets the child's whole process group
-killed; the next request starts a fresh child (which loads the model again). Children print their
-chatter to stderr, which goes to a log file.
+The side-by-side benchmarks (``peers_rfxpl``, ``practical_forests``, ``peers_xreason``) run each
+explainer, ours and the peer's (RFxpl, XReason), in a child process started as ``PYTHON SCRIPT
+ARGS...``: the child writes ``{"ready": true, ...}`` once its model is loaded, then answers one
+JSON request a line with one JSON line. A request that gets no answer within its limit gets the
+child's whole process group killed; the next request starts a fresh child (which loads the model
+again). Children print their chatter to stderr, which goes to a log file. A peer's interpreter and
+source snapshot live beside the checkout (:class:`PeerSetup` says where, :class:`Peer` is what was
+found).
 """
 
 from __future__ import annotations
@@ -16,10 +18,65 @@ import select
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonWorker", "WorkerFailed"]
+from experiments._common import PeerMissing
+
+__all__ = ["JsonWorker", "Peer", "PeerSetup", "WorkerFailed"]
+
+#: The folder holding the checkout: peers' snapshots and venvs live there, beside it.
+BESIDE = Path(__file__).resolve().parent.parent.parent
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A peer explainer set up beside the checkout: its interpreter and its source snapshot."""
+
+    python: Path
+    source: Path
+
+    def version(self) -> str:
+        """The snapshot's commit as written in its ``COMMIT`` file (see experiments/README.md), or "snapshot"."""
+        stamp = self.source / "COMMIT"
+        return stamp.read_text().strip() if stamp.is_file() else "snapshot"
+
+
+@dataclass(frozen=True)
+class PeerSetup:
+    """Where a peer is looked for: ``--<option>-python``/``$<ENV>_PYTHON``, else
+    ``../<folder>-venv``; ``--<option>-src``/``$<ENV>_SRC``, else ``../<folder>-src``, which must
+    hold ``marker`` (a file of its source)."""
+
+    name: str
+    env: str
+    folder: str
+    marker: str
+
+    def paths(self, python: str | None, source: str | None) -> tuple[Path, Path]:
+        py = python or os.environ.get(f"{self.env}_PYTHON") or BESIDE / f"{self.folder}-venv" / "bin" / "python"
+        src = source or os.environ.get(f"{self.env}_SRC") or BESIDE / f"{self.folder}-src"
+        return Path(py), Path(src)
+
+    def find(self, python: str | None, source: str | None) -> Peer | None:
+        """The peer's interpreter and source snapshot, or None when either is missing."""
+        py, src = self.paths(python, source)
+        if not (py.is_file() and os.access(py, os.X_OK) and (src / self.marker).is_file()):
+            return None
+        return Peer(py, src)
+
+    def require(self, python: str | None, source: str | None) -> Peer:
+        """:meth:`find`'s peer, or :class:`PeerMissing` saying where it was looked for."""
+        found = self.find(python, source)
+        if found is None:
+            py, src = self.paths(python, source)
+            option = self.folder
+            raise PeerMissing(
+                f"{self.name} not found (interpreter {py}, source {src}): see experiments/README.md, "
+                f"'{self.name} side by side', to set it up, or pass --{option}-python and --{option}-src"
+            )
+        return found
 
 
 class WorkerFailed(RuntimeError):

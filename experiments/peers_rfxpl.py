@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import pickle
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,20 +42,18 @@ import numpy as np
 from experiments._common import (
     DATA_HELP,
     DATASETS_HELP,
-    PeerMissing,
     Skip,
     data_dir,
     dataset_names,
     markdown_table,
     write_report,
 )
-from experiments._workers import JsonWorker, WorkerFailed
+from experiments._workers import JsonWorker, Peer, PeerSetup, WorkerFailed
 
 log = logging.getLogger("experiments.peers_rfxpl")
 
 NAME = "peers_rfxpl"
 HERE = Path(__file__).resolve().parent
-BESIDE = HERE.parent.parent
 RFXPL_WORKER = HERE / "rfxpl_worker.py"
 OURS_WORKER = HERE / "rfexplain_worker.py"
 QUICK: dict[str, Any] = {"datasets": ["iris", "banknote", "ecoli"], "instances": 5, "limit": 60.0}
@@ -67,36 +63,22 @@ BUDGET = 1800.0
 
 
 # ---------------------------------------------------------------------- locating RFxpl
-@dataclass(frozen=True)
-class Rfxpl:
-    python: Path
-    source: Path
+SETUP = PeerSetup("RFxpl", env="RFXPL", folder="rfxpl", marker="xrf/__init__.py")
+Rfxpl = Peer
 
 
 def find_rfxpl(python: str | None, source: str | None) -> Rfxpl | None:
     """RFxpl's interpreter and source folder, or None when either is missing."""
-    py = Path(python or os.environ.get("RFXPL_PYTHON") or BESIDE / "rfxpl-venv" / "bin" / "python")
-    src = Path(source or os.environ.get("RFXPL_SRC") or BESIDE / "rfxpl-src")
-    if not (py.is_file() and os.access(py, os.X_OK) and (src / "xrf" / "__init__.py").is_file()):
-        return None
-    return Rfxpl(py, src)
+    return SETUP.find(python, source)
 
 
 def rfxpl_version(rfxpl: Rfxpl) -> str:
     """The snapshot's commit as written in its ``COMMIT`` file (see experiments/README.md), or "snapshot"."""
-    stamp = rfxpl.source / "COMMIT"
-    return stamp.read_text().strip() if stamp.is_file() else "snapshot"
+    return rfxpl.version()
 
 
 def require_rfxpl(python: str | None, source: str | None) -> Rfxpl:
-    found = find_rfxpl(python, source)
-    if found is None:
-        raise PeerMissing(
-            f"RFxpl not found (interpreter {python or os.environ.get('RFXPL_PYTHON') or BESIDE / 'rfxpl-venv'}, "
-            f"source {source or os.environ.get('RFXPL_SRC') or BESIDE / 'rfxpl-src'}): see experiments/README.md, "
-            "'RFxpl side by side', to set it up, or pass --rfxpl-python and --rfxpl-src"
-        )
-    return found
+    return SETUP.require(python, source)
 
 
 # ---------------------------------------------------------------------- one forest, both sides
@@ -132,7 +114,7 @@ def side_by_side(
         [sys.executable, str(OURS_WORKER), str(bundle)] + ([card] if card else []), log=workdir / "rfexplain.log"
     )
     with ours:
-        ours_rows = _run_side(ours, "rfexplain", X, ids, base, limit, give_up_after, budget)
+        ours_rows = run_side(ours, "rfexplain", X, ids, base, limit, give_up_after, budget)
         rows += ours_rows
         if rfxpl is not None:
             peer = JsonWorker(
@@ -141,26 +123,39 @@ def side_by_side(
                 cwd=workdir,
             )
             with peer:
-                peer_rows = _run_side(peer, "rfxpl", X, ids, base, limit, give_up_after, budget)
+                peer_rows = run_side(peer, "rfxpl", X, ids, base, limit, give_up_after, budget)
             rows += peer_rows
-            started = time.monotonic()
-            for row, ours_row, x in zip(peer_rows, ours_rows, X):
-                if row["status"] != "ok":
-                    continue
-                if ours_row["prediction"] is not None:
-                    row["same_decision"] = row["prediction"] == ours_row["prediction"]
-                if budget is not None and time.monotonic() - started > budget:
-                    continue  # unchecked: left empty
-                try:
-                    verdict = ours.ask({"x": [float(v) for v in x], "check": row["features"]}, limit)
-                except WorkerFailed as exc:
-                    verdict = {"ok": False, "error": str(exc)}
-                row["checked_sufficient"] = _cell(verdict, "sufficient")
-                row["checked_minimal"] = None if not verdict.get("ok") else not verdict["redundant"]
+            check_peer_axps(ours, peer_rows, ours_rows, X, limit, budget)
     return rows
 
 
-def _run_side(
+def check_peer_axps(
+    ours: JsonWorker,
+    peer_rows: Sequence[dict[str, Any]],
+    ours_rows: Sequence[dict[str, Any]],
+    X: np.ndarray,
+    limit: float,
+    budget: float | None,
+) -> None:
+    """Fill each solved peer row's ``same_decision`` (against ours) and ``checked_sufficient`` /
+    ``checked_minimal`` (its AXp checked by our worker ``ours``), within ``budget`` wall seconds."""
+    started = time.monotonic()
+    for row, ours_row, x in zip(peer_rows, ours_rows, X):
+        if row["status"] != "ok":
+            continue
+        if ours_row["prediction"] is not None:
+            row["same_decision"] = row["prediction"] == ours_row["prediction"]
+        if budget is not None and time.monotonic() - started > budget:
+            continue  # unchecked: left empty
+        try:
+            verdict = ours.ask({"x": [float(v) for v in x], "check": row["features"]}, limit)
+        except WorkerFailed as exc:
+            verdict = {"ok": False, "error": str(exc)}
+        row["checked_sufficient"] = _cell(verdict, "sufficient")
+        row["checked_minimal"] = None if not verdict.get("ok") else not verdict["redundant"]
+
+
+def run_side(
     worker: JsonWorker,
     solver: str,
     X: np.ndarray,
@@ -169,7 +164,10 @@ def _run_side(
     limit: float,
     give_up_after: int,
     budget: float | None,
+    extra: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
+    """One row per instance of ``X`` as ``worker`` answers it (``side_by_side``'s stopping rules);
+    the answer's ``extra`` keys are copied into the row."""
     rows: list[dict[str, Any]] = []
     lost_in_row = 0  # instances killed at the limit or lost with a dead child, in a row
     load: dict[str, Any] = {}
@@ -188,7 +186,7 @@ def _run_side(
             lost_in_row = give_up_after  # it cannot load this forest: no retry per instance
         else:
             lost_in_row = lost_in_row + 1 if answer["status"] in ("killed", "died") else 0
-        if solver == "rfxpl" and answer.get("ok"):
+        if answer.get("ok") and "cpu" not in answer:  # RFxpl's: its encoding and its AXp apart
             answer["cpu"] = answer["encode_cpu"] + answer["explain_cpu"]
             answer["wall"] = answer["encode_wall"] + answer["explain_wall"]
             answer["first"] = None
@@ -208,6 +206,7 @@ def _run_side(
                 "load_cpu": load.get("load_cpu"),
                 "load_wall": load.get("load_wall"),
                 "error": answer.get("error"),
+                **{key: _cell(answer, key) for key in extra},
             }
         )
         log.info("%s %s #%s: %s cpu %s", solver, base.get("dataset"), index, answer["status"], _fmt(rows[-1]["cpu"]))
@@ -223,17 +222,18 @@ def _mean(values: Sequence[float]) -> float | None:
     return float(statistics.fmean(values)) if values else None
 
 
-def summarise(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per forest (``keys``): ours first / rest / all, RFxpl, ratios, checks."""
+def summarise(rows: Sequence[dict[str, Any]], keys: Sequence[str], peer: str = "rfxpl") -> list[dict[str, Any]]:
+    """One row per forest (``keys``): ours first / rest / all, the peer's (its rows' ``solver``,
+    ``peer``, which prefixes its columns), ratios, checks."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(tuple(row.get(k) for k in keys), []).append(row)
     out = []
     for key, group in groups.items():
         ours = [r for r in group if r["solver"] == "rfexplain"]
-        peer = [r for r in group if r["solver"] == "rfxpl"]
+        peers = [r for r in group if r["solver"] == peer]
         done = [r for r in ours if r["status"] == "ok"]
-        peer_done = [r for r in peer if r["status"] == "ok"]
+        peer_done = [r for r in peers if r["status"] == "ok"]
         summary: dict[str, Any] = dict(zip(keys, key))
         summary.update(
             instances=len(ours),
@@ -247,20 +247,21 @@ def summarise(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             ours_size=_mean([r["size"] for r in done]),
             ours_load_cpu=next((r["load_cpu"] for r in ours if r.get("load_cpu") is not None), None),
         )
-        if peer:
+        if peers:
+            encode = [r["encode_cpu"] for r in peer_done if r.get("encode_cpu") is not None]
             summary.update(
-                rfxpl_solved=len(peer_done),
-                rfxpl_mean_cpu=_mean([r["cpu"] for r in peer_done]),
-                rfxpl_max_cpu=max((r["cpu"] for r in peer_done), default=None),
-                rfxpl_encode_cpu=_mean([r["encode_cpu"] for r in peer_done]),
-                rfxpl_mean_wall=_mean([r["wall"] for r in peer_done]),
-                rfxpl_max_wall=max((r["wall"] for r in peer_done), default=None),
-                rfxpl_size=_mean([r["size"] for r in peer_done]),
-                rfxpl_load_cpu=next((r["load_cpu"] for r in peer if r.get("load_cpu") is not None), None),
-                decisions_differ=sum(1 for r in peer_done if r.get("same_decision") is False),
-                rfxpl_axps_wrong=sum(
-                    1 for r in peer_done if r.get("checked_sufficient") is False or r.get("checked_minimal") is False
-                ),
+                {
+                    f"{peer}_solved": len(peer_done),
+                    f"{peer}_mean_cpu": _mean([r["cpu"] for r in peer_done]),
+                    f"{peer}_max_cpu": max((r["cpu"] for r in peer_done), default=None),
+                    f"{peer}_encode_cpu": _mean(encode),
+                    f"{peer}_mean_wall": _mean([r["wall"] for r in peer_done]),
+                    f"{peer}_max_wall": max((r["wall"] for r in peer_done), default=None),
+                    f"{peer}_size": _mean([r["size"] for r in peer_done]),
+                    f"{peer}_load_cpu": next((r["load_cpu"] for r in peers if r.get("load_cpu") is not None), None),
+                    "decisions_differ": sum(1 for r in peer_done if r.get("same_decision") is False),
+                    f"{peer}_axps_wrong": sum(1 for r in peer_done if _wrong(r)),
+                }
             )
             solved = {r["instance"]: r for r in done}
             both = [(solved[p["instance"]], p) for p in peer_done if p["instance"] in solved]
@@ -268,6 +269,11 @@ def summarise(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             summary["ratio_rest"] = _ratio([(o["cpu"], p["cpu"]) for o, p in both if not o["first"]])
         out.append(summary)
     return out
+
+
+def _wrong(row: dict[str, Any]) -> bool:
+    """Whether our engine found the peer's AXp in ``row`` not sufficient or not subset-minimal."""
+    return row.get("checked_sufficient") is False or row.get("checked_minimal") is False
 
 
 def _ratio(pairs: Sequence[tuple[float, float]]) -> float | None:

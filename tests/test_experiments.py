@@ -317,7 +317,7 @@ QUICK_RUNS = {
 }
 #: Benchmarks that need a peer installed beside the checkout (their writers are tested below or
 #: in their own test file).
-NEEDS_A_PEER = {"peers_pyxai", "peers_rfxpl"}
+NEEDS_A_PEER = {"peers_pyxai", "peers_rfxpl", "peers_xreason"}
 
 
 def test_every_benchmark_is_covered_by_the_quick_run_test() -> None:
@@ -352,6 +352,34 @@ def test_quick_runs_write_only_quick_files_with_the_command_and_seed(
         assert "experiments" in run["command"] and "--quick" in run["command"]
         assert "git_commit" in run
         assert run["command"] in path.with_name(path.name.replace(".machine.json", ".md")).read_text()
+
+
+@pytest.mark.slow
+def test_peers_xreason_quick_run_or_a_clean_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """XReason's quick run where XReason is set up beside the checkout; elsewhere the clean skip
+    of a missing peer (exit status 2, nothing written)."""
+    from experiments import peers_xreason
+
+    monkeypatch.delenv("RFEXPLAIN_DATA", raising=False)
+    monkeypatch.setenv(_common.RESULTS_ENV, "")
+    code = entry.main(["peers_xreason", "--quick", "--results-dir", str(tmp_path), "--instances", "1"])
+    if peers_xreason.find_xreason(None, None) is None:
+        assert code == 2 and "skip peers_xreason: XReason not found" in capsys.readouterr().err
+        assert not list(tmp_path.iterdir())
+        pytest.skip("XReason is not set up beside the checkout (experiments/README.md)")
+    assert code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "peers_xreason_quick.csv",
+        "peers_xreason_quick.machine.json",
+        "peers_xreason_quick.md",
+    ]
+    run = json.loads((tmp_path / "peers_xreason_quick.machine.json").read_text())
+    assert run["quick"] is True and run["seed"] == peers_xreason.XREASON_SEED and "xreason" in run["libraries"]
+    text = (tmp_path / "peers_xreason_quick.md").read_text()
+    assert "| appendicitis | 3 | 2 | 1 |" in text and "| wine-recog | 3 | 3 | 1 |" in text
+    assert "our decision = predict on every instance and every row: 2/2" in text
 
 
 def test_peers_pyxai_quick_results_are_quick_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
