@@ -10,7 +10,25 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ImportedModel", "live_nodes"]
+__all__ = ["ImportedModel", "NodeArrays", "live_nodes"]
+
+
+@dataclass(frozen=True)
+class NodeArrays:
+    """One fitted tree of any library as the node arrays of a ``sklearn.tree._tree.Tree`` (what
+    :func:`rfexplain.core.sklearn_import.read_tree` and
+    :func:`~rfexplain.core.sklearn_import.missing_features` read): per node its children (``-1``
+    at a leaf), feature, threshold (a number ``x`` goes left iff ``x <= threshold``), whether a
+    missing value (NaN) goes left, its number of training samples (``0`` where the library does
+    not say) and its score vector (``vectors``, one row per node; a leaf's is what it adds)."""
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_go_to_left: np.ndarray
+    n_node_samples: np.ndarray
+    vectors: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -84,17 +84,18 @@ def tree_classifier(model: Any, *, expected: str = "model must be one of", also:
 
 def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
     """Extract the trees of a fitted scikit-learn classifier as raw node arrays (a gradient-boosted
-    one through :func:`rfexplain.core.boosted_import.boosted_trees`, without missing values).
+    one through :func:`rfexplain.core.boosted_import.boosted_trees`).
 
-    ``missing`` chooses the features whose NaN the trees route as scikit-learn's ``predict``
-    does (:func:`missing_features`; names in it are ``given_names``, else the model's, else
+    ``missing`` chooses the features whose NaN the trees route as the model's ``predict`` does
+    (:func:`missing_features`; names in it are ``given_names``, else the model's, else
     ``x0, x1, ...``); the others' missing-value routing is dropped."""
     from rfexplain.core.boosted_import import BOOSTED, boosted_trees, is_boosted
 
     if is_boosted(final_estimator(model)):
         estimator = final_estimator(model)
         names = getattr(estimator, "feature_names_in_", None)
-        return boosted_trees(estimator, names if names is not None else getattr(model, "feature_names_in_", None))
+        names = names if names is not None else getattr(model, "feature_names_in_", None)
+        return boosted_trees(estimator, names, missing, given_names)
     estimator = tree_classifier(model, also=BOOSTED)
     kind = type(estimator).__name__
     trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
@@ -120,7 +121,9 @@ def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) 
     )
 
 
-def missing_features(trees: list[Any], n_features: int, missing: Any, names: Any = None) -> frozenset[int]:
+def missing_features(
+    trees: list[Any], n_features: int, missing: Any, names: Any = None, shown: bool | None = None
+) -> frozenset[int]:
     """The tested features whose missing values an explanation covers.
 
     ``missing`` is ``"learned"`` (the default): every tested feature when the model was trained
@@ -134,7 +137,9 @@ def missing_features(trees: list[Any], n_features: int, missing: Any, names: Any
     features had NaN; it shows that it was trained with some by a split whose threshold is
     infinite (it separates NaN from every number) or whose ``missing_go_to_left`` differs from
     the rule for a split no NaN reached (``n_node_samples[left] > n_node_samples[right]``). A
-    model trained with so few NaN that it shows neither is read with ``"all"``.
+    model trained with so few NaN that it shows neither is read with ``"all"``. ``shown``, when
+    given, is whether the model shows training with missing values, for a library whose trees
+    show it otherwise (:mod:`rfexplain.core.boosted_import`).
     """
     tested: set[int] = set()
     learned = False
@@ -142,16 +147,16 @@ def missing_features(trees: list[Any], n_features: int, missing: Any, names: Any
         feature = np.asarray(tree.feature)
         inner = np.asarray(tree.children_left) >= 0
         tested.update(int(f) for f in feature[inner])
-        if missing != "learned":
+        if missing != "learned" or shown is not None:
             continue
         left = np.asarray(tree.children_left)[inner]
         right = np.asarray(tree.children_right)[inner]
         samples = np.asarray(tree.n_node_samples)
         go_left = np.asarray(getattr(tree, "missing_go_to_left", np.zeros(len(feature), dtype=bool)))[inner]
-        shown = np.isinf(np.asarray(tree.threshold)[inner]) | (go_left.astype(bool) != (samples[left] > samples[right]))
-        learned = learned or bool(shown.any())
+        shows = np.isinf(np.asarray(tree.threshold)[inner]) | (go_left.astype(bool) != (samples[left] > samples[right]))
+        learned = learned or bool(shows.any())
     if missing == "learned":
-        return frozenset(tested) if learned else frozenset()
+        return frozenset(tested) if (learned if shown is None else shown) else frozenset()
     if missing == "none" or missing is None:
         return frozenset()
     if missing == "all":
