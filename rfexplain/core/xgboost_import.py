@@ -31,6 +31,10 @@ from rfexplain.core.imported import ImportedModel, NodeArrays
 
 __all__ = ["is_xgboost", "xgboost_trees"]
 
+_CATEGORICAL = (
+    "XGBoost categorical features (enable_categorical) are not supported yet: one-hot or ordinal encode the "
+    "categories before the model instead"
+)
 _OBJECTIVES = ("binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
 
 
@@ -68,6 +72,8 @@ def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None)
     n_features = int(learner["learner_model_param"]["num_feature"])
     n_scores = max(1, int(learner["learner_model_param"]["num_class"]))
     names = booster.feature_names
+    if "c" in (booster.feature_types or ()):
+        raise UnsupportedModelError(_CATEGORICAL)
     index = {name: f for f, name in enumerate(names)} if names else {f"f{f}": f for f in range(n_features)}
     nodes = [
         _node_arrays(json.loads(dump), index, k % n_scores, n_scores)
@@ -114,11 +120,8 @@ def _node_arrays(root: dict[str, Any], index: dict[str, int], k: int, n_scores: 
         if "leaf" in node:
             rows[at] = (-1, 0.0, -1, -1, False, leaf_vector(float(np.float32(node["leaf"])), k, n_scores))
             return at
-        if "split_condition" not in node or node["split"] not in index:
-            raise UnsupportedModelError(
-                "XGBoost categorical splits (enable_categorical) are not supported yet: one-hot or ordinal "
-                "encode the categories before the model instead"
-            )
+        if not isinstance(node.get("split_condition"), (int, float)) or node["split"] not in index:
+            raise UnsupportedModelError(_CATEGORICAL)
         children = {child["nodeid"]: child for child in node["children"]}
         split = np.float32(node["split_condition"])
         yes, no = add(children[node["yes"]]), add(children[node["no"]])
