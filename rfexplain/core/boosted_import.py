@@ -30,10 +30,16 @@ in exact arithmetic:
   round to ``float32(t)`` (a float64 input within half a float32 step above a threshold that is
   not a float32 number, or that float32 number itself when it lies above ``t``). ``experiments
   boosted`` measures the agreement with ``predict``; an exact float64 state space is future work
-  (docs/design.md, section 1). A split that sends every
-  non-missing value left (threshold ``+inf``, the missing values right) is its left child, as the
-  explained inputs have no missing values; native categorical splits and a model reading its
-  categories through its own encoder (``categorical_features``) are refused for now.
+  (docs/design.md, section 1). Native categorical splits and a model reading its categories
+  through its own encoder (``categorical_features``) are refused for now.
+
+Missing values (NaN) are one more state of their feature, as for the forests
+(:mod:`rfexplain.core.missing_routes`): every reader gives its trees as
+:class:`~rfexplain.core.imported.NodeArrays`, each node's NaN direction the library's, and
+:func:`read_boosted` reads them as scikit-learn's trees are read. HistGradientBoosting sends NaN by
+each node's ``missing_go_to_left`` (for a feature without NaN in training, scikit-learn's rule: the
+child with more samples); a split of threshold ``+inf`` separates NaN from every number.
+``GradientBoostingClassifier`` takes no NaN.
 """
 
 from __future__ import annotations

@@ -9,10 +9,13 @@ the raw scores: a binary model predicts class 1 iff its raw score is above 0 (ti
 float64 input with a float64 threshold; as for scikit-learn's ``HistGradientBoostingClassifier``
 (:mod:`rfexplain.core.boosted_import`), the reader rounds each threshold to the nearest float32
 number, which agrees with LightGBM on every input but those strictly above a threshold that
-round to the same float32 number. Categorical splits (``decision_type == "=="``), zeros read as
-missing values (``missing_type == "Zero"``), linear trees, random-forest mode
-(``average_output``) and objectives other than binary and multi-class classification are
-refused.
+round to the same float32 number. LightGBM reads every input ``|x| <= ZERO`` (``1e-35`` in
+float32) as 0, so a threshold in ``[-ZERO, 0)`` is ``x < -ZERO`` and one in ``[0, ZERO)`` is ``x <=
+ZERO``, exactly. A NaN goes to the ``default_left`` side of a split of ``missing_type`` NaN and is
+read as 0 by one of ``missing_type`` None (:func:`rfexplain.core.boosted_import.read_boosted`).
+Categorical splits (``decision_type == "=="``), zeros read as missing values (``missing_type ==
+"Zero"``), linear trees, random-forest mode (``average_output``) and objectives other than binary
+and multi-class classification are refused.
 """
 
 from __future__ import annotations

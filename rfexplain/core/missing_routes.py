@@ -67,7 +67,8 @@ class RoutedTree:
 
 
 def route_missing(tree: Any, missing: frozenset[int]) -> RoutedTree:
-    """The ``sklearn.tree._tree.Tree`` ``tree`` with NaN of the features in ``missing`` as the
+    """The ``sklearn.tree._tree.Tree`` ``tree`` (or a boosted model's
+    :class:`~rfexplain.core.imported.NodeArrays`) with NaN of the features in ``missing`` as the
     state above ``+inf`` (see the module docstring); its live nodes only, the root first."""
     children_left = np.asarray(tree.children_left).tolist()
     children_right = np.asarray(tree.children_right).tolist()

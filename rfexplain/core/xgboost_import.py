@@ -12,9 +12,12 @@ and ``binary:logitraw``, and its logit ``-log(1 / base_score - 1)`` in float32 f
 ``binary:logistic`` (as XGBoost computes it). Each leaf's entry is its float32 value, exactly;
 the decision is the exact sum's, while XGBoost adds in float32 (and rounds the sigmoid): the two
 can differ where two margins are within float32 rounding of each other (``experiments boosted``
-measures how often). Categorical splits, ``dart`` and ``gblinear`` boosters, several parallel
-trees per round and other objectives are refused. The explained inputs have no missing values,
-so the ``missing`` direction of a node plays no part.
+measures how often). A NaN goes to each node's ``missing`` child (its default direction), NaN
+being the missing value (an ``XGBClassifier`` with a number as ``missing=`` is refused); the model
+shows training with missing values by a default direction other than the one its updater gives a
+split no NaN reached (right for the histogram updaters, left for ``exact``). Categorical
+features, ``dart`` and ``gblinear`` boosters, several parallel trees per round and other
+objectives are refused.
 """
 
 from __future__ import annotations
