@@ -36,9 +36,10 @@ in exact arithmetic:
 Missing values (NaN) are one more state of their feature, as for the forests
 (:mod:`rfexplain.core.missing_routes`): every reader gives its trees as
 :class:`~rfexplain.core.imported.NodeArrays`, each node's NaN direction the library's, and
-:func:`read_boosted` reads them as scikit-learn's trees are read. HistGradientBoosting sends NaN by
-each node's ``missing_go_to_left`` (for a feature without NaN in training, scikit-learn's rule: the
-child with more samples); a split of threshold ``+inf`` separates NaN from every number.
+:func:`~rfexplain.core.boosted_nodes.read_boosted` reads them as scikit-learn's trees are read.
+HistGradientBoosting sends NaN by each node's ``missing_go_to_left`` (for a feature without NaN in
+training, scikit-learn's rule: the child with more samples); a split of threshold ``+inf``
+separates NaN from every number.
 ``GradientBoostingClassifier`` takes no NaN.
 """
 
@@ -48,20 +49,12 @@ from typing import Any
 
 import numpy as np
 
+from rfexplain.core.boosted_nodes import leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
 
-__all__ = [
-    "BOOSTED",
-    "is_boosted",
-    "boosted_trees",
-    "boosted_predict",
-    "compares_float64",
-    "read_boosted",
-    "leaf_vector",
-    "one_leaf",
-]
+__all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict", "compares_float64"]
 
 #: The gradient-boosted classifiers the readers take (XGBoost's: :mod:`rfexplain.core.xgboost_import`,
 #: LightGBM's: :mod:`rfexplain.core.lightgbm_import`; a ``Booster`` of either).
@@ -112,7 +105,7 @@ def boosted_trees(estimator: Any, names: Any, missing: Any = "learned", given_na
     (module docstring): one raw tree per fitted tree, each leaf's ``proba`` its score vector, and
     the initial score last; ``own_vote`` is ``"additive"``. ``names`` are the feature names found
     on the model, or ``None``; ``missing`` chooses the features whose NaN the trees route as the
-    model's ``predict`` does (:func:`rfexplain.core.sklearn_import.missing_features`, its names
+    model's ``predict`` does (:func:`rfexplain.core.missing_routes.missing_features`, its names
     ``given_names``, else the model's)."""
     from rfexplain.core.lightgbm_import import is_lightgbm, lightgbm_trees
     from rfexplain.core.xgboost_import import is_xgboost, xgboost_trees
@@ -149,36 +142,6 @@ def boosted_trees(estimator: Any, names: Any, missing: Any = "learned", given_na
         own_vote="additive",
         missing=chosen,
     )
-
-
-def read_boosted(
-    nodes: list[NodeArrays], n_features: int, missing: Any, names: Any, shown: bool | None = None
-) -> tuple[list[dict[str, Any]], tuple[int, ...]]:
-    """The raw trees of a boosted model's trees ``nodes`` and the features whose NaN they route:
-    those ``missing`` chooses (:func:`rfexplain.core.sklearn_import.missing_features`, ``names``
-    its feature names or ``None``; ``shown`` whether the model shows training with missing
-    values, else read off the trees as for scikit-learn's), read as the forests' missing values
-    (:func:`rfexplain.core.sklearn_import.read_tree`, :mod:`rfexplain.core.missing_routes`)."""
-    from rfexplain.core.sklearn_import import missing_features, read_tree
-
-    known = [f"x{i}" for i in range(n_features)] if names is None else [str(n) for n in names]
-    chosen = missing_features(nodes, n_features, missing, known, shown)
-    return [read_tree(tree, tree.vectors, chosen) for tree in nodes], tuple(sorted(chosen))
-
-
-def leaf_vector(value: float, k: int, n_scores: int, reverse: bool = False) -> list[float]:
-    """The score vector of a leaf adding ``value`` to raw score ``k`` of ``n_scores``: a binary
-    model's one raw score is the second class's score (the first's when ``reverse``)."""
-    if n_scores == 1:
-        return [float(value), 0.0] if reverse else [0.0, float(value)]
-    vector = [0.0] * n_scores
-    vector[k] = float(value)
-    return vector
-
-
-def one_leaf(vector: list[float]) -> dict[str, Any]:
-    """A raw tree of one leaf adding ``vector`` (a model's initial scores)."""
-    return {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0], "proba": [vector]}
 
 
 def _gradient_boosting(model: Any) -> tuple[list[NodeArrays], list[float], bool]:

@@ -12,7 +12,7 @@ number, which agrees with LightGBM on every input but those strictly above a thr
 round to the same float32 number. LightGBM reads every input ``|x| <= ZERO`` (``1e-35`` in
 float32) as 0, so a threshold in ``[-ZERO, 0)`` is ``x < -ZERO`` and one in ``[0, ZERO)`` is ``x <=
 ZERO``, exactly. A NaN goes to the ``default_left`` side of a split of ``missing_type`` NaN and is
-read as 0 by one of ``missing_type`` None (:func:`rfexplain.core.boosted_import.read_boosted`).
+read as 0 by one of ``missing_type`` None (:func:`rfexplain.core.boosted_nodes.read_boosted`).
 Categorical splits (``decision_type == "=="``), zeros read as missing values (``missing_type ==
 "Zero"``), linear trees, random-forest mode (``average_output``) and objectives other than binary
 and multi-class classification are refused.
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_import import leaf_vector, read_boosted
+from rfexplain.core.boosted_nodes import leaf_vector, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
@@ -47,7 +47,7 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     """The :class:`~rfexplain.core.imported.ImportedModel` of a fitted LightGBM classifier (module
     docstring): one raw tree per tree of the dump, each leaf's ``proba`` its score vector;
     ``own_vote`` is ``"additive"``. ``missing`` chooses the features whose NaN the trees route as
-    LightGBM does (:func:`rfexplain.core.boosted_import.read_boosted`; names in it
+    LightGBM does (:func:`rfexplain.core.boosted_nodes.read_boosted`; names in it
     ``given_names``, else the model's); the model shows training with missing values by a split
     of ``missing_type`` NaN."""
     booster = model.booster_ if type(model).__name__ == "LGBMClassifier" else model
@@ -112,16 +112,7 @@ def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool])
         return at
 
     add(info["tree_structure"])
-    feature, threshold, left, right, nan_left, vectors = zip(*rows)
-    return NodeArrays(
-        children_left=np.asarray(left, dtype=np.intp),
-        children_right=np.asarray(right, dtype=np.intp),
-        feature=np.asarray(feature, dtype=np.intp),
-        threshold=np.asarray(threshold, dtype=np.float64),
-        missing_go_to_left=np.asarray(nan_left, dtype=bool),
-        n_node_samples=np.zeros(len(rows), dtype=np.int64),
-        vectors=np.asarray(vectors, dtype=np.float64),
-    )
+    return NodeArrays.of_rows(rows)
 
 
 def _threshold(t: float) -> float:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_import import leaf_vector, one_leaf, read_boosted
+from rfexplain.core.boosted_nodes import leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.imported import ImportedModel, NodeArrays
 
@@ -51,7 +51,7 @@ def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None)
     (module docstring): one raw tree per dumped tree, each leaf's ``proba`` its score vector, the
     base margin a last tree with a single leaf; ``own_vote`` is ``"additive"``. ``missing``
     chooses the features whose NaN the trees route by their default directions
-    (:func:`rfexplain.core.boosted_import.read_boosted`; names in it ``given_names``, else the
+    (:func:`rfexplain.core.boosted_nodes.read_boosted`; names in it ``given_names``, else the
     model's)."""
 
     booster = model.get_booster() if type(model).__name__ == "XGBClassifier" else model
@@ -133,13 +133,4 @@ def _node_arrays(root: dict[str, Any], index: dict[str, int], k: int, n_scores: 
         return at
 
     add(root)
-    feature, threshold, left, right, nan_left, vectors = zip(*rows)
-    return NodeArrays(
-        children_left=np.asarray(left, dtype=np.intp),
-        children_right=np.asarray(right, dtype=np.intp),
-        feature=np.asarray(feature, dtype=np.intp),
-        threshold=np.asarray(threshold, dtype=np.float64),
-        missing_go_to_left=np.asarray(nan_left, dtype=bool),
-        n_node_samples=np.zeros(len(rows), dtype=np.int64),
-        vectors=np.asarray(vectors, dtype=np.float64),
-    )
+    return NodeArrays.of_rows(rows)
