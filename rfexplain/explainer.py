@@ -69,7 +69,8 @@ class Explainer:
         flags instances the model's ``predict`` decides differently). The ``"circuit"`` engine
         explains the hard vote only and refuses a soft-vote forest with impure leaves.
     missing : {"learned", "all", "none"} or sequence of str, optional
-        For a scikit-learn model: the features whose missing values (NaN) instances may hold,
+        For a fitted model (a forest, or a boosted model of scikit-learn, XGBoost or LightGBM):
+        the features whose missing values (NaN) instances may hold,
         routed as the model's ``predict`` routes them, "missing" being one more state of each
         (:meth:`Forest.from_sklearn <rfexplain.core.forest.Forest.from_sklearn>`; docs/design.md,
         section 1). ``"learned"`` (default): every feature the trees test when the model was trained

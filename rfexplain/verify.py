@@ -127,7 +127,9 @@ class _Trees:
     nan_left: list[np.ndarray]  # per node, whether a missing value (NaN) goes left
 
 
-def _trees_of(model: Any) -> _Trees:
+def _trees_of(model: Any, missing: frozenset[int] = frozenset()) -> _Trees:
+    """The trees of ``model``; a gradient-boosted model's with the NaN of the features in
+    ``missing`` routed as its ``predict`` routes it."""
     if isinstance(model, Forest):
         feats, thrs, lefts, rights, values = [], [], [], [], []
         for tree in model.trees:
@@ -151,7 +153,7 @@ def _trees_of(model: Any) -> _Trees:
         return _Trees(feats, thrs, lefts, rights, values, model.n_features, model.n_classes, nan_left)
     estimator = final_estimator(model)
     if is_boosted(estimator):
-        return _boosted_trees_of(estimator)
+        return _boosted_trees_of(estimator, missing)
     members = getattr(estimator, "estimators_", [estimator])
     feats, thrs, lefts, rights, values, nan_left = [], [], [], [], [], []
     for member in members:
@@ -167,10 +169,11 @@ def _trees_of(model: Any) -> _Trees:
     return _Trees(feats, thrs, lefts, rights, values, int(estimator.n_features_in_), len(estimator.classes_), nan_left)
 
 
-def _boosted_trees_of(estimator: Any) -> _Trees:
+def _boosted_trees_of(estimator: Any, missing: frozenset[int]) -> _Trees:
     """A gradient-boosted model's trees as the reader gives them (each leaf's score vector, the
-    initial score a one-leaf tree; :mod:`rfexplain.core.boosted_import`), for the sum rule."""
-    imported = boosted_trees(estimator, None)
+    initial score a one-leaf tree; :mod:`rfexplain.core.boosted_import`), for the sum rule; the
+    NaN of the features in ``missing`` routed by tests ``x <= inf`` (NaN goes right)."""
+    imported = boosted_trees(estimator, None, sorted(missing))
     feats, thrs, lefts, rights, values = [], [], [], [], []
     for raw in imported.trees:
         f = np.asarray(raw["feature"], dtype=np.int64)
@@ -179,7 +182,7 @@ def _boosted_trees_of(estimator: Any) -> _Trees:
         lefts.append(np.asarray(raw["left"], dtype=np.int64))
         rights.append(np.asarray(raw["right"], dtype=np.int64))
         values.append(np.asarray([v if v is not None else [0.0] * len(imported.classes) for v in raw["proba"]]))
-    nan_left = [np.zeros(len(f), dtype=bool) for f in feats]  # read without missing values
+    nan_left = [np.zeros(len(f), dtype=bool) for f in feats]  # NaN <= t is false: NaN goes right
     return _Trees(feats, thrs, lefts, rights, values, imported.n_features, len(imported.classes), nan_left)
 
 
@@ -209,7 +212,7 @@ def model_vote(model: Any, X: np.ndarray, vote: str = "hard") -> np.ndarray:
         return model.predict_index(X32)
     estimator = final_estimator(model)
     if is_boosted(estimator):  # in the forest's class order (reversed for a binary GradientBoostingClassifier)
-        classes = boosted_trees(estimator, None).classes
+        classes = boosted_trees(estimator, None, "none").classes
         labels = boosted_predict(estimator, model_input(estimator, X32)).tolist()
         return np.asarray([classes.index(label) for label in labels], dtype=np.int64)
     classes = list(np.asarray(estimator.classes_).tolist())
@@ -450,15 +453,15 @@ class _Verifier:
         self.reason = reason
         self.model = model
         self.vote = vote or _vote_of(reason, model)
-        self.trees = _trees_of(model)
+        assert reason.space is not None and reason.instance is not None and reason.decision is not None
+        self.space = reason.space
+        missing = frozenset(f for f in range(len(self.space.thresholds)) if self.space.accepts_missing(f))
+        self.trees = _trees_of(model, missing)
         #: who classifies the witnesses, as the checks' reports name it
         self.judge = "the forest model" if isinstance(model, Forest) else "the scikit-learn model"
         self.checks: list[Check] = []
-        assert reason.space is not None and reason.instance is not None and reason.decision is not None
-        self.space = reason.space
         self.instance = reason.instance
         self.decision = reason.decision
-        missing = frozenset(f for f in range(self.trees.n_features) if self.space.accepts_missing(f))
         self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget, missing)
         self.n = self.trees.n_features
         self._witness_inputs: list[tuple[tuple[float, ...], list[int], int]] | None = None

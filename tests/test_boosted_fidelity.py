@@ -2,7 +2,10 @@
 few distinct values (so that thresholds meet data values), binary and multi-class, each library;
 the decision equals ``predict`` on the data and at every threshold with its float64 and float32
 neighbours, but for exactly the documented inputs of the float64-comparing libraries
-(HistGradientBoosting, LightGBM: above a threshold ``t`` and rounding to ``float32(t)``)."""
+(HistGradientBoosting, LightGBM: above a threshold ``t`` and rounding to ``float32(t)``; LightGBM
+below ``-1e-35`` and rounding onto it, where its split at ``-1e-35`` is ``x < -1e-35``). Models
+trained with missing values decide as ``predict`` with NaN in any feature, at every threshold
+too (:mod:`tests.test_boosted_missing`)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingCla
 
 from rfexplain import Forest
 from tests.hypothesis_budget import examples
+from tests.test_boosted_missing import _assert_decides_as_predict, _data, _rounds_across
+from tests.test_boosted_missing import _fit as _fit_missing
 
 pytestmark = pytest.mark.slow
 
@@ -92,8 +97,27 @@ def test_random_boosted_models_decide_as_predict(kind: str, n_classes: int, roun
             row = X[len(rows) % len(X)].copy()
             row[f] = v
             rows.append(row)
-            # the float64-comparing libraries' one disagreement: above a float64 threshold, rounding onto it
-            documented.append(any(v > t and np.float32(v) == np.float32(t) for t in originals[f]))
+            # the float64-comparing libraries' disagreement: rounding across a float64 threshold
+            documented.append(any(_rounds_across(kind, v, t) for t in originals[f]))
     rows64 = np.asarray(rows)
     differ = np.flatnonzero(forest.predict(rows64) != model.predict(rows64))
     assert set(differ.tolist()) <= set(np.flatnonzero(documented).tolist())
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    kind=st.sampled_from(("hgb", "xgb", "lgbm")),
+    n_classes=st.integers(2, 3),
+    rounds=st.integers(1, 6),
+    depth=st.integers(1, 3),
+    nan=st.sampled_from((0.05, 0.2, 0.5)),
+    seed=st.integers(0, 2**16),
+)
+def test_random_boosted_models_with_missing_values_decide_as_predict(
+    kind: str, n_classes: int, rounds: int, depth: int, nan: float, seed: int
+) -> None:
+    X, y = _data(seed, n_classes=n_classes, nan=nan)
+    if len(np.unique(y)) < 2:
+        return
+    model = _fit_missing(kind, X, y, rounds=rounds, depth=depth)
+    _assert_decides_as_predict(kind, Forest.from_sklearn(model, missing="all"), model, X)

@@ -30,21 +30,29 @@ in exact arithmetic:
   round to ``float32(t)`` (a float64 input within half a float32 step above a threshold that is
   not a float32 number, or that float32 number itself when it lies above ``t``). ``experiments
   boosted`` measures the agreement with ``predict``; an exact float64 state space is future work
-  (docs/design.md, section 1). A split that sends every
-  non-missing value left (threshold ``+inf``, the missing values right) is its left child, as the
-  explained inputs have no missing values; native categorical splits and a model reading its
-  categories through its own encoder (``categorical_features``) are refused for now.
+  (docs/design.md, section 1). Native categorical splits and a model reading its categories
+  through its own encoder (``categorical_features``) are refused for now.
+
+Missing values (NaN) are one more state of their feature, as for the forests
+(:mod:`rfexplain.core.missing_routes`): every reader gives its trees as
+:class:`~rfexplain.core.imported.NodeArrays`, each node's NaN direction the library's, and
+:func:`~rfexplain.core.boosted_nodes.read_boosted` reads them as scikit-learn's trees are read.
+HistGradientBoosting sends NaN by each node's ``missing_go_to_left`` (for a feature without NaN in
+training, scikit-learn's rule: the child with more samples); a split of threshold ``+inf``
+separates NaN from every number.
+``GradientBoostingClassifier`` takes no NaN.
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
+from rfexplain.core.boosted_nodes import leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
-from rfexplain.core.imported import ImportedModel, live_nodes
+from rfexplain.core.floats import nearest_float32
+from rfexplain.core.imported import ImportedModel, NodeArrays
 
 __all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict", "compares_float64"]
 
@@ -92,79 +100,52 @@ def boosted_predict(estimator: Any, X: np.ndarray) -> np.ndarray:
     return np.argmax(probabilities, axis=1)
 
 
-def boosted_trees(estimator: Any, names: Any) -> ImportedModel:
+def boosted_trees(estimator: Any, names: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
     """The :class:`~rfexplain.core.imported.ImportedModel` of a fitted boosted classifier
     (module docstring): one raw tree per fitted tree, each leaf's ``proba`` its score vector, and
     the initial score last; ``own_vote`` is ``"additive"``. ``names`` are the feature names found
-    on the model, or ``None``."""
+    on the model, or ``None``; ``missing`` chooses the features whose NaN the trees route as the
+    model's ``predict`` does (:func:`rfexplain.core.missing_routes.missing_features`, its names
+    ``given_names``, else the model's)."""
     from rfexplain.core.lightgbm_import import is_lightgbm, lightgbm_trees
     from rfexplain.core.xgboost_import import is_xgboost, xgboost_trees
 
     if is_xgboost(estimator):
-        return xgboost_trees(estimator)
+        return xgboost_trees(estimator, missing, given_names)
     if is_lightgbm(estimator):
-        return lightgbm_trees(estimator)
+        return lightgbm_trees(estimator, missing, given_names)
     kind = type(estimator).__name__
     fitted = "estimators_" if kind == "GradientBoostingClassifier" else "_predictors"
     if not hasattr(estimator, fitted):
         raise NotFittedError(f"this {kind} is not fitted yet: call fit() before explaining it")
     classes = np.asarray(estimator.classes_).tolist()
+    n_features = int(estimator.n_features_in_)
+    shown = None
     if kind == "GradientBoostingClassifier":
-        trees, initial, reverse = _gradient_boosting(estimator)
+        nodes, initial, reverse = _gradient_boosting(estimator)
+        shown = False  # its predict refuses NaN
     else:
-        trees, initial, reverse = _hist_gradient_boosting(estimator)
-    trees.append(_one_leaf(initial))
+        nodes, initial, reverse = _hist_gradient_boosting(estimator)
+    trees, chosen = read_boosted(nodes, n_features, missing, given_names if given_names is not None else names, shown)
+    if chosen and shown is False:
+        raise UnsupportedModelError(
+            "GradientBoostingClassifier takes no missing values (its predict refuses NaN): read it with "
+            "missing='learned' or 'none', or use HistGradientBoostingClassifier, which routes them"
+        )
+    trees.append(one_leaf(initial))
     return ImportedModel(
         trees=trees,
-        n_features=int(estimator.n_features_in_),
+        n_features=n_features,
         classes=classes[::-1] if reverse else classes,
         feature_names=[str(n) for n in names] if names is not None else None,
         source=f"{kind}(n_trees={len(trees) - 1}, classes={len(classes)})",
         own_vote="additive",
+        missing=chosen,
     )
 
 
-def _vector(value: float, k: int, n_scores: int, reverse: bool) -> list[float]:
-    """The score vector of a leaf adding ``value`` to raw score ``k`` of ``n_scores``: a binary
-    model's one raw score is the second class's score (the first's when ``reverse``)."""
-    if n_scores == 1:
-        return [float(value), 0.0] if reverse else [0.0, float(value)]
-    vector = [0.0] * n_scores
-    vector[k] = float(value)
-    return vector
-
-
-def _one_leaf(vector: list[float]) -> dict[str, Any]:
-    return {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0], "proba": [vector]}
-
-
-def _raw_tree(
-    children_left: np.ndarray,
-    children_right: np.ndarray,
-    feature: np.ndarray,
-    threshold: np.ndarray,
-    leaf_vectors: np.ndarray,
-) -> dict[str, Any]:
-    """A raw tree (:meth:`Forest.from_raw_trees <rfexplain.core.forest.Forest.from_raw_trees>`)
-    from node arrays (``-1`` children at leaves), without the splits no finite input passes."""
-
-    nodes = SimpleNamespace(children_left=children_left, children_right=children_right, threshold=threshold)
-    keep, left, right = live_nodes(nodes)
-    internal = left >= 0
-    vectors = leaf_vectors[keep]
-    return {
-        "feature": np.where(internal, feature[keep], -1).tolist(),
-        "threshold": np.where(internal, threshold[keep], 0.0).tolist(),
-        "left": left.tolist(),
-        "right": right.tolist(),
-        # a leaf's label: its vector's largest entry (ties to the lowest index)
-        "label": np.where(internal, -1, np.argmax(vectors, axis=1)).tolist(),
-        "proba": [None if inner else row for inner, row in zip(internal.tolist(), vectors.tolist())],
-    }
-
-
-def _gradient_boosting(model: Any) -> tuple[list[dict[str, Any]], list[float], bool]:
-    """``GradientBoostingClassifier``: raw trees, initial score vector, reversed classes."""
+def _gradient_boosting(model: Any) -> tuple[list[NodeArrays], list[float], bool]:
+    """``GradientBoostingClassifier``: its trees, initial score vector, reversed classes."""
     init = model.init_
     if not (isinstance(init, str) and init == "zero") and type(init).__name__ != "DummyClassifier":
         raise UnsupportedModelError(
@@ -181,14 +162,24 @@ def _gradient_boosting(model: Any) -> tuple[list[dict[str, Any]], list[float], b
         for k, regressor in enumerate(stage):
             tree = regressor.tree_
             values = scale * np.asarray(tree.value[:, 0, 0], dtype=np.float64)  # as predict_stages computes
-            vectors = np.asarray([_vector(v, k, n_scores, reverse) for v in values.tolist()])
-            children = np.asarray(tree.children_left, dtype=np.intp), np.asarray(tree.children_right, dtype=np.intp)
-            trees.append(_raw_tree(*children, np.asarray(tree.feature), np.asarray(tree.threshold), vectors))
+            trees.append(
+                NodeArrays(
+                    children_left=np.asarray(tree.children_left, dtype=np.intp),
+                    children_right=np.asarray(tree.children_right, dtype=np.intp),
+                    feature=np.asarray(tree.feature, dtype=np.intp),
+                    threshold=np.asarray(tree.threshold, dtype=np.float64),
+                    missing_go_to_left=np.zeros(tree.node_count, dtype=bool),
+                    n_node_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
+                    vectors=np.asarray([leaf_vector(v, k, n_scores, reverse) for v in values.tolist()]),
+                )
+            )
     return trees, _vector_of(initial, n_scores, reverse), reverse
 
 
-def _hist_gradient_boosting(model: Any) -> tuple[list[dict[str, Any]], list[float], bool]:
-    """``HistGradientBoostingClassifier``: raw trees, initial score vector, reversed classes."""
+def _hist_gradient_boosting(model: Any) -> tuple[list[NodeArrays], list[float], bool]:
+    """``HistGradientBoostingClassifier``: its trees, initial score vector, reversed classes.
+    A node sends NaN by its ``missing_go_to_left``, which scikit-learn sets, for a feature with
+    no NaN in training, to the child with more training samples (its ``count``)."""
     categorical = getattr(model, "is_categorical_", None)
     if getattr(model, "_preprocessor", None) is not None or (categorical is not None and np.any(categorical)):
         raise UnsupportedModelError(
@@ -204,18 +195,23 @@ def _hist_gradient_boosting(model: Any) -> tuple[list[dict[str, Any]], list[floa
             leaf = np.asarray(nodes["is_leaf"], dtype=bool)
             if np.any(np.asarray(nodes["is_categorical"], dtype=bool) & ~leaf):
                 raise UnsupportedModelError("native categorical splits are not supported yet")
-            children_left = np.where(leaf, -1, np.asarray(nodes["left"], dtype=np.intp))
-            children_right = np.where(leaf, -1, np.asarray(nodes["right"], dtype=np.intp))
-            vectors = np.asarray([_vector(v, k, n_scores, False) for v in np.asarray(nodes["value"]).tolist()])
-            feature = np.asarray(nodes["feature_idx"], dtype=np.intp)
-            # float32(t), rounded to nearest (module docstring); from_raw_trees keeps a float32 number
-            threshold = np.asarray(nodes["num_threshold"], dtype=np.float64).astype(np.float32).astype(np.float64)
-            trees.append(_raw_tree(children_left, children_right, feature, threshold, vectors))
+            trees.append(
+                NodeArrays(
+                    children_left=np.where(leaf, -1, np.asarray(nodes["left"], dtype=np.intp)),
+                    children_right=np.where(leaf, -1, np.asarray(nodes["right"], dtype=np.intp)),
+                    feature=np.asarray(nodes["feature_idx"], dtype=np.intp),
+                    # float32(t), rounded to nearest (module docstring); from_raw_trees keeps a float32 number
+                    threshold=nearest_float32(nodes["num_threshold"]),
+                    missing_go_to_left=np.asarray(nodes["missing_go_to_left"], dtype=bool),
+                    n_node_samples=np.asarray(nodes["count"], dtype=np.int64),
+                    vectors=np.asarray([leaf_vector(v, k, n_scores) for v in np.asarray(nodes["value"]).tolist()]),
+                )
+            )
     return trees, _vector_of(initial, n_scores, False), False
 
 
 def _vector_of(initial: np.ndarray, n_scores: int, reverse: bool) -> list[float]:
-    """The initial raw scores as a score vector (see :func:`_vector`)."""
+    """The initial raw scores as a score vector (see :func:`leaf_vector`)."""
     if n_scores == 1:
-        return _vector(float(initial[0]), 0, 1, reverse)
+        return leaf_vector(float(initial[0]), 0, 1, reverse)
     return [float(v) for v in initial]

@@ -22,10 +22,18 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
 
 import numpy as np
 
-__all__ = ["cell_decimal", "float32_number", "float32_text", "largest_float32_at_most", "significant_digits"]
+__all__ = [
+    "cell_decimal",
+    "float32_number",
+    "float32_text",
+    "largest_float32_at_most",
+    "nearest_float32",
+    "significant_digits",
+]
 
 
 def largest_float32_at_most(t: float) -> float:
@@ -36,6 +44,14 @@ def largest_float32_at_most(t: float) -> float:
         if float(f) > t:
             f = np.nextafter(f, np.float32(-np.inf))
     return float(f)
+
+
+def nearest_float32(values: Any) -> np.ndarray:
+    """``values`` rounded to the nearest float32 numbers, as float64: beyond the largest float32
+    number, an infinity of their sign (a threshold no float32 number exceeds, such as LightGBM's
+    ``1e308`` of a split that separates the missing values from every number)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(values, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def float32_number(value: float, side: int = 0) -> float:

@@ -423,7 +423,7 @@ class Forest:
         trees, hard -- the argmax of ``tree_.value`` -- for a single decision tree), ``"soft"`` or
         ``"hard"``; the leaves' class-probability vectors are kept whatever the mode. ``missing``
         names the features whose missing values (NaN) instances may hold, routed as the model's
-        ``predict`` routes them (:func:`rfexplain.core.sklearn_import.missing_features`):
+        ``predict`` routes them (:func:`rfexplain.core.missing_routes.missing_features`):
         ``"learned"`` (default; every tested feature of a model trained with missing values, none
         for one trained without), ``"all"``, ``"none"``, or a sequence of names or indices.
 

@@ -10,7 +10,40 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ImportedModel", "live_nodes"]
+__all__ = ["ImportedModel", "NodeArrays", "live_nodes"]
+
+
+@dataclass(frozen=True)
+class NodeArrays:
+    """One fitted tree of any library as the node arrays of a ``sklearn.tree._tree.Tree`` (what
+    :func:`rfexplain.core.missing_routes.read_tree` and
+    :func:`~rfexplain.core.missing_routes.missing_features` read): per node its children (``-1``
+    at a leaf), feature, threshold (a number ``x`` goes left iff ``x <= threshold``), whether a
+    missing value (NaN) goes left, its number of training samples (``0`` where the library does
+    not say) and its score vector (``vectors``, one row per node; a leaf's is what it adds)."""
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_go_to_left: np.ndarray
+    n_node_samples: np.ndarray
+    vectors: np.ndarray
+
+    @classmethod
+    def of_rows(cls, rows: list[tuple[int, float, int, int, bool, list[float]]]) -> NodeArrays:
+        """The arrays of nodes given one row each: ``(feature, threshold, left, right, NaN goes
+        left, vector)`` (``-1`` feature and children at a leaf), no sample counts."""
+        feature, threshold, left, right, nan_left, vectors = zip(*rows)
+        return cls(
+            children_left=np.asarray(left, dtype=np.intp),
+            children_right=np.asarray(right, dtype=np.intp),
+            feature=np.asarray(feature, dtype=np.intp),
+            threshold=np.asarray(threshold, dtype=np.float64),
+            missing_go_to_left=np.asarray(nan_left, dtype=bool),
+            n_node_samples=np.zeros(len(rows), dtype=np.int64),
+            vectors=np.asarray(vectors, dtype=np.float64),
+        )
 
 
 @dataclass(frozen=True)
@@ -24,7 +57,7 @@ class ImportedModel:
     #: ``"additive"`` for a gradient-boosted model (:mod:`rfexplain.core.boosted_import`).
     own_vote: str
     #: The features whose missing values (NaN) the trees route, in increasing order
-    #: (:func:`rfexplain.core.sklearn_import.missing_features`).
+    #: (:func:`rfexplain.core.missing_routes.missing_features`).
     missing: tuple[int, ...] = ()
 
 
@@ -35,7 +68,7 @@ def live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     scikit-learn (1.3 on) trains on data with missing values; a split that separates the missing
     values from every finite one stores the threshold ``+inf`` and sends every finite value left
     (``x <= inf``), a threshold ``-inf`` every finite value right. Read without missing values
-    (:func:`rfexplain.core.sklearn_import.missing_features`), such a node is its one child the
+    (:func:`rfexplain.core.missing_routes.missing_features`), such a node is its one child the
     inputs explained reach, and reading it as a test would put an infinite threshold in the
     feature's domain. The other nodes' missing-value routing (``missing_go_to_left``) concerns
     NaN only and is ignored for the same reason (:mod:`rfexplain.core.missing_routes` reads it for

@@ -19,6 +19,10 @@ orders of magnitude (a tree path is the engines' unit; shared subtrees would nee
 that grows past :data:`MAX_GROWTH` times its size (plus :data:`GROWTH_ALLOWANCE` nodes) is
 refused, naming the remedies.
 
+:func:`missing_features` chooses the features read with their missing state, :func:`read_tree`
+reads a tree (scikit-learn's, or a boosted model's :class:`~rfexplain.core.imported.NodeArrays`)
+into a raw tree with them.
+
 Features outside the chosen set keep their number-only reading: a split with an infinite
 threshold is its one child reachable by numbers, and NaN routing is dropped (NaN is refused
 there).
@@ -32,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.errors import UnsupportedModelError
+from rfexplain.core.errors import InvalidArgumentError, UnsupportedModelError
+from rfexplain.core.imported import live_nodes
 
-__all__ = ["RoutedTree", "route_missing", "MAX_GROWTH", "GROWTH_ALLOWANCE"]
+__all__ = ["RoutedTree", "route_missing", "read_tree", "missing_features", "MAX_GROWTH", "GROWTH_ALLOWANCE"]
 
 #: The most a tree may grow by when its splits that send NaN left are rewritten (nodes after /
 #: nodes before), beyond an allowance of :data:`GROWTH_ALLOWANCE` nodes for small trees.
@@ -67,7 +72,8 @@ class RoutedTree:
 
 
 def route_missing(tree: Any, missing: frozenset[int]) -> RoutedTree:
-    """The ``sklearn.tree._tree.Tree`` ``tree`` with NaN of the features in ``missing`` as the
+    """The ``sklearn.tree._tree.Tree`` ``tree`` (or a boosted model's
+    :class:`~rfexplain.core.imported.NodeArrays`) with NaN of the features in ``missing`` as the
     state above ``+inf`` (see the module docstring); its live nodes only, the root first."""
     children_left = np.asarray(tree.children_left).tolist()
     children_right = np.asarray(tree.children_right).tolist()
@@ -112,3 +118,87 @@ def route_missing(tree: Any, missing: frozenset[int]) -> RoutedTree:
             stack.append((node, present, absent | {f}, nan))
             stack.append((node, present | {f}, absent, number))
     return out
+
+
+def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozenset()) -> dict[str, Any]:
+    """A raw tree (see :meth:`Forest.from_raw_trees <rfexplain.core.forest.Forest.from_raw_trees>`)
+    of the ``sklearn.tree._tree.Tree`` ``tree``, each node's vector (``proba``) the row of
+    ``vectors`` of the node it copies and its label that row's argmax; NaN of the features in
+    ``missing`` routed as scikit-learn routes it (:func:`route_missing`), splits no number passes
+    dropped for the others (:func:`live_nodes`)."""
+    if missing:
+        routed = route_missing(tree, missing)
+        return {
+            "feature": routed.feature,
+            "threshold": routed.threshold,
+            "left": routed.left,
+            "right": routed.right,
+            "label": np.argmax(vectors[routed.source], axis=1).tolist(),
+            "proba": vectors[routed.source].tolist(),
+        }
+    keep, left, right = live_nodes(tree)
+    feature = left >= 0
+    return {
+        "feature": np.where(feature, tree.feature[keep], -1).tolist(),
+        "threshold": np.where(feature, tree.threshold[keep], 0.0).tolist(),
+        "left": left.tolist(),
+        "right": right.tolist(),
+        "label": np.argmax(vectors[keep], axis=1).tolist(),
+        "proba": vectors[keep].tolist(),
+    }
+
+
+def missing_features(
+    trees: list[Any], n_features: int, missing: Any, names: Any = None, shown: bool | None = None
+) -> frozenset[int]:
+    """The tested features whose missing values an explanation covers.
+
+    ``missing`` is ``"learned"`` (the default): every tested feature when the model was trained
+    with missing values, none otherwise; ``"all"``: every tested feature; ``"none"``: no feature
+    (NaN refused everywhere); or a sequence of feature indices or names. A feature no tree tests
+    never gets a missing state (the model ignores it).
+
+    Every split of a model trained with missing values holds a NaN direction (scikit-learn's
+    ``predict`` routes NaN in every feature): the one learned from the NaN that reached it, or,
+    where none did, the child with more training samples. The model does not store which
+    features had NaN; it shows that it was trained with some by a split whose threshold is
+    infinite (it separates NaN from every number) or whose ``missing_go_to_left`` differs from
+    the rule for a split no NaN reached (``n_node_samples[left] > n_node_samples[right]``). A
+    model trained with so few NaN that it shows neither is read with ``"all"``. ``shown``, when
+    given, is whether the model shows training with missing values, for a library whose trees
+    show it otherwise (:mod:`rfexplain.core.boosted_import`).
+    """
+    tested: set[int] = set()
+    learned = False
+    for tree in trees:
+        feature = np.asarray(tree.feature)
+        inner = np.asarray(tree.children_left) >= 0
+        tested.update(int(f) for f in feature[inner])
+        if missing != "learned" or shown is not None:
+            continue
+        left = np.asarray(tree.children_left)[inner]
+        right = np.asarray(tree.children_right)[inner]
+        samples = np.asarray(tree.n_node_samples)
+        go_left = np.asarray(getattr(tree, "missing_go_to_left", np.zeros(len(feature), dtype=bool)))[inner]
+        shows = np.isinf(np.asarray(tree.threshold)[inner]) | (go_left.astype(bool) != (samples[left] > samples[right]))
+        learned = learned or bool(shows.any())
+    if missing == "learned":
+        return frozenset(tested) if (learned if shown is None else shown) else frozenset()
+    if missing == "none" or missing is None:
+        return frozenset()
+    if missing == "all":
+        return frozenset(tested)
+    if isinstance(missing, str) or not hasattr(missing, "__iter__"):
+        raise InvalidArgumentError(
+            f"missing must be 'learned', 'all', 'none' or a sequence of features. Got {missing!r} instead."
+        )
+    index = {str(n): i for i, n in enumerate(names)} if names is not None else {}
+    chosen: set[int] = set()
+    for item in missing:
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= int(item) < n_features:
+            chosen.add(int(item))
+        elif str(item) in index:
+            chosen.add(index[str(item)])
+        else:
+            raise InvalidArgumentError(f"missing names an unknown feature: {item!r}")
+    return frozenset(chosen & tested)

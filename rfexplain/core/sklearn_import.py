@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.errors import InvalidArgumentError, NotFittedError, UnsupportedModelError
+from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.imported import ImportedModel, live_nodes
-from rfexplain.core.missing_routes import route_missing
+from rfexplain.core.missing_routes import missing_features, read_tree
 
 __all__ = [
     "ImportedModel",
@@ -84,17 +84,18 @@ def tree_classifier(model: Any, *, expected: str = "model must be one of", also:
 
 def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
     """Extract the trees of a fitted scikit-learn classifier as raw node arrays (a gradient-boosted
-    one through :func:`rfexplain.core.boosted_import.boosted_trees`, without missing values).
+    one through :func:`rfexplain.core.boosted_import.boosted_trees`).
 
-    ``missing`` chooses the features whose NaN the trees route as scikit-learn's ``predict``
-    does (:func:`missing_features`; names in it are ``given_names``, else the model's, else
+    ``missing`` chooses the features whose NaN the trees route as the model's ``predict`` does
+    (:func:`missing_features`; names in it are ``given_names``, else the model's, else
     ``x0, x1, ...``); the others' missing-value routing is dropped."""
     from rfexplain.core.boosted_import import BOOSTED, boosted_trees, is_boosted
 
     if is_boosted(final_estimator(model)):
         estimator = final_estimator(model)
         names = getattr(estimator, "feature_names_in_", None)
-        return boosted_trees(estimator, names if names is not None else getattr(model, "feature_names_in_", None))
+        names = names if names is not None else getattr(model, "feature_names_in_", None)
+        return boosted_trees(estimator, names, missing, given_names)
     estimator = tree_classifier(model, also=BOOSTED)
     kind = type(estimator).__name__
     trees = [estimator] if kind == "DecisionTreeClassifier" else list(estimator.estimators_)
@@ -120,58 +121,6 @@ def raw_trees_of(model: Any, missing: Any = "learned", given_names: Any = None) 
     )
 
 
-def missing_features(trees: list[Any], n_features: int, missing: Any, names: Any = None) -> frozenset[int]:
-    """The tested features whose missing values an explanation covers.
-
-    ``missing`` is ``"learned"`` (the default): every tested feature when the model was trained
-    with missing values, none otherwise; ``"all"``: every tested feature; ``"none"``: no feature
-    (NaN refused everywhere); or a sequence of feature indices or names. A feature no tree tests
-    never gets a missing state (the model ignores it).
-
-    Every split of a model trained with missing values holds a NaN direction (scikit-learn's
-    ``predict`` routes NaN in every feature): the one learned from the NaN that reached it, or,
-    where none did, the child with more training samples. The model does not store which
-    features had NaN; it shows that it was trained with some by a split whose threshold is
-    infinite (it separates NaN from every number) or whose ``missing_go_to_left`` differs from
-    the rule for a split no NaN reached (``n_node_samples[left] > n_node_samples[right]``). A
-    model trained with so few NaN that it shows neither is read with ``"all"``.
-    """
-    tested: set[int] = set()
-    learned = False
-    for tree in trees:
-        feature = np.asarray(tree.feature)
-        inner = np.asarray(tree.children_left) >= 0
-        tested.update(int(f) for f in feature[inner])
-        if missing != "learned":
-            continue
-        left = np.asarray(tree.children_left)[inner]
-        right = np.asarray(tree.children_right)[inner]
-        samples = np.asarray(tree.n_node_samples)
-        go_left = np.asarray(getattr(tree, "missing_go_to_left", np.zeros(len(feature), dtype=bool)))[inner]
-        shown = np.isinf(np.asarray(tree.threshold)[inner]) | (go_left.astype(bool) != (samples[left] > samples[right]))
-        learned = learned or bool(shown.any())
-    if missing == "learned":
-        return frozenset(tested) if learned else frozenset()
-    if missing == "none" or missing is None:
-        return frozenset()
-    if missing == "all":
-        return frozenset(tested)
-    if isinstance(missing, str) or not hasattr(missing, "__iter__"):
-        raise InvalidArgumentError(
-            f"missing must be 'learned', 'all', 'none' or a sequence of features. Got {missing!r} instead."
-        )
-    index = {str(n): i for i, n in enumerate(names)} if names is not None else {}
-    chosen: set[int] = set()
-    for item in missing:
-        if isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= int(item) < n_features:
-            chosen.add(int(item))
-        elif str(item) in index:
-            chosen.add(index[str(item)])
-        else:
-            raise InvalidArgumentError(f"missing names an unknown feature: {item!r}")
-    return frozenset(chosen & tested)
-
-
 def _is_sklearn(estimator: Any) -> bool:
     return type(estimator).__module__.startswith("sklearn.")
 
@@ -195,34 +144,6 @@ def _raw_tree(tree: Any, n_classes: int, missing: frozenset[int] = frozenset()) 
         normalizer[normalizer == 0.0] = 1.0
         proba /= normalizer
     return read_tree(tree, proba, missing)
-
-
-def read_tree(tree: Any, vectors: np.ndarray, missing: frozenset[int] = frozenset()) -> dict[str, Any]:
-    """A raw tree (see :meth:`Forest.from_raw_trees <rfexplain.core.forest.Forest.from_raw_trees>`)
-    of the ``sklearn.tree._tree.Tree`` ``tree``, each node's vector (``proba``) the row of
-    ``vectors`` of the node it copies and its label that row's argmax; NaN of the features in
-    ``missing`` routed as scikit-learn routes it (:func:`route_missing`), splits no number passes
-    dropped for the others (:func:`live_nodes`)."""
-    if missing:
-        routed = route_missing(tree, missing)
-        return {
-            "feature": routed.feature,
-            "threshold": routed.threshold,
-            "left": routed.left,
-            "right": routed.right,
-            "label": np.argmax(vectors[routed.source], axis=1).tolist(),
-            "proba": vectors[routed.source].tolist(),
-        }
-    keep, left, right = live_nodes(tree)
-    feature = left >= 0
-    return {
-        "feature": np.where(feature, tree.feature[keep], -1).tolist(),
-        "threshold": np.where(feature, tree.threshold[keep], 0.0).tolist(),
-        "left": left.tolist(),
-        "right": right.tolist(),
-        "label": np.argmax(vectors[keep], axis=1).tolist(),
-        "proba": vectors[keep].tolist(),
-    }
 
 
 def _normalises_proba() -> bool:

@@ -12,9 +12,12 @@ and ``binary:logitraw``, and its logit ``-log(1 / base_score - 1)`` in float32 f
 ``binary:logistic`` (as XGBoost computes it). Each leaf's entry is its float32 value, exactly;
 the decision is the exact sum's, while XGBoost adds in float32 (and rounds the sigmoid): the two
 can differ where two margins are within float32 rounding of each other (``experiments boosted``
-measures how often). Categorical splits, ``dart`` and ``gblinear`` boosters, several parallel
-trees per round and other objectives are refused. The explained inputs have no missing values,
-so the ``missing`` direction of a node plays no part.
+measures how often). A NaN goes to each node's ``missing`` child (its default direction), NaN
+being the missing value (an ``XGBClassifier`` with a number as ``missing=`` is refused); the model
+shows training with missing values by a default direction other than the one its updater gives a
+split no NaN reached (right for the histogram updaters, left for ``exact``). Categorical
+features, ``dart`` and ``gblinear`` boosters, several parallel trees per round and other
+objectives are refused.
 """
 
 from __future__ import annotations
@@ -25,11 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from rfexplain.core.boosted_nodes import leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
-from rfexplain.core.imported import ImportedModel
+from rfexplain.core.imported import ImportedModel, NodeArrays
 
 __all__ = ["is_xgboost", "xgboost_trees"]
 
+_CATEGORICAL = (
+    "XGBoost categorical features (enable_categorical) are not supported yet: one-hot or ordinal encode the "
+    "categories before the model instead"
+)
 _OBJECTIVES = ("binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
 
 
@@ -38,12 +46,21 @@ def is_xgboost(model: Any) -> bool:
     return type(model).__module__.startswith("xgboost.") and type(model).__name__ in ("XGBClassifier", "Booster")
 
 
-def xgboost_trees(model: Any) -> ImportedModel:
+def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None) -> ImportedModel:
     """The :class:`~rfexplain.core.imported.ImportedModel` of a fitted XGBoost classifier
     (module docstring): one raw tree per dumped tree, each leaf's ``proba`` its score vector, the
-    base margin a last tree with a single leaf; ``own_vote`` is ``"additive"``."""
+    base margin a last tree with a single leaf; ``own_vote`` is ``"additive"``. ``missing``
+    chooses the features whose NaN the trees route by their default directions
+    (:func:`rfexplain.core.boosted_nodes.read_boosted`; names in it ``given_names``, else the
+    model's)."""
 
     booster = model.get_booster() if type(model).__name__ == "XGBClassifier" else model
+    value = getattr(model, "missing", math.nan)
+    if value is not None and not math.isnan(float(value)):
+        raise UnsupportedModelError(
+            f"this XGBClassifier reads a number as a missing value (missing={value!r}): only missing=np.nan "
+            "(the default) is supported; replace that number by NaN and train with missing=np.nan"
+        )
     config = json.loads(booster.save_config())
     learner = config["learner"]
     booster_name = learner["gradient_booster"]["name"]
@@ -58,12 +75,18 @@ def xgboost_trees(model: Any) -> ImportedModel:
     n_features = int(learner["learner_model_param"]["num_feature"])
     n_scores = max(1, int(learner["learner_model_param"]["num_class"]))
     names = booster.feature_names
+    if "c" in (booster.feature_types or ()):
+        raise UnsupportedModelError(_CATEGORICAL)
     index = {name: f for f, name in enumerate(names)} if names else {f"f{f}": f for f in range(n_features)}
-    trees = [
-        _raw_tree(json.loads(dump), index, k % n_scores, n_scores)
+    nodes = [
+        _node_arrays(json.loads(dump), index, k % n_scores, n_scores)
         for k, dump in enumerate(booster.get_dump(dump_format="json"))
     ]
-    trees.append(_one_leaf(_base_margin(learner, objective, n_scores)))
+    # where no NaN reached a split, the exact updater sends NaN left, the histogram ones right
+    unseen_left = "grow_colmaker" in str(learner["gradient_booster"].get("gbtree_train_param", {}).get("updater", ""))
+    shown = any(bool(np.any(tree.missing_go_to_left[tree.children_left >= 0] != unseen_left)) for tree in nodes)
+    trees, chosen = read_boosted(nodes, n_features, missing, given_names if given_names is not None else names, shown)
+    trees.append(one_leaf(_base_margin(learner, objective, n_scores)))
     classes = np.asarray(model.classes_).tolist() if hasattr(model, "classes_") else list(range(max(2, n_scores)))
     return ImportedModel(
         trees=trees,
@@ -72,6 +95,7 @@ def xgboost_trees(model: Any) -> ImportedModel:
         feature_names=list(names) if names else None,
         source=f"xgboost.{type(model).__name__}(n_trees={len(trees) - 1}, classes={len(classes)})",
         own_vote="additive",
+        missing=chosen,
     )
 
 
@@ -87,36 +111,26 @@ def _base_margin(learner: dict[str, Any], objective: str, n_scores: int) -> list
     return scores if len(scores) == n_scores else [scores[0]] * n_scores
 
 
-def _one_leaf(vector: list[float]) -> dict[str, Any]:
-    return {"feature": [-1], "threshold": [0.0], "left": [-1], "right": [-1], "label": [0], "proba": [vector]}
-
-
-def _raw_tree(root: dict[str, Any], index: dict[str, int], k: int, n_scores: int) -> dict[str, Any]:
-    """A dumped tree as a raw tree: nodes in depth-first order (the ``yes`` child first, a parent
-    before its children), ``x < s`` as ``x <= (float32 number below s)``."""
-    tree: dict[str, list[Any]] = {key: [] for key in ("feature", "threshold", "left", "right", "label", "proba")}
+def _node_arrays(root: dict[str, Any], index: dict[str, int], k: int, n_scores: int) -> NodeArrays:
+    """A dumped tree as node arrays: nodes in depth-first order (the ``yes`` child first, a parent
+    before its children), ``x < s`` as ``x <= (float32 number below s)``, NaN sent to the
+    ``missing`` child."""
+    rows: list[tuple[int, float, int, int, bool, list[float]]] = []  # feature, threshold, yes, no, NaN yes, vector
 
     def add(node: dict[str, Any]) -> int:
-        at = len(tree["feature"])
-        for key in tree:
-            tree[key].append(None)
+        at = len(rows)
+        rows.append((-1, 0.0, -1, -1, False, [0.0] * max(2, n_scores)))
         if "leaf" in node:
-            vector = [0.0] * max(2, n_scores)
-            vector[k if n_scores > 1 else 1] = float(np.float32(node["leaf"]))
-            tree["feature"][at], tree["threshold"][at], tree["left"][at], tree["right"][at] = -1, 0.0, -1, -1
-            tree["label"][at] = max(range(len(vector)), key=lambda c: (vector[c], -c))
-            tree["proba"][at] = vector
+            rows[at] = (-1, 0.0, -1, -1, False, leaf_vector(float(np.float32(node["leaf"])), k, n_scores))
             return at
-        if "split_condition" not in node or node["split"] not in index:
-            raise UnsupportedModelError("XGBoost categorical splits are not supported yet")
-        split = np.float32(node["split_condition"])
-        tree["feature"][at] = index[node["split"]]
-        tree["threshold"][at] = float(np.nextafter(split, np.float32(-np.inf)))
-        tree["label"][at] = -1
+        if not isinstance(node.get("split_condition"), (int, float)) or node["split"] not in index:
+            raise UnsupportedModelError(_CATEGORICAL)
         children = {child["nodeid"]: child for child in node["children"]}
-        tree["left"][at] = add(children[node["yes"]])
-        tree["right"][at] = add(children[node["no"]])
+        split = np.float32(node["split_condition"])
+        yes, no = add(children[node["yes"]]), add(children[node["no"]])
+        threshold = float(np.nextafter(split, np.float32(-np.inf)))
+        rows[at] = (index[node["split"]], threshold, yes, no, node["missing"] == node["yes"], rows[at][5])
         return at
 
     add(root)
-    return tree
+    return NodeArrays.of_rows(rows)
