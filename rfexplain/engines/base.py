@@ -58,8 +58,9 @@ __all__ = [
 #: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason`,
 #: :meth:`EngineBase.general_sufficient_reasons` and :meth:`EngineBase.shortest_flips`;
 #: ``box_example``: :meth:`EngineBase.general_necessary_reasons` and
-#: :meth:`EngineBase.shortest_flips`).
-ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example")
+#: :meth:`EngineBase.shortest_flips`; ``box_nearest``, optional: the inflated reason's bounds in
+#: one search each).
+ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example", "box_nearest")
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
@@ -192,10 +193,20 @@ class EngineBase:
         implements it answers :meth:`inflated_sufficient_reason`. Runs under the active budget."""
         raise self._unsupported("inflated_sufficient_reason")
 
+    def box_nearest(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], f: int, upward: bool
+    ) -> tuple[tuple[int, ...] | None, bool]:
+        """A state vector in ``box`` decided differently from ``instance`` whose state on ``f`` is
+        the largest (``upward``) or the smallest of all such vectors, and whether it is proven so
+        (``(None, True)``: the box is sufficient); ``(z, False)``: the search gave up, having
+        found ``z`` (or nothing, ``None``). The default searches nothing: ``(None, False)``, and
+        :meth:`inflated_sufficient_reason` bisects with :meth:`box_counterexample` alone."""
+        return None, False
+
     def inflated_sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
         """The canonical AXp in ``order`` inflated (:mod:`rfexplain.engines.inflation`), its
-        literals checked by :meth:`box_counterexample`, with one witness per bound that cannot
-        move."""
+        literals checked by :meth:`box_counterexample` (each bound first searched by
+        :meth:`box_nearest`), with one witness per bound that cannot move."""
         if "inflated_sufficient_reason" not in self.queries:
             raise self._unsupported("inflated_sufficient_reason")
         axp = self.sufficient_reason(instance, order)
@@ -207,6 +218,7 @@ class EngineBase:
             self.forest.states_per_feature,
             lambda f: space.category_labels(f) is not None,
             lambda b: self.box_counterexample(instance, b),
+            nearest=lambda b, f, upward: self.box_nearest(instance, b, f, upward),
         )
         worlds = np.asarray([z for _, z in refused], dtype=np.int64).reshape(len(refused), self.forest.n_features)
         decided = self.forest.predict_states(worlds).tolist() if len(refused) else []

@@ -429,6 +429,7 @@ def search(
     state,
     witness,
     node_limit,
+    toward,
 ):  # pragma: no cover - compiled
     """Run the branch and bound for at most ``node_limit`` boxes; ``(status, boxes examined)``.
 
@@ -443,7 +444,10 @@ def search(
     per-tree bound (plus ``near_tie``) is at most ``pair_gate`` times what its parent's pairs
     took off their parent's bound (``+inf`` at the root). The stack
     (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``, ``ties`` and
-    ``state`` carry the search from one call to the next."""
+    ``state`` carry the search from one call to the next. ``toward``: ``(j, 1)`` searches the
+    upper child of a box split on free feature ``j`` first, and the upper states of ``j`` first in
+    a box searched whole; ``(j, -1)`` the lower (as the whole search does anyway); ``(j, 0)``
+    neither (the more promising child first, as on the other features)."""
     n_free = low.shape[1]
     starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
     # a box searched whole has at most box_points cell combinations, hence at most
@@ -530,6 +534,8 @@ def search(
                     starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
                 )
                 option_at[j + 1] = taken
+                if j == toward[0] and toward[1] > 0:  # the upper states first
+                    option_values[option_at[j] : taken] = option_values[option_at[j] : taken][::-1].copy()
                 whole[j] = k == 1
                 if taken == option_at[j]:
                     empty = True
@@ -589,6 +595,8 @@ def search(
         # pushed in increasing slack (left first on equal ones): the more promising child on top;
         # a child whose bound rules the condition out is dropped
         right_first = right_slack < left_slack
+        if j == toward[0] and toward[1] != 0:
+            right_first = toward[1] < 0
         position = start
         for side in range(2):
             is_right = (side == 0) == right_first
@@ -698,4 +706,5 @@ def warm_up(box_dtype: np.dtype) -> None:
             np.asarray([1, 0, 0], dtype=np.int64),
             np.zeros(1, dtype=np.int64),
             1,
+            np.zeros(2, dtype=np.int64),
         )

@@ -52,7 +52,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import EngineBase, Instance
-from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Question
+from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Answer, Question
 from rfexplain.sat.deciders.bounds import slack
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
 from rfexplain.sat.deciders.race import Race
@@ -412,9 +412,55 @@ class SatEngine(EngineBase):
         self, instance: Instance, box: Mapping[int, frozenset[int]]
     ) -> tuple[tuple[int, ...] | None] | None:
         """A box of intervals asked of the bounds and box-search deciders over the leaves that
-        meet it (:meth:`.InstanceLeaves.reachable_in_box`, the search's root box the intervals):
-        ``(witness,)`` or ``(None,)`` when they settle it, ``None`` when they leave it open (or
-        the box has a set of states that is not an interval, or they are off)."""
+        meet it (:meth:`_box_race`): ``(witness,)`` or ``(None,)`` when they settle it, ``None``
+        when they leave it open (or the box has a set of states that is not an interval, or they
+        are off)."""
+        race = self._box_race(instance, box)
+        if race is None or isinstance(race, Answer):
+            return None if race is None else (None,)
+        answer = race.decide(Question((), "not", instance.prediction))  # no feature fixed: the box is the root
+        if answer is None:
+            return None
+        return (answer.witness if answer.sat else None,)
+
+    def box_nearest(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], f: int, upward: bool
+    ) -> tuple[tuple[int, ...] | None, bool]:
+        """The counterexample in a box of intervals with the largest (``upward``) or smallest
+        state on ``f``, by one race of box searches (:meth:`_box_race`): after each witness the
+        searches go on, their boxes clipped past it on ``f`` (:meth:`.Boxes.clip`), until they
+        find none (the last is the nearest) or give up (``(best so far, False)``; also where the
+        box search does not apply)."""
+        race = self._box_race(instance, box)
+        if race is None or isinstance(race, Answer):
+            return None, race is not None
+        boxes = race.boxes
+        if f not in race.free:
+            return None, False
+        j = race.free.index(f)
+        boxes.aim(j, upward)
+        question = Question((), "not", instance.prediction)
+        best: tuple[int, ...] | None = None
+        while True:
+            answer = race.decide(question)
+            if answer is None:
+                return best, False
+            if not answer.sat:
+                return best, True
+            best = answer.witness
+            assert best is not None  # a SAT answer carries its witness
+            if upward:
+                boxes.clip(j, best[f] + 1, boxes.top[j], upward=True)
+            else:
+                boxes.clip(j, boxes.bottom[j], best[f] - 1, upward=False)
+            if boxes.bottom[j] > boxes.top[j]:
+                return best, True
+
+    def _box_race(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> Race | Answer | None:
+        """The race of box searches over the leaves that meet a box of intervals
+        (:meth:`.InstanceLeaves.reachable_in_box`; its root box the intervals), or ``Answer(False)``
+        when the bounds decider settles the box at once, or ``None`` when the box has a set of
+        states that is not an interval or those deciders are off."""
         budget = Budget.current()
         if budget is not None:
             budget.check("searching a box")
@@ -434,17 +480,13 @@ class SatEngine(EngineBase):
         free, rows, lows, highs = leaves.reachable_in_box(intervals)
         c = instance.prediction
         if "bounds" in deciders and slack(leaves, rows, "not", c) <= -NEAR_TIE:
-            return (None,)
+            return Answer(False)
         if "boxes" not in deciders:
             return None
         bottom = [intervals.get(f, (0, 0))[0] for f in free]
         top = [intervals[f][1] if f in intervals else table.n_states[f] - 1 for f in free]
         nodes = self.tuning.bnb_nodes if table.soft else self.tuning.hard_bnb_nodes
-        race = Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top, nodes=nodes)
-        answer = race.decide(Question((), "not", c), budget)  # no feature fixed: the box is the race's root
-        if answer is None:
-            return None
-        return (answer.witness if answer.sat else None,)
+        return Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top, nodes=nodes)
 
     def robustness(self, instance: Instance) -> float:
         """Size of a minimum CXp (MaxSAT), ``math.inf`` if the decision cannot be flipped."""
