@@ -56,7 +56,7 @@ from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
 from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
 from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
-from rfexplain.sat.whole_kernels import STACK_SIZE, _cell_options, _cell_starts, _search_whole
+from rfexplain.sat.whole_kernels import STACK_SIZE, _cell_options, _cell_options_down, _cell_starts, _search_whole
 from rfexplain.sat.whole_kernels import TIE_OVERFLOW as TIE_OVERFLOW
 from rfexplain.sat.whole_kernels import TIES as TIES
 
@@ -445,9 +445,11 @@ def search(
     took off their parent's bound (``+inf`` at the root). The stack
     (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``, ``ties`` and
     ``state`` carry the search from one call to the next. ``toward``: ``(j, 1)`` searches the
-    upper child of a box split on free feature ``j`` first, and the upper states of ``j`` first in
-    a box searched whole; ``(j, -1)`` the lower (as the whole search does anyway); ``(j, 0)``
-    neither (the more promising child first, as on the other features)."""
+    upper child of a box split on free feature ``j`` first and, in a box searched whole, the cells
+    of ``j`` from the last down, each by its last allowed state
+    (:func:`.whole_kernels._cell_options_down`); ``(j, -1)`` the lower child first (a box searched
+    whole takes each cell's first state, from the first cell up, anyway); ``(j, 0)`` neither (the
+    more promising child first, as on the other features)."""
     n_free = low.shape[1]
     starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
     # a box searched whole has at most box_points cell combinations, hence at most
@@ -530,12 +532,15 @@ def search(
                     grown = np.empty(2 * (taken + k), np.int64)
                     grown[:taken] = option_values[:taken]
                     option_values = grown
-                taken = _cell_options(
-                    starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
-                )
-                option_at[j + 1] = taken
                 if j == toward[0] and toward[1] > 0:  # the upper states first
-                    option_values[option_at[j] : taken] = option_values[option_at[j] : taken][::-1].copy()
+                    taken = _cell_options_down(
+                        starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
+                    )
+                else:
+                    taken = _cell_options(
+                        starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
+                    )
+                option_at[j + 1] = taken
                 whole[j] = k == 1
                 if taken == option_at[j]:
                     empty = True
