@@ -21,6 +21,13 @@ the box check (``counterexample``). A refused move keeps its counterexample, whi
 final box on every other feature and just beyond the bound (or on the category) refused: the
 reason's witnesses, one per bound that cannot move (:mod:`rfexplain.verify` checks them).
 
+An engine may also supply ``nearest`` (:data:`Nearest`): the counterexample nearest to the
+instance's state on a numeric feature, among the states beyond those already known sufficient
+(below the instance's state, then above the lower bound's interval), found by one search. By
+monotonicity the furthest bound is one state short of it, so that search replaces the probes of
+the bound; where it gives up, its best counterexample narrows the bisection as a refused probe's
+does. The bounds are the same either way.
+
 A literal never widens to a feature's whole domain: the AXp is subset-minimal, so with the other
 features in their (wider) literals some input outside the instance's cell flips the decision.
 """
@@ -96,14 +103,15 @@ def _widen(
 ) -> tuple[int, int]:
     """The interval of states of the numeric feature ``f`` widened from ``state``: its lower end
     down, then its upper end up; the counterexamples of the refused moves go to ``witnesses``.
-    ``nearest``: the search of :data:`Nearest` on the box reaching the edge (jumps on);
-    ``None``: plain bisection."""
+    ``nearest``: the search of :data:`Nearest` (jumps on) on the states between the edge and
+    those known sufficient (``state``, then ``low..state``: a counterexample of a box reaching the
+    edge lies beyond them); ``None``: plain bisection."""
 
     def lower(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(bound, state + 1)))
 
     def lower_nearest() -> tuple[tuple[int, ...] | None, bool]:
-        return nearest(f, frozenset(range(0, state + 1)), True) if nearest is not None else (None, False)
+        return nearest(f, frozenset(range(0, state)), True) if nearest is not None else (None, False)
 
     jump = f if nearest is not None else None
     low, refused = _furthest(state, 0, lower, jump, lower_nearest)
@@ -114,7 +122,7 @@ def _widen(
         return with_states(f, frozenset(range(low, bound + 1)))
 
     def upper_nearest() -> tuple[tuple[int, ...] | None, bool]:
-        return nearest(f, frozenset(range(low, n)), False) if nearest is not None else (None, False)
+        return nearest(f, frozenset(range(state + 1, n)), False) if nearest is not None else (None, False)
 
     high, refused = _furthest(state, n - 1, upper, jump, upper_nearest)
     if refused is not None:
