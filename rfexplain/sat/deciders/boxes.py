@@ -321,26 +321,29 @@ class BoxSearch:
         state = self.state
         if reopen:
             state[STACK_SIZE] += 1
-        low_column, high_column = self.arguments[0][:, j], self.arguments[1][:, j]
-        kept: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray, float]] = []
-        for b in range(int(state[STACK_SIZE])):
-            lo, hi = max(self.stack_lo[b, j], low), min(self.stack_hi[b, j], high)
-            if lo > hi:
-                continue
-            rows = self.pool[self.stack_rows[b, 0] : self.stack_rows[b, 1]]
-            rows = rows[(low_column[rows] <= hi) & (high_column[rows] >= lo)]
-            box_lo, box_hi = self.stack_lo[b].copy(), self.stack_hi[b].copy()
-            box_lo[j], box_hi[j] = lo, hi
-            kept.append((hi if upward else -lo, b, box_lo, box_hi, rows, float(self.stack_gain[b])))
-        kept.sort(key=lambda entry: (entry[0], entry[1]))  # the furthest on top, else in stack order
-        position = 0
-        for b, (_, _, box_lo, box_hi, rows, gain) in enumerate(kept):
-            self.stack_lo[b], self.stack_hi[b] = box_lo, box_hi
-            self.pool[position : position + len(rows)] = rows
-            self.stack_rows[b] = (position, position + len(rows))
-            self.stack_counts[b] = 0
-            self.stack_gain[b] = gain
-            position += len(rows)
+        size = int(state[STACK_SIZE])
+        box_lo, box_hi = self.stack_lo[:size].copy(), self.stack_hi[:size].copy()
+        np.maximum(box_lo[:, j], low, out=box_lo[:, j])
+        np.minimum(box_hi[:, j], high, out=box_hi[:, j])
+        kept = np.flatnonzero(box_lo[:, j] <= box_hi[:, j])
+        # the furthest on top (last), else in stack order
+        kept = kept[np.argsort(box_hi[kept, j] if upward else -box_lo[kept, j], kind="stable")]
+        starts, stops = self.stack_rows[kept, 0], self.stack_rows[kept, 1]
+        lengths = stops - starts
+        entry = np.repeat(np.arange(len(kept)), lengths)
+        offsets = np.cumsum(lengths) - lengths
+        rows = self.pool[np.arange(int(lengths.sum())) - offsets[entry] + starts[entry]]
+        meets = (self.arguments[0][rows, j] <= box_hi[kept[entry], j]) & (
+            self.arguments[1][rows, j] >= box_lo[kept[entry], j]
+        )
+        counts = np.bincount(entry[meets], minlength=len(kept))
+        ends = np.cumsum(counts)
+        self.pool[: len(entry[meets])] = rows[meets]
+        self.stack_rows[: len(kept), 0] = ends - counts
+        self.stack_rows[: len(kept), 1] = ends
+        self.stack_lo[: len(kept)], self.stack_hi[: len(kept)] = box_lo[kept], box_hi[kept]
+        self.stack_gain[: len(kept)] = self.stack_gain[kept]
+        self.stack_counts[: len(kept)] = 0
         state[STACK_SIZE] = len(kept)
         ties = self.ties[: state[TIES]]
         inside = ties[(ties[:, j] >= low) & (ties[:, j] <= high)]
