@@ -189,8 +189,10 @@ class SatEngine(EngineBase):
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
         #: how many activation literals the categorical boxes of :meth:`box_counterexample` have taken
         self._box_switches = 0
-        #: the leaves of the last instance :meth:`_box_by_leaves` asked about
+        #: the leaves of the last instance :meth:`_box_by_leaves` asked about, and of the last
+        #: one :meth:`box_nearest` asked about (with the tuning of its searches)
         self._box_leaves: InstanceLeaves | None = None
+        self._nearest_leaves: InstanceLeaves | None = None
         #: CPU seconds spent loading (or compiling, under ``$RFEXPLAIN_JIT=wait`` on an empty
         #: cache) the compiled loops when the engine was built, outside every query's budget
         self.compile_seconds = 0.0
@@ -431,7 +433,7 @@ class SatEngine(EngineBase):
         searches go on, their boxes clipped past it on ``f`` (:meth:`.Boxes.clip`), until they
         find none (the last is the nearest) or give up (``(best so far, False)``; also where the
         box search does not apply)."""
-        race = self._box_race(instance, box)
+        race = self._box_race(instance, box, nearest=True)
         if race is None or isinstance(race, Answer):
             return None, race is not None
         boxes = race.boxes
@@ -456,11 +458,15 @@ class SatEngine(EngineBase):
             if boxes.bottom[j] > boxes.top[j]:
                 return best, True
 
-    def _box_race(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> Race | Answer | None:
+    def _box_race(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], *, nearest: bool = False
+    ) -> Race | Answer | None:
         """The race of box searches over the leaves that meet a box of intervals
         (:meth:`.InstanceLeaves.reachable_in_box`; its root box the intervals), or ``Answer(False)``
         when the bounds decider settles the box at once, or ``None`` when the box has a set of
-        states that is not an interval or those deciders are off."""
+        states that is not an interval or those deciders are off. ``nearest``: for
+        :meth:`box_nearest`, with the tuning's ``nearest_box_points`` and
+        ``nearest_pair_after_more``."""
         budget = Budget.current()
         if budget is not None:
             budget.check("searching a box")
@@ -474,9 +480,18 @@ class SatEngine(EngineBase):
             if len(allowed) != high - low + 1:
                 return None
             intervals[f] = (low, high)
-        if self._box_leaves is None or self._box_leaves.states.tolist() != list(instance.states):
-            self._box_leaves = InstanceLeaves(table, instance.states)
-        leaves = self._box_leaves
+        leaves = self._nearest_leaves if nearest else self._box_leaves
+        if leaves is None or leaves.states.tolist() != list(instance.states):
+            tuning = self.tuning
+            if nearest:
+                tuning = tuning.replace(
+                    box_points=tuning.nearest_box_points, pair_after_more=tuning.nearest_pair_after_more
+                )
+            leaves = InstanceLeaves(table, instance.states, tuning=tuning)
+            if nearest:
+                self._nearest_leaves = leaves
+            else:
+                self._box_leaves = leaves
         free, rows, lows, highs = leaves.reachable_in_box(intervals)
         c = instance.prediction
         if "bounds" in deciders and slack(leaves, rows, "not", c) <= -NEAR_TIE:
