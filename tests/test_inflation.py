@@ -209,3 +209,27 @@ def test_inflation_with_a_nearest_search_gives_the_bisection_bounds(n_states, da
         assert [f for f, _ in refused] == [f for f, _ in witnesses], kind
         for f, z in refused:
             assert z[f] in (min(box[f]) - 1, max(box[f]) + 1), (kind, f, z)
+
+
+@pytest.mark.parametrize("vote", ["hard", "soft"])
+def test_nearest_searches_give_the_bisection_reasons_on_a_real_forest(vote, monkeypatch):
+    """The SAT engine's bounds by nearest-counterexample searches (:meth:`SatEngine.box_nearest`,
+    many boxes on their stacks, clipped and restacked after each witness) against bisection with
+    box questions alone, on a forest of real size."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain.engines.base import EngineBase
+    from rfexplain.sat.engine import SatEngine
+
+    data = load_wine()
+    model = RandomForestClassifier(n_estimators=25, max_depth=6, random_state=0).fit(data.data, data.target)
+    explainer = rx.Explainer(model, engine="sat", vote=vote)
+    for row in data.data[::30]:
+        decision = explainer.explain(row)
+        nearest = decision.inflated_sufficient_reason()
+        with monkeypatch.context() as patched:
+            patched.setattr(SatEngine, "box_nearest", EngineBase.box_nearest)
+            bisected = explainer.explain(row).inflated_sufficient_reason()
+        assert nearest == bisected
+        assert rx.verify(nearest, model).ok
