@@ -193,6 +193,11 @@ class EngineBase:
         implements it answers :meth:`inflated_sufficient_reason`. Runs under the active budget."""
         raise self._unsupported("inflated_sufficient_reason")
 
+    def _witness_values(self, instance: Instance, z: Sequence[int]) -> tuple[float, ...]:
+        """Raw values realising the state vector ``z``: the instance's where its state is kept,
+        a representative of the state elsewhere (:meth:`~rfexplain.core.forest.Forest.values_for_states`)."""
+        return self.forest.values_for_states(z, instance.values)
+
     def box_nearest(
         self, instance: Instance, box: Mapping[int, frozenset[int]], f: int, upward: bool
     ) -> tuple[tuple[int, ...] | None, bool]:
@@ -223,8 +228,7 @@ class EngineBase:
         worlds = np.asarray([z for _, z in refused], dtype=np.int64).reshape(len(refused), self.forest.n_features)
         decided = self.forest.predict_states(worlds).tolist() if len(refused) else []
         witnesses = [
-            Witness(self.forest.values_for_states(z, instance.values), int(c), dropped=f)
-            for (f, z), c in zip(refused, decided)
+            Witness(self._witness_values(instance, z), int(c), dropped=f) for (f, z), c in zip(refused, decided)
         ]
         return Reason.of(
             "sufficient",

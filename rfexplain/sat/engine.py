@@ -304,6 +304,10 @@ class SatEngine(EngineBase):
             )
         return Witness(values, prediction, dropped=dropped)
 
+    def _witness_values(self, instance: Instance, z: Sequence[int]) -> tuple[float, ...]:
+        """:meth:`EngineBase._witness_values` with the state representatives cached (:meth:`_values`)."""
+        return self._values(instance, tuple(z))
+
     def _values(self, instance: Instance, z: tuple[int, ...]) -> tuple[float, ...]:
         """``forest.values_for_states(z, instance.values)``, with state representatives cached
         (the instance's value where its state is kept, a representative of the state elsewhere)."""
