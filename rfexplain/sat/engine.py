@@ -469,8 +469,8 @@ class SatEngine(EngineBase):
         (:meth:`.InstanceLeaves.reachable_in_box`; its root box the intervals), or ``Answer(False)``
         when the bounds decider settles the box at once, or ``None`` when the box has a set of
         states that is not an interval or those deciders are off. ``nearest``: for
-        :meth:`box_nearest`, with the tuning's ``nearest_box_points`` and
-        ``nearest_pair_after_more``."""
+        :meth:`box_nearest`, with the tuning's ``nearest_box_points``, ``nearest_pair_after_more``
+        and ``nearest_pair_bound_after``."""
         budget = Budget.current()
         if budget is not None:
             budget.check("searching a box")
@@ -489,7 +489,9 @@ class SatEngine(EngineBase):
             tuning = self.tuning
             if nearest:
                 tuning = tuning.replace(
-                    box_points=tuning.nearest_box_points, pair_after_more=tuning.nearest_pair_after_more
+                    box_points=tuning.nearest_box_points,
+                    pair_after_more=tuning.nearest_pair_after_more,
+                    pair_bound_after=tuning.nearest_pair_bound_after,
                 )
             leaves = InstanceLeaves(table, instance.states, tuning=tuning)
             if nearest:
