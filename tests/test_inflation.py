@@ -8,6 +8,7 @@ be inflated and is not."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -152,9 +153,10 @@ def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data)
             assert z is not None and z[f] == (flips[:, f].max() if upward else flips[:, f].min())
 
 
-def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_kind: str, seed: int):
+def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_kind: str, seed: int, with_known: bool):
     """The inflation of the AXp of every feature of a synthetic decision (``bad``: its
-    counterexamples) with ``nearest`` exact, giving up with some counterexample, or absent."""
+    counterexamples) with ``nearest`` exact, giving up with some counterexample, or absent, and
+    with or without known counterexamples (``with_known``)."""
     rng = np.random.default_rng(seed)
 
     def inside(box):
@@ -178,6 +180,13 @@ def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_k
 
     from rfexplain.engines.inflation import inflate
 
+    known = {}
+    if with_known:  # an AXp's witnesses: decided otherwise, the instance's states on the other features
+        for f in range(len(n_states)):
+            others = np.delete(np.arange(len(n_states)), f)
+            agree = bad[np.all(bad[:, others] == np.asarray(states)[others], axis=1)]
+            if len(agree):
+                known[f] = tuple(int(s) for s in agree[rng.integers(len(agree))])
     return inflate(
         range(len(n_states)),
         states,
@@ -185,6 +194,7 @@ def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_k
         lambda f: False,
         counterexample,
         nearest=None if nearest_kind == "none" else nearest,
+        known=known,
     )
 
 
@@ -194,17 +204,17 @@ def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_k
     data=st.data(),
 )
 def test_inflation_with_a_nearest_search_gives_the_bisection_bounds(n_states, data):
-    """However much ``nearest`` settles (each bound exactly, a counterexample only, nothing),
-    the inflated box is the one bisection alone finds, and every refused bound keeps a
-    counterexample just beyond it."""
+    """However much ``nearest`` settles (each bound exactly, a counterexample only, nothing) and
+    whatever counterexamples are known, the inflated box is the one bisection alone finds, and
+    every refused bound keeps a counterexample just beyond it."""
     grid = np.indices(n_states).reshape(len(n_states), -1).T
     states = [data.draw(st.integers(0, n - 1)) for n in n_states]
     flags = data.draw(st.lists(st.booleans(), min_size=len(grid), max_size=len(grid)))
     bad = grid[np.asarray(flags, dtype=bool) & np.any(grid != states, axis=1)]  # the instance is decided
     seed = data.draw(st.integers(0, 1000))
-    box, witnesses = _bisected(bad, n_states, states, "none", seed)
-    for kind in ("exact", "partial", "giving up"):
-        other, refused = _bisected(bad, n_states, states, kind, seed)
+    box, witnesses = _bisected(bad, n_states, states, "none", seed, False)
+    for kind, with_known in itertools.product(("none", "exact", "partial", "giving up"), (False, True)):
+        other, refused = _bisected(bad, n_states, states, kind, seed, with_known)
         assert other == box, kind
         assert [f for f, _ in refused] == [f for f, _ in witnesses], kind
         for f, z in refused:

@@ -193,6 +193,24 @@ class EngineBase:
         implements it answers :meth:`inflated_sufficient_reason`. Runs under the active budget."""
         raise self._unsupported("inflated_sufficient_reason")
 
+    def _dropped_states(self, instance: Instance, axp: Reason) -> dict[int, tuple[int, ...]]:
+        """The state vectors of the AXp's witnesses, by the feature each drops: those that agree
+        with the instance on the AXp's other features and are decided otherwise (checked here, so
+        that :func:`~rfexplain.engines.inflation.inflate` may take them as known counterexamples)."""
+        witnesses = [w for w in axp.witnesses if w.dropped is not None and w.dropped in axp.features]
+        if not witnesses:
+            return {}
+        states = self.forest.states(np.asarray([w.values for w in witnesses], dtype=np.float64))
+        decided = self.forest.predict_states(states)
+        known: dict[int, tuple[int, ...]] = {}
+        for w, z, c in zip(witnesses, states.tolist(), decided.tolist()):
+            f = w.dropped
+            assert f is not None  # kept above
+            agrees = all(z[g] == instance.states[g] for g in axp.features if g != f)
+            if agrees and int(c) != instance.prediction:
+                known[f] = tuple(int(s) for s in z)
+        return known
+
     def _witness_values(self, instance: Instance, z: Sequence[int]) -> tuple[float, ...]:
         """Raw values realising the state vector ``z``: the instance's where its state is kept,
         a representative of the state elsewhere (:meth:`~rfexplain.core.forest.Forest.values_for_states`)."""
@@ -224,6 +242,7 @@ class EngineBase:
             lambda f: space.category_labels(f) is not None,
             lambda b: self.box_counterexample(instance, b),
             nearest=lambda b, f, upward: self.box_nearest(instance, b, f, upward),
+            known=self._dropped_states(instance, axp),
         )
         worlds = np.asarray([z for _, z in refused], dtype=np.int64).reshape(len(refused), self.forest.n_features)
         decided = self.forest.predict_states(worlds).tolist() if len(refused) else []

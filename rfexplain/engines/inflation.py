@@ -34,7 +34,7 @@ features in their (wider) literals some input outside the instance's cell flips 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["Box", "inflate"]
 
@@ -57,6 +57,7 @@ def inflate(
     *,
     jumps: bool = True,
     nearest: Nearest | None = None,
+    known: Mapping[int, tuple[int, ...]] | None = None,
 ) -> tuple[Box, list[tuple[int, tuple[int, ...]]]]:
     """Widen the AXp on ``features`` (in this order) of the instance with state vector ``states``.
 
@@ -67,6 +68,10 @@ def inflate(
     box narrows the bisection at once (``False`` where the coordinates are not the
     counterexamples', as for the general reasons' blocks: plain bisection). ``nearest``: each
     numeric bound found by one search (:data:`Nearest`) before any probe (only with ``jumps``).
+    ``known``: counterexamples already at hand (only with ``jumps``), ``known[f]`` a state vector
+    decided otherwise that agrees with ``states`` on the other ``features`` (as an AXp's witness
+    for ``f``): it lies in every box ``f`` is widened in, so it refuses its state and every
+    state past it before any question.
     """
     box: Box = {f: frozenset({states[f]}) for f in features}
     witnesses: list[tuple[int, tuple[int, ...]]] = []
@@ -88,7 +93,8 @@ def inflate(
                 else:
                     witnesses.append((f, z))
             continue
-        low, high = _widen(f, states[f], n_states[f], with_states, nearest_with if jumps else None, witnesses)
+        hint = known.get(f) if known is not None and jumps else None
+        low, high = _widen(f, states[f], n_states[f], with_states, nearest_with if jumps else None, witnesses, hint)
         box[f] = frozenset(range(low, high + 1))
     return box, witnesses
 
@@ -100,31 +106,33 @@ def _widen(
     with_states: Callable[[int, frozenset[int]], tuple[int, ...] | None],
     nearest: Callable[[int, frozenset[int], bool], tuple[tuple[int, ...] | None, bool]] | None,
     witnesses: list[tuple[int, tuple[int, ...]]],
+    known: tuple[int, ...] | None = None,
 ) -> tuple[int, int]:
     """The interval of states of the numeric feature ``f`` widened from ``state``: its lower end
     down, then its upper end up; the counterexamples of the refused moves go to ``witnesses``.
-    ``nearest``: the search of :data:`Nearest` (jumps on) on the states between the edge and
-    those known sufficient (``state``, then ``low..state``: a counterexample of a box reaching the
-    edge lies beyond them); ``None``: plain bisection."""
+    ``nearest``: the search of :data:`Nearest` (jumps on) on the states between those refused so
+    far and those known sufficient (``state``, then ``low..state``: a counterexample of a box
+    reaching the edge lies beyond them); ``None``: plain bisection. ``known``: a counterexample
+    that lies in the box on every other feature (jumps on), refusing its state on ``f`` at once."""
 
     def lower(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(bound, state + 1)))
 
-    def lower_nearest() -> tuple[tuple[int, ...] | None, bool]:
-        return nearest(f, frozenset(range(0, state)), True) if nearest is not None else (None, False)
+    def lower_nearest(bad: int) -> tuple[tuple[int, ...] | None, bool]:
+        return nearest(f, frozenset(range(bad + 1, state)), True) if nearest is not None else (None, False)
 
     jump = f if nearest is not None else None
-    low, refused = _furthest(state, 0, lower, jump, lower_nearest)
+    low, refused = _furthest(state, 0, lower, jump, lower_nearest, known)
     if refused is not None:
         witnesses.append((f, refused))
 
     def upper(bound: int) -> tuple[int, ...] | None:
         return with_states(f, frozenset(range(low, bound + 1)))
 
-    def upper_nearest() -> tuple[tuple[int, ...] | None, bool]:
-        return nearest(f, frozenset(range(state + 1, n)), False) if nearest is not None else (None, False)
+    def upper_nearest(bad: int) -> tuple[tuple[int, ...] | None, bool]:
+        return nearest(f, frozenset(range(state + 1, bad)), False) if nearest is not None else (None, False)
 
-    high, refused = _furthest(state, n - 1, upper, jump, upper_nearest)
+    high, refused = _furthest(state, n - 1, upper, jump, upper_nearest, known)
     if refused is not None:
         witnesses.append((f, refused))
     return low, high
@@ -135,7 +143,8 @@ def _furthest(
     edge: int,
     probe: Callable[[int], tuple[int, ...] | None],
     f: int | None,
-    nearest: Callable[[], tuple[tuple[int, ...] | None, bool]],
+    nearest: Callable[[int], tuple[tuple[int, ...] | None, bool]],
+    known: tuple[int, ...] | None = None,
 ) -> tuple[int, tuple[int, ...] | None]:
     """The bound furthest from ``start`` towards ``edge`` whose box ``probe`` finds sufficient
     (``start``'s is), and the counterexample of the box one state further (``None`` when the
@@ -143,17 +152,22 @@ def _furthest(
     left is bisected, and each refused probe's counterexample narrows it at once: it lies
     outside the sufficient box, so its state on ``f`` is refused too, and every bound past it
     (``f=None``: plain bisection). At the end the counterexample kept lies on the state one
-    further than the bound. First ``nearest()`` (when ``start`` is not the edge): the
-    counterexample of the box reaching the edge nearest to ``start``, which ends the search when
+    further than the bound. ``known`` (with ``f``), a counterexample in every probed box but for
+    its state on ``f``, refuses that state at once when it lies between ``start`` and ``edge``.
+    Then ``nearest(bad)`` (while states are left between ``start`` and the refused state
+    ``bad``): the counterexample of those states nearest to ``start``, which ends the search when
     proven nearest and else narrows it as a refused probe does."""
     step = 1 if edge >= start else -1
     good, bad = start, edge + step  # probe(good) is None; bad is past the edge or refused
     refused: tuple[int, ...] | None = None  # a counterexample on the state ``bad``
     middle = edge
-    if start != edge:
-        z, proven = nearest()
+    if known is not None and f is not None and min(edge, start) <= known[f] <= max(edge, start) and known[f] != start:
+        bad, refused = known[f], known
+        middle = (good + bad) // 2
+    if abs(bad - good) > 1:
+        z, proven = nearest(bad)
         if z is not None and f is not None:
-            if not (min(edge, good) <= z[f] <= max(edge, good) and z[f] != good):
+            if not (min(bad, good) < z[f] < max(bad, good)):
                 raise RuntimeError(f"a counterexample outside the box it was asked for (feature {f}): {z}")
             bad, refused = z[f], z
             middle = (good + bad) // 2
