@@ -303,7 +303,7 @@ class BoxSearch:
         self.state[box_kernels.STACK_SIZE] = 1
         self.witness = np.zeros(n_free, dtype=np.int64)
         #: ``(j, direction)``: the child of a split on free feature ``j`` searched first, the upper
-        #: (1) or the lower (-1), set by :meth:`clip`; direction 0: the more promising
+        #: (1) or the lower (-1), set by :meth:`Boxes.aim`; direction 0: the more promising
         self.toward = np.zeros(2, dtype=np.int64)
         #: boxes the last :meth:`step` examined, and all the steps
         self.examined = 0
