@@ -8,6 +8,7 @@ be inflated and is not."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -122,3 +123,123 @@ def test_inflated_reason_budget(engine):
     decision = rx.Explainer(model, engine=engine).explain(data.data[60])
     with pytest.raises(rx.BudgetExpired):
         decision.inflated_sufficient_reason(timeout=0)
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")), data=st.data())
+def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data):
+    forest, instance = case
+    n_states = forest.states_per_feature
+    box = {}
+    for g, n in enumerate(n_states):
+        if data.draw(st.booleans()):
+            low = data.draw(st.integers(0, n - 1))
+            box[g] = frozenset(range(low, data.draw(st.integers(low, n - 1)) + 1))
+    f = data.draw(st.sampled_from([g for g, n in enumerate(n_states) if n > 1] or [0]))
+    upward = data.draw(st.booleans())
+    with engine_class("sat")(forest, prefilter=True) as sat:
+        z, proven = sat.box_nearest(instance, box, f, upward)
+    flips = _flips(forest, instance)
+    inside = np.ones(len(flips), dtype=bool)
+    for g, states in box.items():
+        inside &= np.isin(flips[:, g], sorted(states))
+    flips = flips[inside]
+    if z is not None:
+        assert any(np.array_equal(z, p) for p in flips), f"{z} is not a counterexample inside {box}"
+    if proven:
+        if not len(flips):
+            assert z is None
+        else:
+            assert z is not None and z[f] == (flips[:, f].max() if upward else flips[:, f].min())
+
+
+def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_kind: str, seed: int, with_known: bool):
+    """The inflation of the AXp of every feature of a synthetic decision (``bad``: its
+    counterexamples) with ``nearest`` exact, giving up with some counterexample, or absent, and
+    with or without known counterexamples (``with_known``)."""
+    rng = np.random.default_rng(seed)
+
+    def inside(box):
+        mask = np.ones(len(bad), dtype=bool)
+        for g, states in box.items():
+            mask &= np.isin(bad[:, g], sorted(states))
+        return bad[mask]
+
+    def counterexample(box):
+        found = inside(box)
+        return tuple(int(s) for s in found[0]) if len(found) else None
+
+    def nearest(box, f, upward):
+        found = inside(box)
+        if not len(found):
+            return None, nearest_kind == "exact"
+        if nearest_kind == "exact":
+            pick = found[np.argmax(found[:, f]) if upward else np.argmin(found[:, f])]
+            return tuple(int(s) for s in pick), True
+        return (tuple(int(s) for s in found[rng.integers(len(found))]) if nearest_kind == "partial" else None), False
+
+    from rfexplain.engines.inflation import inflate
+
+    known = {}
+    if with_known:  # an AXp's witnesses: decided otherwise, the instance's states on the other features
+        for f in range(len(n_states)):
+            others = np.delete(np.arange(len(n_states)), f)
+            agree = bad[np.all(bad[:, others] == np.asarray(states)[others], axis=1)]
+            if len(agree):
+                known[f] = tuple(int(s) for s in agree[rng.integers(len(agree))])
+    return inflate(
+        range(len(n_states)),
+        states,
+        n_states,
+        lambda f: False,
+        counterexample,
+        nearest=None if nearest_kind == "none" else nearest,
+        known=known,
+    )
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    n_states=st.lists(st.integers(1, 9), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_inflation_with_a_nearest_search_gives_the_bisection_bounds(n_states, data):
+    """However much ``nearest`` settles (each bound exactly, a counterexample only, nothing) and
+    whatever counterexamples are known, the inflated box is the one bisection alone finds, and
+    every refused bound keeps a counterexample just beyond it."""
+    grid = np.indices(n_states).reshape(len(n_states), -1).T
+    states = [data.draw(st.integers(0, n - 1)) for n in n_states]
+    flags = data.draw(st.lists(st.booleans(), min_size=len(grid), max_size=len(grid)))
+    bad = grid[np.asarray(flags, dtype=bool) & np.any(grid != states, axis=1)]  # the instance is decided
+    seed = data.draw(st.integers(0, 1000))
+    box, witnesses = _bisected(bad, n_states, states, "none", seed, False)
+    for kind, with_known in itertools.product(("none", "exact", "partial", "giving up"), (False, True)):
+        other, refused = _bisected(bad, n_states, states, kind, seed, with_known)
+        assert other == box, kind
+        assert [f for f, _ in refused] == [f for f, _ in witnesses], kind
+        for f, z in refused:
+            assert z[f] in (min(box[f]) - 1, max(box[f]) + 1), (kind, f, z)
+
+
+@pytest.mark.parametrize("vote", ["hard", "soft"])
+def test_nearest_searches_give_the_bisection_reasons_on_a_real_forest(vote, monkeypatch):
+    """The SAT engine's bounds by nearest-counterexample searches (:meth:`SatEngine.box_nearest`,
+    many boxes on their stacks, clipped and restacked after each witness) against bisection with
+    box questions alone, on a forest of real size."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    from rfexplain.engines.base import EngineBase
+    from rfexplain.sat.engine import SatEngine
+
+    data = load_wine()
+    model = RandomForestClassifier(n_estimators=25, max_depth=6, random_state=0).fit(data.data, data.target)
+    explainer = rx.Explainer(model, engine="sat", vote=vote)
+    for row in data.data[::30]:
+        decision = explainer.explain(row)
+        nearest = decision.inflated_sufficient_reason()
+        with monkeypatch.context() as patched:
+            patched.setattr(SatEngine, "box_nearest", EngineBase.box_nearest)
+            bisected = explainer.explain(row).inflated_sufficient_reason()
+        assert nearest == bisected
+        assert rx.verify(nearest, model).ok

@@ -58,8 +58,9 @@ __all__ = [
 #: queries build on (``box_counterexample``: :meth:`EngineBase.inflated_sufficient_reason`,
 #: :meth:`EngineBase.general_sufficient_reasons` and :meth:`EngineBase.shortest_flips`;
 #: ``box_example``: :meth:`EngineBase.general_necessary_reasons` and
-#: :meth:`EngineBase.shortest_flips`).
-ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example")
+#: :meth:`EngineBase.shortest_flips`; ``box_nearest``, optional: the inflated reason's bounds in
+#: one search each).
+ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example", "box_nearest")
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
@@ -192,10 +193,43 @@ class EngineBase:
         implements it answers :meth:`inflated_sufficient_reason`. Runs under the active budget."""
         raise self._unsupported("inflated_sufficient_reason")
 
+    def _dropped_states(self, instance: Instance, axp: Reason) -> dict[int, tuple[int, ...]]:
+        """The state vectors of the AXp's witnesses, by the feature each drops: those that agree
+        with the instance on the AXp's other features and are decided otherwise (checked here, so
+        that :func:`~rfexplain.engines.inflation.inflate` may take them as known counterexamples)."""
+        witnesses = [w for w in axp.witnesses if w.dropped is not None and w.dropped in axp.features]
+        if not witnesses:
+            return {}
+        states = self.forest.states(np.asarray([w.values for w in witnesses], dtype=np.float64))
+        decided = self.forest.predict_states(states)
+        known: dict[int, tuple[int, ...]] = {}
+        for w, z, c in zip(witnesses, states.tolist(), decided.tolist()):
+            f = w.dropped
+            assert f is not None  # kept above
+            agrees = all(z[g] == instance.states[g] for g in axp.features if g != f)
+            if agrees and int(c) != instance.prediction:
+                known[f] = tuple(int(s) for s in z)
+        return known
+
+    def _witness_values(self, instance: Instance, z: Sequence[int]) -> tuple[float, ...]:
+        """Raw values realising the state vector ``z``: the instance's where its state is kept,
+        a representative of the state elsewhere (:meth:`~rfexplain.core.forest.Forest.values_for_states`)."""
+        return self.forest.values_for_states(z, instance.values)
+
+    def box_nearest(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], f: int, upward: bool
+    ) -> tuple[tuple[int, ...] | None, bool]:
+        """A state vector in ``box`` decided differently from ``instance`` whose state on ``f`` is
+        the largest (``upward``) or the smallest of all such vectors, and whether it is proven so
+        (``(None, True)``: the box is sufficient); ``(z, False)``: the search gave up, having
+        found ``z`` (or nothing, ``None``). The default searches nothing: ``(None, False)``, and
+        :meth:`inflated_sufficient_reason` bisects with :meth:`box_counterexample` alone."""
+        return None, False
+
     def inflated_sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
         """The canonical AXp in ``order`` inflated (:mod:`rfexplain.engines.inflation`), its
-        literals checked by :meth:`box_counterexample`, with one witness per bound that cannot
-        move."""
+        literals checked by :meth:`box_counterexample` (each bound first searched by
+        :meth:`box_nearest`), with one witness per bound that cannot move."""
         if "inflated_sufficient_reason" not in self.queries:
             raise self._unsupported("inflated_sufficient_reason")
         axp = self.sufficient_reason(instance, order)
@@ -207,12 +241,13 @@ class EngineBase:
             self.forest.states_per_feature,
             lambda f: space.category_labels(f) is not None,
             lambda b: self.box_counterexample(instance, b),
+            nearest=lambda b, f, upward: self.box_nearest(instance, b, f, upward),
+            known=self._dropped_states(instance, axp),
         )
         worlds = np.asarray([z for _, z in refused], dtype=np.int64).reshape(len(refused), self.forest.n_features)
         decided = self.forest.predict_states(worlds).tolist() if len(refused) else []
         witnesses = [
-            Witness(self.forest.values_for_states(z, instance.values), int(c), dropped=f)
-            for (f, z), c in zip(refused, decided)
+            Witness(self._witness_values(instance, z), int(c), dropped=f) for (f, z), c in zip(refused, decided)
         ]
         return Reason.of(
             "sufficient",

@@ -56,7 +56,7 @@ from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
 from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
 from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
-from rfexplain.sat.whole_kernels import STACK_SIZE, _cell_options, _cell_starts, _search_whole
+from rfexplain.sat.whole_kernels import STACK_SIZE, _cell_options, _cell_options_down, _cell_starts, _search_whole
 from rfexplain.sat.whole_kernels import TIE_OVERFLOW as TIE_OVERFLOW
 from rfexplain.sat.whole_kernels import TIES as TIES
 
@@ -429,6 +429,7 @@ def search(
     state,
     witness,
     node_limit,
+    toward,
 ):  # pragma: no cover - compiled
     """Run the branch and bound for at most ``node_limit`` boxes; ``(status, boxes examined)``.
 
@@ -443,7 +444,12 @@ def search(
     per-tree bound (plus ``near_tie``) is at most ``pair_gate`` times what its parent's pairs
     took off their parent's bound (``+inf`` at the root). The stack
     (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``, ``ties`` and
-    ``state`` carry the search from one call to the next."""
+    ``state`` carry the search from one call to the next. ``toward``: ``(j, 1)`` searches the
+    upper child of a box split on free feature ``j`` first and, in a box searched whole, the cells
+    of ``j`` from the last down, each by its last allowed state
+    (:func:`.whole_kernels._cell_options_down`); ``(j, -1)`` the lower child first (a box searched
+    whole takes each cell's first state, from the first cell up, anyway); ``(j, 0)`` neither (the
+    more promising child first, as on the other features)."""
     n_free = low.shape[1]
     starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
     # a box searched whole has at most box_points cell combinations, hence at most
@@ -526,9 +532,14 @@ def search(
                     grown = np.empty(2 * (taken + k), np.int64)
                     grown[:taken] = option_values[:taken]
                     option_values = grown
-                taken = _cell_options(
-                    starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
-                )
+                if j == toward[0] and toward[1] > 0:  # the upper states first
+                    taken = _cell_options_down(
+                        starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
+                    )
+                else:
+                    taken = _cell_options(
+                        starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
+                    )
                 option_at[j + 1] = taken
                 whole[j] = k == 1
                 if taken == option_at[j]:
@@ -589,6 +600,8 @@ def search(
         # pushed in increasing slack (left first on equal ones): the more promising child on top;
         # a child whose bound rules the condition out is dropped
         right_first = right_slack < left_slack
+        if j == toward[0] and toward[1] != 0:
+            right_first = toward[1] < 0
         position = start
         for side in range(2):
             is_right = (side == 0) == right_first
@@ -698,4 +711,5 @@ def warm_up(box_dtype: np.dtype) -> None:
             np.asarray([1, 0, 0], dtype=np.int64),
             np.zeros(1, dtype=np.int64),
             1,
+            np.zeros(2, dtype=np.int64),
         )

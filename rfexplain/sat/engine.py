@@ -52,7 +52,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import EngineBase, Instance
-from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Question
+from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Answer, Question
 from rfexplain.sat.deciders.bounds import slack
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
 from rfexplain.sat.deciders.race import Race
@@ -189,8 +189,10 @@ class SatEngine(EngineBase):
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
         #: how many activation literals the categorical boxes of :meth:`box_counterexample` have taken
         self._box_switches = 0
-        #: the leaves of the last instance :meth:`_box_by_leaves` asked about
+        #: the leaves of the last instance :meth:`_box_by_leaves` asked about, and of the last
+        #: one :meth:`box_nearest` asked about (with the tuning of its searches)
         self._box_leaves: InstanceLeaves | None = None
+        self._nearest_leaves: InstanceLeaves | None = None
         #: CPU seconds spent loading (or compiling, under ``$RFEXPLAIN_JIT=wait`` on an empty
         #: cache) the compiled loops when the engine was built, outside every query's budget
         self.compile_seconds = 0.0
@@ -302,6 +304,10 @@ class SatEngine(EngineBase):
             )
         return Witness(values, prediction, dropped=dropped)
 
+    def _witness_values(self, instance: Instance, z: Sequence[int]) -> tuple[float, ...]:
+        """:meth:`EngineBase._witness_values` with the state representatives cached (:meth:`_values`)."""
+        return self._values(instance, tuple(z))
+
     def _values(self, instance: Instance, z: tuple[int, ...]) -> tuple[float, ...]:
         """``forest.values_for_states(z, instance.values)``, with state representatives cached
         (the instance's value where its state is kept, a representative of the state elsewhere)."""
@@ -412,9 +418,59 @@ class SatEngine(EngineBase):
         self, instance: Instance, box: Mapping[int, frozenset[int]]
     ) -> tuple[tuple[int, ...] | None] | None:
         """A box of intervals asked of the bounds and box-search deciders over the leaves that
-        meet it (:meth:`.InstanceLeaves.reachable_in_box`, the search's root box the intervals):
-        ``(witness,)`` or ``(None,)`` when they settle it, ``None`` when they leave it open (or
-        the box has a set of states that is not an interval, or they are off)."""
+        meet it (:meth:`_box_race`): ``(witness,)`` or ``(None,)`` when they settle it, ``None``
+        when they leave it open (or the box has a set of states that is not an interval, or they
+        are off)."""
+        race = self._box_race(instance, box)
+        if race is None or isinstance(race, Answer):
+            return None if race is None else (None,)
+        answer = race.decide(Question((), "not", instance.prediction))  # no feature fixed: the box is the root
+        if answer is None:
+            return None
+        return (answer.witness if answer.sat else None,)
+
+    def box_nearest(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], f: int, upward: bool
+    ) -> tuple[tuple[int, ...] | None, bool]:
+        """The counterexample in a box of intervals with the largest (``upward``) or smallest
+        state on ``f``, by one race of box searches (:meth:`_box_race`): after each witness the
+        searches go on, their boxes clipped past it on ``f`` (:meth:`.Boxes.clip`), until they
+        find none (the last is the nearest) or give up (``(best so far, False)``; also where the
+        box search does not apply)."""
+        race = self._box_race(instance, box, nearest=True)
+        if race is None or isinstance(race, Answer):
+            return None, race is not None
+        boxes = race.boxes
+        if f not in race.free:
+            return None, False
+        j = race.free.index(f)
+        boxes.aim(j, upward)
+        question = Question((), "not", instance.prediction)
+        best: tuple[int, ...] | None = None
+        while True:
+            answer = race.decide(question)
+            if answer is None:
+                return best, False
+            if not answer.sat:
+                return best, True
+            best = answer.witness
+            assert best is not None  # a SAT answer carries its witness
+            if upward:
+                boxes.clip(j, best[f] + 1, boxes.top[j], upward=True)
+            else:
+                boxes.clip(j, boxes.bottom[j], best[f] - 1, upward=False)
+            if boxes.bottom[j] > boxes.top[j]:
+                return best, True
+
+    def _box_race(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], *, nearest: bool = False
+    ) -> Race | Answer | None:
+        """The race of box searches over the leaves that meet a box of intervals
+        (:meth:`.InstanceLeaves.reachable_in_box`; its root box the intervals), or ``Answer(False)``
+        when the bounds decider settles the box at once, or ``None`` when the box has a set of
+        states that is not an interval or those deciders are off. ``nearest``: for
+        :meth:`box_nearest`, with the tuning's ``nearest_box_points``, ``nearest_pair_after_more``
+        and ``nearest_pair_bound_after``."""
         budget = Budget.current()
         if budget is not None:
             budget.check("searching a box")
@@ -428,23 +484,30 @@ class SatEngine(EngineBase):
             if len(allowed) != high - low + 1:
                 return None
             intervals[f] = (low, high)
-        if self._box_leaves is None or self._box_leaves.states.tolist() != list(instance.states):
-            self._box_leaves = InstanceLeaves(table, instance.states)
-        leaves = self._box_leaves
+        leaves = self._nearest_leaves if nearest else self._box_leaves
+        if leaves is None or leaves.states.tolist() != list(instance.states):
+            tuning = self.tuning
+            if nearest:
+                tuning = tuning.replace(
+                    box_points=tuning.nearest_box_points,
+                    pair_after_more=tuning.nearest_pair_after_more,
+                    pair_bound_after=tuning.nearest_pair_bound_after,
+                )
+            leaves = InstanceLeaves(table, instance.states, tuning=tuning)
+            if nearest:
+                self._nearest_leaves = leaves
+            else:
+                self._box_leaves = leaves
         free, rows, lows, highs = leaves.reachable_in_box(intervals)
         c = instance.prediction
         if "bounds" in deciders and slack(leaves, rows, "not", c) <= -NEAR_TIE:
-            return (None,)
+            return Answer(False)
         if "boxes" not in deciders:
             return None
         bottom = [intervals.get(f, (0, 0))[0] for f in free]
         top = [intervals[f][1] if f in intervals else table.n_states[f] - 1 for f in free]
         nodes = self.tuning.bnb_nodes if table.soft else self.tuning.hard_bnb_nodes
-        race = Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top, nodes=nodes)
-        answer = race.decide(Question((), "not", c), budget)  # no feature fixed: the box is the race's root
-        if answer is None:
-            return None
-        return (answer.witness if answer.sat else None,)
+        return Race(leaves, free, rows, (lows, highs), "not", c, {"boxes"}, bottom=bottom, top=top, nodes=nodes)
 
     def robustness(self, instance: Instance) -> float:
         """Size of a minimum CXp (MaxSAT), ``math.inf`` if the decision cannot be flipped."""

@@ -55,6 +55,12 @@ class SatTuning:
     - ``bnb_stack``, ``bnb_pool``: the search's box stack (boxes) and row pool (rows per table
       row) at first; both double when full.
     - ``bnb_ties``: soft-vote near-tie points one search sets aside for exact arithmetic.
+    - ``nearest_box_points``, ``nearest_pair_after_more``, ``nearest_pair_bound_after``:
+      ``box_points``, ``pair_after_more`` and ``pair_bound_after`` of the searches for a
+      counterexample nearest to a bound of an inflated reason
+      (:meth:`~rfexplain.sat.engine.SatEngine.box_nearest`; a slice or box count no search
+      reaches: the paired table never joins with three classes or more, and the first search
+      never restarts with the pair bound).
 
     Lattices (:mod:`rfexplain.sat.deciders.lattice`, soft vote):
 
@@ -136,6 +142,9 @@ class SatTuning:
     bnb_stack: int = 64
     bnb_pool: int = 8
     bnb_ties: int = 64
+    nearest_box_points: int = 16
+    nearest_pair_after_more: int = 1 << 30
+    nearest_pair_bound_after: int = 1 << 30
     lattice_levels: tuple[int, ...] = (24,)
     lattice_nodes: int = 65_536
     lattice_impure: float = 0.1

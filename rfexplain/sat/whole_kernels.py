@@ -62,6 +62,19 @@ def _cell_options(starts, k, hi, allowed, begin, stop, out, taken):  # pragma: n
 
 
 @kernel
+def _cell_options_down(starts, k, hi, allowed, begin, stop, out, taken):  # pragma: no cover - compiled
+    """As :func:`_cell_options`, but each cell's *last* state among ``allowed[begin:stop]``, the
+    cells from the last one down: the upper states first, each cell's furthest up."""
+    for c in range(k - 1, -1, -1):
+        end = starts[c + 1] - 1 if c + 1 < k else hi
+        at = begin + np.searchsorted(allowed[begin:stop], end, side="right") - 1
+        if at >= begin and allowed[at] >= starts[c]:
+            out[taken] = allowed[at]
+            taken += 1
+    return taken
+
+
+@kernel
 def _search_whole(
     rows,
     n,

@@ -36,6 +36,8 @@ __all__ = ["Boxes", "SmallBox", "BoxSearch", "search_whole", "few_cells", "paire
 
 #: The pair bound's partners when it is not used (more than two classes, the paired table).
 _NO_PAIRS = np.zeros(0, dtype=np.int64)
+#: The arguments of :func:`.box_kernels.search` with one row per leaf: boxes, trees, margins, scores.
+_ROW_ARGUMENTS = (0, 1, 2, 3, 5)
 
 
 class Boxes:
@@ -48,6 +50,9 @@ class Boxes:
     of the race (cliques, climbs)."""
 
     name = "boxes"
+    #: the table rows of the searches that join next, and their arguments (:meth:`set_table`)
+    rows: np.ndarray
+    arguments: tuple[Any, ...]
 
     def __init__(
         self,
@@ -65,10 +70,12 @@ class Boxes:
         table = leaves.table
         self.leaves, self.free, self.kind, self.cls = leaves, free, kind, cls
         self.tuning = tuning = leaves.tuning
+        #: ``(j, direction)`` of every search (:attr:`BoxSearch.toward`), set by :meth:`aim`
+        self.toward = (0, 0)
         #: The root box on the free features: every state by default; a box question's
         #: intervals (its leaves' boxes clipped to them, :meth:`.InstanceLeaves.reachable_in_box`).
-        self.bottom = bottom if bottom is not None else [0] * len(free)
-        self.top = top if top is not None else [table.n_states[f] - 1 for f in free]
+        self.bottom = list(bottom) if bottom is not None else [0] * len(free)
+        self.top = list(top) if top is not None else [table.n_states[f] - 1 for f in free]
         #: whether the box searches run (the ``"boxes"`` decider is on)
         self.searching = searching
         self.set_table(rows, boxes)
@@ -86,9 +93,39 @@ class Boxes:
         #: ties it could not keep (it was dropped; the others may still settle the question)
         self.spent = 0
         self.dropped = False
+        #: the search whose box held the last witness :meth:`decide` returned (``None``: it came
+        #: from the tie buffer), which :meth:`clip` puts back on its stack
+        self.found: BoxSearch | None = None
+
+    def aim(self, j: int, upward: bool) -> None:
+        """Let every search, and those that join later, split boxes on free feature ``j`` towards
+        its upper (``upward``) or lower states first (:attr:`BoxSearch.toward`)."""
+        self.toward = (j, 1 if upward else -1)
+        for run in self.runs:
+            run.toward[:] = self.toward
+
+    def clip(self, j: int, low: int, high: int, *, upward: bool = True) -> None:
+        """Narrow the question's box to ``low..high`` on free feature ``j`` (within the root box)
+        for the next :meth:`decide`: every search keeps its progress, its boxes clipped (the box of
+        the last witness searched again, :attr:`found`), and so does the table of the searches
+        that join later; the boxes reaching furthest up on ``j`` (``upward``, else down) are
+        searched first (:meth:`BoxSearch.clip`)."""
+        self.bottom[j] = max(self.bottom[j], low)
+        self.top[j] = min(self.top[j], high)
+        low, high = self.bottom[j], self.top[j]
+        for run in self.runs:
+            run.clip(j, low, high, reopen=run is self.found, upward=upward)
+        self.found = None
+        lows, highs = self.arguments[0], self.arguments[1]
+        keep = np.flatnonzero((lows[:, j] <= high) & (highs[:, j] >= low))
+        if len(keep) < len(lows):  # the rows that meet the box, in their order
+            self.rows = self.rows[keep]
+            self.arguments = tuple(
+                np.ascontiguousarray(a[keep]) if i in _ROW_ARGUMENTS else a for i, a in enumerate(self.arguments)
+            )
 
     def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
-        return BoxSearch(
+        run = BoxSearch(
             arguments,
             self.top,
             len(arguments[0]),
@@ -97,6 +134,8 @@ class Boxes:
             tuning=self.tuning,
             bottom=self.bottom,
         )
+        run.toward[:] = self.toward
+        return run
 
     def set_table(self, rows: np.ndarray, boxes: tuple[np.ndarray, np.ndarray]) -> None:
         """The leaf table of the searches: the table rows ``rows`` (grouped by tree) with their
@@ -175,8 +214,9 @@ class Boxes:
         if pairs_due:  # stop where the pair bound joins
             boxes = min(boxes, self.tuning.pair_bound_after - run.boxes)
         status = run.step(boxes)
-        self.spent, self.dropped = run.examined, False
+        self.spent, self.dropped, self.found = run.examined, False, None
         if status == kernels.FOUND:
+            self.found = run
             return self.leaves.witness(self.free, run.witness)
         if status == kernels.EXHAUSTED:
             ties, overflow = run.ties[: run.state[kernels.TIES]], bool(run.state[kernels.TIE_OVERFLOW])
@@ -262,9 +302,53 @@ class BoxSearch:
         self.state = np.zeros(3, dtype=np.int64)
         self.state[box_kernels.STACK_SIZE] = 1
         self.witness = np.zeros(n_free, dtype=np.int64)
+        #: ``(j, direction)``: the child of a split on free feature ``j`` searched first, the upper
+        #: (1) or the lower (-1), set by :meth:`Boxes.aim`; direction 0: the more promising
+        self.toward = np.zeros(2, dtype=np.int64)
         #: boxes the last :meth:`step` examined, and all the steps
         self.examined = 0
         self.boxes = 0
+
+    def clip(self, j: int, low: int, high: int, *, reopen: bool = False, upward: bool = True) -> None:
+        """Narrow every box on the stack to ``low..high`` on free feature ``j``: a box outside it
+        is dropped, the others keep only the leaves that meet it (the kernel's invariant: a box's
+        rows are the leaves that meet it) and count their leaf ends again; the tie points outside
+        are dropped. The boxes are then stacked so that the one reaching furthest up on ``j``
+        (``upward``; else down) is searched first. ``reopen``: the last step returned a witness,
+        whose box (popped, searched whole, its rows untouched) goes back on the stack first."""
+        from rfexplain.sat.box_kernels import STACK_SIZE, TIES
+
+        state = self.state
+        if reopen:
+            state[STACK_SIZE] += 1
+        size = int(state[STACK_SIZE])
+        box_lo, box_hi = self.stack_lo[:size].copy(), self.stack_hi[:size].copy()
+        np.maximum(box_lo[:, j], low, out=box_lo[:, j])
+        np.minimum(box_hi[:, j], high, out=box_hi[:, j])
+        kept = np.flatnonzero(box_lo[:, j] <= box_hi[:, j])
+        # the furthest on top (last), else in stack order
+        kept = kept[np.argsort(box_hi[kept, j] if upward else -box_lo[kept, j], kind="stable")]
+        starts, stops = self.stack_rows[kept, 0], self.stack_rows[kept, 1]
+        lengths = stops - starts
+        entry = np.repeat(np.arange(len(kept)), lengths)
+        offsets = np.cumsum(lengths) - lengths
+        rows = self.pool[np.arange(int(lengths.sum())) - offsets[entry] + starts[entry]]
+        meets = (self.arguments[0][rows, j] <= box_hi[kept[entry], j]) & (
+            self.arguments[1][rows, j] >= box_lo[kept[entry], j]
+        )
+        counts = np.bincount(entry[meets], minlength=len(kept))
+        ends = np.cumsum(counts)
+        self.pool[: len(entry[meets])] = rows[meets]
+        self.stack_rows[: len(kept), 0] = ends - counts
+        self.stack_rows[: len(kept), 1] = ends
+        self.stack_lo[: len(kept)], self.stack_hi[: len(kept)] = box_lo[kept], box_hi[kept]
+        self.stack_gain[: len(kept)] = self.stack_gain[kept]
+        self.stack_counts[: len(kept)] = 0
+        state[STACK_SIZE] = len(kept)
+        ties = self.ties[: state[TIES]]
+        inside = ties[(ties[:, j] >= low) & (ties[:, j] <= high)]
+        self.ties[: len(inside)] = inside
+        state[TIES] = len(inside)
 
     def step(self, node_limit: int) -> int:
         """Run at most ``node_limit`` boxes; the kernel's status (never ``GROW``: full arrays are
@@ -285,7 +369,9 @@ class BoxSearch:
                 self.ties,
                 self.state,
             )
-            status, examined = kernels.search(*(self.arguments + own + (self.witness, node_limit - self.examined)))
+            status, examined = kernels.search(
+                *(self.arguments + own + (self.witness, node_limit - self.examined, self.toward))
+            )
             self.examined += examined
 
             self.boxes += examined
@@ -305,8 +391,7 @@ def margin_order(arguments: tuple[Any, ...]) -> np.ndarray:
 def by_margin(arguments: tuple[Any, ...]) -> tuple[Any, ...]:
     """The branch and bound's arguments with their rows in :func:`margin_order`."""
     order = margin_order(arguments)
-    rows = (0, 1, 2, 3, 5)  # boxes, trees, margins, scores
-    return tuple(np.ascontiguousarray(a[order]) if i in rows else a for i, a in enumerate(arguments))
+    return tuple(np.ascontiguousarray(a[order]) if i in _ROW_ARGUMENTS else a for i, a in enumerate(arguments))
 
 
 def pair_partners(arguments: tuple[Any, ...], not_kind: bool) -> np.ndarray:
