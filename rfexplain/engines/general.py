@@ -184,21 +184,22 @@ class _Hitting:
         self.element = {k: element for element, k in self.var.items()}
         self.solver = Solver(name="m22")
         self.top = len(elements)
-        #: Each region as its alternatives: (feature, bit set of blocks).
-        self.regions: list[list[tuple[int, int]]] = []
-        #: Element -> the (region, alternative) pairs it takes part in.
-        self.uses: dict[tuple[int, int], list[tuple[int, int]]] = {element: [] for element in elements}
+        #: Blocks per feature (one more than the largest block index among the elements).
+        self.n_blocks: dict[int, int] = {}
+        for f, b in elements:
+            self.n_blocks[f] = max(self.n_blocks.get(f, 0), b + 1)
+        #: Per feature, each region's alternative on it: (region index, blocks as a bit set).
+        self.alternatives: dict[int, list[tuple[int, int]]] = {f: [] for f in self.n_blocks}
+        self.n_regions = 0
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
 
     def add_region(self, region: Blocks) -> None:
         if not region:
             raise RuntimeError("internal error: a box question found an input that no box can avoid")
         clause = []
-        alternatives = []
-        for k, (f, ks) in enumerate(sorted(region.items())):
-            alternatives.append((f, mask_of(ks)))
+        for f, ks in sorted(region.items()):
+            self.alternatives[f].append((self.n_regions, mask_of(ks)))
             lits = [self.var[(f, b)] for b in sorted(ks)]
-            for b in ks:
-                self.uses[(f, b)].append((len(self.regions), k))
             if len(lits) == 1:
                 clause.append(lits[0])
                 continue
@@ -206,8 +207,21 @@ class _Hitting:
             clause.append(self.top)
             for lit in lits:
                 self.solver.add_clause([-self.top, lit])
-        self.regions.append(alternatives)
+        self.n_regions += 1
+        self._tables = None
         self.solver.add_clause(clause)
+
+    def tables(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per feature: the regions of its alternatives and their blocks (alternatives x blocks)."""
+        if self._tables is None:
+            self._tables = {}
+            for f, alternatives in self.alternatives.items():
+                members = np.zeros((len(alternatives), self.n_blocks[f]), dtype=bool)
+                for row, (_, bits) in enumerate(alternatives):
+                    members[row, list(bits_of(bits))] = True
+                ids = np.asarray([r for r, _ in alternatives], dtype=np.int64)
+                self._tables[f] = (ids, members)
+        return self._tables
 
     def next(self) -> dict[int, int] | None:
         """A minimal hitting set not blocked yet (feature -> bit set of removed blocks), or None."""
@@ -215,19 +229,27 @@ class _Hitting:
             return None
         model = self.solver.get_model()
         removed = sorted(self.element[lit] for lit in model if 0 < lit <= len(self.element))
-        chosen: dict[int, int] = {}
+        tables = self.tables()
+        chosen = {f: np.zeros(n, dtype=bool) for f, n in self.n_blocks.items()}
         for f, b in removed:
-            chosen[f] = chosen.get(f, 0) | 1 << b
-        hits = [sum(1 for f, bits in region if bits & ~chosen.get(f, 0) == 0) for region in self.regions]
+            chosen[f][b] = True
+        # an alternative is met when every block of it is removed; a region is hit by its met ones
+        met: dict[int, np.ndarray] = {f: ~np.any(members & ~chosen[f], axis=1) for f, (_, members) in tables.items()}
+        hits = np.zeros(self.n_regions, dtype=np.int64)
+        for f, (ids, _) in tables.items():
+            hits += np.bincount(ids[met[f]], minlength=self.n_regions)
         for f, b in removed:
-            # the alternatives on ``f`` holding ``b`` that ``chosen`` meets now break without it
-            broken = [r for r, k in self.uses[(f, b)] if self.regions[r][k][1] & ~chosen[f] == 0]
-            if any(hits[r] == 1 for r in broken):
+            # the alternatives on ``f`` holding ``b`` that are met now break without it (a region
+            # has one alternative per feature)
+            ids, members = tables[f]
+            broken = met[f] & members[:, b]
+            regions = ids[broken]
+            if np.any(hits[regions] == 1):
                 continue
-            chosen[f] &= ~(1 << b)
-            for r in broken:
-                hits[r] -= 1
-        return {f: bits for f, bits in chosen.items() if bits}
+            chosen[f][b] = False
+            met[f][broken] = False
+            hits[regions] -= 1
+        return {f: mask_of(np.flatnonzero(bits).tolist()) for f, bits in chosen.items() if bits.any()}
 
     def block(self, chosen: Mapping[int, int]) -> None:
         """No later hitting set contains ``chosen``."""
