@@ -225,6 +225,10 @@ class Forest:
         self._missing = any(map(_accepts_missing, self.thresholds))
         #: per feature, its finite thresholds (the thresholds but a last +inf)
         self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
+        #: per feature, whether an instance may hold NaN there (:meth:`check_instances`)
+        self._nan_allowed = np.asarray(
+            [_accepts_missing(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
+        )
 
     # ------------------------------------------------------------------ construction
     def _validate(self, *, signed: bool) -> None:
@@ -515,8 +519,7 @@ class Forest:
         missing = np.isnan(arr)
         # NaN where a state stands for it, and in the features no tree tests once some feature may be
         # missing (the trees ignore them, as scikit-learn's predict does)
-        allowed = [self.accepts_missing(f) or (self._missing and not ts) for f, ts in enumerate(self.thresholds)]
-        bad = missing & ~np.asarray(allowed, dtype=bool)
+        bad = missing & ~self._nan_allowed if missing.any() else missing
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(

@@ -103,7 +103,7 @@ class Boxes:
         ``boxes`` on the free features, as the arguments of :func:`.box_kernels.search`."""
         table = self.leaves.table
         margins, penalty = table.margins(self.kind, self.cls)
-        allowed = [table.allowed[f] for f in self.free]
+        allowed, allowed_at = table.allowed_of(self.free)
         self.rows = rows
         self.arguments = (
             np.ascontiguousarray(boxes[0]),
@@ -112,8 +112,8 @@ class Boxes:
             np.ascontiguousarray(margins[rows]),
             penalty,
             np.ascontiguousarray(table.score[rows]),
-            np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
-            np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64),
+            allowed,
+            allowed_at,
             self.cls,
             self.kind == "not",
             table.soft,
