@@ -117,7 +117,6 @@ class LeafTable:
             self._margins[key] = (np.ascontiguousarray(diff), penalty)
         return self._margins[key]
 
-
     def allowed_of(self, free: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The :attr:`allowed` states of the features ``free`` end to end, and where each one's
         start (and the last one's end): the box search's ``allowed`` and ``allowed_at``
