@@ -187,6 +187,8 @@ class SatEngine(EngineBase):
         self._representatives: dict[tuple[int, int], float] = {}
         self._cache_instance: Instance | None = None
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
+        #: the last instance :meth:`_values` read, with its values rounded to float32
+        self._rounded: tuple[Instance, list[float]] | None = None
         #: how many activation literals the categorical boxes of :meth:`box_counterexample` have taken
         self._box_switches = 0
         #: the leaves of the last instance :meth:`_box_by_leaves` asked about
@@ -310,7 +312,9 @@ class SatEngine(EngineBase):
     def _values(self, instance: Instance, z: tuple[int, ...]) -> tuple[float, ...]:
         """``forest.values_for_states(z, instance.values)``, with state representatives cached
         (the instance's value where its state is kept, a representative of the state elsewhere)."""
-        out = [float(np.float32(v)) for v in instance.values]
+        if self._rounded is None or self._rounded[0] is not instance:
+            self._rounded = (instance, [float(np.float32(v)) for v in instance.values])
+        out = list(self._rounded[1])
         for f, (s, vs) in enumerate(zip(z, instance.states)):
             if s != vs:
                 key = (f, s)

@@ -23,7 +23,7 @@ from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.softvote import soft_winner
 from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
-__all__ = ["LeafTable", "InstanceLeaves", "pack_bits", "warm_up", "ALLOWED_CACHE"]
+__all__ = ["LeafTable", "InstanceLeaves", "BoxCapacity", "pack_bits", "warm_up", "ALLOWED_CACHE"]
 
 #: The most sets of free features whose allowed states a :class:`LeafTable` keeps
 #: (:meth:`LeafTable.allowed_of`; an enumeration asks many).
@@ -42,6 +42,26 @@ def warm_up(box_dtype: np.dtype, *, cliques: bool = True) -> None:
     climb_kernels.warm_up(box_dtype)
     if cliques:
         clique_kernels.warm_up()
+
+
+class BoxCapacity:
+    """The box stack and row pool (rows per table row) a leaf table's box searches
+    (:class:`.boxes.BoxSearch`) start with:
+    the tuning's ``bnb_stack`` and ``bnb_pool`` at first, then the largest any search of the
+    table grew to, up to :attr:`MAX_STACK` and :attr:`MAX_PER_ROW`, so that the next searches
+    do not grow again (each growth is a copy and a kernel call more)."""
+
+    MAX_STACK = 4096
+    MAX_PER_ROW = 64
+
+    def __init__(self, tuning: SatTuning) -> None:
+        self.stack = tuning.bnb_stack
+        self.per_row = tuning.bnb_pool
+
+    def grown(self, stack: int, per_row: int) -> None:
+        """A search's stack now holds ``stack`` boxes and its pool ``per_row`` rows per row."""
+        self.stack = max(self.stack, min(stack, self.MAX_STACK))
+        self.per_row = max(self.per_row, min(per_row, self.MAX_PER_ROW))
 
 
 class LeafTable:
@@ -99,6 +119,8 @@ class LeafTable:
         self.lattices: dict[tuple[str, int, int], LeafTable] = {}
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         self._allowed_of: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        #: The sizes the box searches on this table start their arrays at.
+        self.box_capacity = BoxCapacity(tuning)
         # the compiled loops, loaded with the table rather than in a query
         warm_up(self.low.dtype, cliques=forest.n_classes == 2)  # CliqueSearch.applies: hard vote or lattices
 
