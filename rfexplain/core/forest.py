@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -555,7 +556,19 @@ class Forest:
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is
         the last state, above the threshold ``+inf`` of a feature that may be missing)."""
-        x64 = self.check_instances(X).astype(np.float64)
+        return self.checked_states(self.check_instances(X))
+
+    def checked_states(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`states` of a matrix :meth:`check_instances` returned (not checked again). One
+        row is looked up with :func:`bisect.bisect_left` on each feature's thresholds, more rows
+        with one :func:`numpy.searchsorted` per feature (the same states)."""
+        x64 = np.asarray(values).astype(np.float64)
+        if x64.shape[0] == 1:
+            row = x64[0].tolist()
+            return np.asarray(
+                [[len(ts) if v != v else bisect.bisect_left(ts, v) for ts, v in zip(self.thresholds, row)]],
+                dtype=np.int64,
+            ).reshape(1, len(row))
         out = np.empty(x64.shape, dtype=np.int64)
         for f, ts in enumerate(self._threshold_arrays):
             out[:, f] = np.searchsorted(ts, x64[:, f], side="left")
