@@ -277,8 +277,7 @@ class SatEngine(EngineBase):
     def _classify_all(self, instance: Instance, zs: Sequence[tuple[int, ...]]) -> None:
         """Cache the values and decisions of the state vectors ``zs`` for :meth:`_witness`, for
         those not cached yet: under the hard vote with the compiled loops, one compiled walk each
-        (:meth:`_classify`; a few microseconds where a vectorised walk costs a numpy pass per
-        level); else one vectorised :meth:`Forest.predict_states` call."""
+        (:meth:`_classify`); else one vectorised :meth:`Forest.predict_states` call."""
         cache = self._cache_of(instance)
         new = list(dict.fromkeys(z for z in zs if z not in cache))
         if new and self.forest.aggregation.is_majority and self.compiled:
