@@ -119,6 +119,30 @@ def test_single_leaf_trees_and_constant_features() -> None:
     check_fidelity(model, X)
 
 
+@settings(max_examples=examples(25), deadline=None)
+@given(n_trees=st.integers(1, 6), depth=st.integers(0, 6), seed=st.integers(0, 10_000))
+def test_flat_walk_reaches_each_trees_own_leaf(n_trees: int, depth: int, seed: int) -> None:
+    """``FlatForest.tree_leaves`` (all trees a step at a time) against a plain walk down each tree,
+    on every state of a grid and on random state rows, single-leaf trees included."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.normal(size=80), rng.integers(0, 4, size=80), np.ones(80)])
+    y = rng.integers(0, 3, size=80)
+    model = RandomForestClassifier(n_estimators=n_trees, max_depth=depth or 1, random_state=seed)
+    if depth == 0:
+        model.set_params(min_impurity_decrease=10.0)  # single-leaf trees
+    forest = Forest.from_sklearn(model.fit(X, y))
+    S = np.column_stack([rng.integers(0, n, size=50) for n in forest.states_per_feature])
+    expected = np.zeros((len(S), n_trees), dtype=np.int64)
+    for r, row in enumerate(S):
+        for k, tree in enumerate(forest.trees):
+            node = 0
+            while tree.feature[node] >= 0:
+                node = tree.left[node] if row[tree.feature[node]] <= tree.split[node] else tree.right[node]
+            expected[r, k] = node
+    assert np.array_equal(forest.flat.tree_leaves(S), expected)
+    assert np.array_equal(forest.flat.tree_leaves(S[0]), expected[:1])
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(
     n_classes=st.integers(2, 5),

@@ -329,3 +329,22 @@ def test_a_tree_that_would_grow_too_much_is_refused_naming_the_remedies() -> Non
     probes = _with_holes(X[:300], 0.3, seed=1)
     probes[:, 2:] = np.nan_to_num(probes[:, 2:])
     assert few.predict(probes).tolist() == model.predict(probes.astype(np.float32)).tolist()
+
+
+def test_one_row_states_equal_the_matrix_states() -> None:
+    """``Forest.checked_states`` looks one row up with ``bisect`` and more rows with numpy: the
+    same states at every threshold, one float32 step either side, and with NaN."""
+    X, y = load_iris(return_X_y=True)
+    model = _fit(RandomForestClassifier, _with_holes(X, 0.2, seed=1), y, seed=0, max_depth=4, n_estimators=5)
+    for forest in (
+        Forest.from_sklearn(model, missing="all"),
+        Forest.from_sklearn(_fit(RandomForestClassifier, X, y, 0)),
+    ):
+        probes = np.vstack([_probes(forest), X])
+        if not forest.accepts_missing(0):
+            probes = probes[~np.isnan(probes).any(axis=1)]
+        values = forest.check_instances(probes)
+        together = forest.checked_states(values)
+        alone = np.vstack([forest.checked_states(values[i : i + 1]) for i in range(len(values))])
+        assert np.array_equal(alone, together)
+        assert np.array_equal(together, forest.states(probes))

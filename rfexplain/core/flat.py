@@ -9,6 +9,7 @@ states (:meth:`leaf_boxes`), which the SAT engine's deciders and the verifier re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,14 +68,30 @@ class FlatForest:
         roots = self.first_nodes
         rows = np.arange(S.shape[0])[:, None]
         node = np.broadcast_to(roots, (S.shape[0], len(roots))).copy()
-        while True:
-            f = self.feature[node]
-            internal = f >= 0
-            if not internal.any():
-                break
-            go_left = S[rows, np.maximum(f, 0)] <= self.split[node]
-            node = np.where(internal, np.where(go_left, self.left[node], self.right[node]), node)
+        feature, split, child, depth = self._walk
+        for _ in range(depth):
+            node = child[node, (S[rows, feature[node]] > split[node]).view(np.int8)]
         return node - roots
+
+    @functools.cached_property
+    def _walk(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """What :meth:`tree_leaves` steps with: per node the feature tested and the threshold
+        index (a leaf tests feature 0 against the largest index, so never goes right), its two
+        children as one ``(nodes, 2)`` array (a leaf's are itself), and the deepest tree's depth,
+        the number of steps: a step is a few whole-array operations, with no test for the leaves
+        reached."""
+        leaf = self.feature < 0
+        own = np.arange(len(self.feature), dtype=np.int64)
+        feature = np.where(leaf, 0, self.feature)
+        split = np.where(leaf, np.iinfo(np.int64).max, self.split)
+        child = np.stack((np.where(leaf, own, self.left), np.where(leaf, own, self.right)), axis=1)
+        depth = 0
+        frontier = self.first_nodes[~leaf[self.first_nodes]]
+        while frontier.size:
+            depth += 1
+            frontier = np.concatenate((self.left[frontier], self.right[frontier]))
+            frontier = frontier[~leaf[frontier]]
+        return feature, split, child, depth
 
     def tree_votes(self, S: np.ndarray) -> np.ndarray:
         """Class index each tree votes for, for every row of a state matrix: shape (rows, trees)."""

@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -226,6 +227,10 @@ class Forest:
         #: per feature, its finite thresholds (the thresholds but a last +inf)
         self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
         self._json: str | None = None  # the compact JSON text, once written (:meth:`to_json`)
+        #: per feature, whether an instance may hold NaN there (:meth:`check_instances`)
+        self._nan_allowed = np.asarray(
+            [_accepts_missing(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
+        )
 
     # ------------------------------------------------------------------ construction
     def _validate(self, *, signed: bool) -> None:
@@ -536,8 +541,7 @@ class Forest:
         missing = np.isnan(arr)
         # NaN where a state stands for it, and in the features no tree tests once some feature may be
         # missing (the trees ignore them, as scikit-learn's predict does)
-        allowed = [self.accepts_missing(f) or (self._missing and not ts) for f, ts in enumerate(self.thresholds)]
-        bad = missing & ~np.asarray(allowed, dtype=bool)
+        bad = missing & ~self._nan_allowed if missing.any() else missing
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise InvalidInstanceError(
@@ -573,7 +577,19 @@ class Forest:
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is
         the last state, above the threshold ``+inf`` of a feature that may be missing)."""
-        x64 = self.check_instances(X).astype(np.float64)
+        return self.checked_states(self.check_instances(X))
+
+    def checked_states(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`states` of a matrix :meth:`check_instances` returned (not checked again). One
+        row is looked up with :func:`bisect.bisect_left` on each feature's thresholds, more rows
+        with one :func:`numpy.searchsorted` per feature (the same states)."""
+        x64 = np.asarray(values).astype(np.float64)
+        if x64.shape[0] == 1:
+            row = x64[0].tolist()
+            return np.asarray(
+                [[len(ts) if v != v else bisect.bisect_left(ts, v) for ts, v in zip(self.thresholds, row)]],
+                dtype=np.int64,
+            ).reshape(1, len(row))
         out = np.empty(x64.shape, dtype=np.int64)
         for f, ts in enumerate(self._threshold_arrays):
             out[:, f] = np.searchsorted(ts, x64[:, f], side="left")

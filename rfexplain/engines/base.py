@@ -113,7 +113,7 @@ class Instance:
         values = forest.check_instances(x)
         if values.shape[0] != 1:
             raise InvalidInstanceError(f"expected one instance, got {values.shape[0]}")
-        states = forest.states(values)
+        states = forest.checked_states(values)
         return cls(
             values=tuple(float(v) for v in values[0]),
             states=tuple(int(s) for s in states[0]),

@@ -187,6 +187,8 @@ class SatEngine(EngineBase):
         self._representatives: dict[tuple[int, int], float] = {}
         self._cache_instance: Instance | None = None
         self._cache: dict[tuple[int, ...], tuple[tuple[float, ...], int]] = {}
+        #: the last instance :meth:`_values` read, with its values rounded to float32
+        self._rounded: tuple[Instance, list[float]] | None = None
         #: how many activation literals the categorical boxes of :meth:`box_counterexample` have taken
         self._box_switches = 0
         #: the leaves of the last instance :meth:`_box_by_leaves` asked about, and of the last
@@ -275,11 +277,15 @@ class SatEngine(EngineBase):
         return int(hard_winner(np.asarray(z, dtype=np.int64), feature, split, left, right, label, roots, counts))
 
     def _classify_all(self, instance: Instance, zs: Sequence[tuple[int, ...]]) -> None:
-        """Cache the values and decisions of the state vectors ``zs`` for :meth:`_witness`: one
-        vectorised :meth:`Forest.predict_states` call for those not cached yet."""
+        """Cache the values and decisions of the state vectors ``zs`` for :meth:`_witness`, for
+        those not cached yet: under the hard vote with the compiled loops, one compiled walk each
+        (:meth:`_classify`); else one vectorised :meth:`Forest.predict_states` call."""
         cache = self._cache_of(instance)
         new = list(dict.fromkeys(z for z in zs if z not in cache))
-        if new:
+        if new and self.forest.aggregation.is_majority and self.compiled:
+            for z in new:
+                cache[z] = (self._values(instance, z), self._classify(z))
+        elif new:
             decided = self.forest.predict_states(np.asarray(new, dtype=np.int64)).tolist()
             for z, prediction in zip(new, decided):
                 cache[z] = (self._values(instance, z), int(prediction))
@@ -311,7 +317,9 @@ class SatEngine(EngineBase):
     def _values(self, instance: Instance, z: tuple[int, ...]) -> tuple[float, ...]:
         """``forest.values_for_states(z, instance.values)``, with state representatives cached
         (the instance's value where its state is kept, a representative of the state elsewhere)."""
-        out = [float(np.float32(v)) for v in instance.values]
+        if self._rounded is None or self._rounded[0] is not instance:
+            self._rounded = (instance, [float(np.float32(v)) for v in instance.values])
+        out = list(self._rounded[1])
         for f, (s, vs) in enumerate(zip(z, instance.states)):
             if s != vs:
                 key = (f, s)

@@ -53,7 +53,8 @@ class SatTuning:
       per-tree bound is at most this many times what its parent's pairs took off their parent's
       bound.
     - ``bnb_stack``, ``bnb_pool``: the search's box stack (boxes) and row pool (rows per table
-      row) at first; both double when full.
+      row) at first; both double when full, and the table's later searches start at the sizes
+      reached (:class:`~rfexplain.sat.deciders.leaves.BoxCapacity`).
     - ``bnb_ties``: soft-vote near-tie points one search sets aside for exact arithmetic.
     - ``nearest_box_points``, ``nearest_pair_after_more``, ``nearest_pair_bound_after``:
       ``box_points``, ``pair_after_more`` and ``pair_bound_after`` of the searches for a

@@ -29,7 +29,7 @@ import numpy as np
 
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.deciders.base import Answer, Question
-from rfexplain.sat.deciders.leaves import InstanceLeaves
+from rfexplain.sat.deciders.leaves import BoxCapacity, InstanceLeaves
 from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
 __all__ = ["Boxes", "SmallBox", "BoxSearch", "search_whole", "few_cells", "paired_table"]
@@ -133,6 +133,7 @@ class Boxes:
             partner=partner,
             tuning=self.tuning,
             bottom=self.bottom,
+            capacity=self.leaves.table.box_capacity,
         )
         run.toward[:] = self.toward
         return run
@@ -142,7 +143,7 @@ class Boxes:
         ``boxes`` on the free features, as the arguments of :func:`.box_kernels.search`."""
         table = self.leaves.table
         margins, penalty = table.margins(self.kind, self.cls)
-        allowed = [table.allowed[f] for f in self.free]
+        allowed, allowed_at = table.allowed_of(self.free)
         self.rows = rows
         self.arguments = (
             np.ascontiguousarray(boxes[0]),
@@ -151,8 +152,8 @@ class Boxes:
             np.ascontiguousarray(margins[rows]),
             penalty,
             np.ascontiguousarray(table.score[rows]),
-            np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64),
-            np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64),
+            allowed,
+            allowed_at,
             self.cls,
             self.kind == "not",
             table.soft,
@@ -273,10 +274,13 @@ class BoxSearch:
         partner: np.ndarray | None = None,
         tuning: SatTuning = DEFAULT_TUNING,
         bottom: list[int] | None = None,
+        capacity: BoxCapacity | None = None,
     ) -> None:
         """``partner``: the trees paired for the pair bound (:func:`.box_kernels.search`), or
         ``None``: no pair bound. The root box is ``bottom..top`` on the free features
-        (``bottom`` default: every feature's first state)."""
+        (``bottom`` default: every feature's first state). ``capacity``: the sizes to start the
+        box stack and the row pool at, raised when they grow (default: the tuning's
+        ``bnb_stack`` and ``bnb_pool``); the kernel's answers do not depend on them."""
         from rfexplain.sat import box_kernels
 
         self.kernels = box_kernels
@@ -285,18 +289,23 @@ class BoxSearch:
         self.guided = guided
         self.partner = partner if partner is not None else _NO_PAIRS
         self.pair_gate = float(tuning.pair_gate)
-        self.stack_lo = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
-        self.stack_hi = np.zeros((tuning.bnb_stack, n_free), dtype=np.int64)
+        self.capacity = capacity
+        self.n_rows = n_rows
+        stack, per_row = (
+            (capacity.stack, capacity.per_row) if capacity is not None else (tuning.bnb_stack, tuning.bnb_pool)
+        )
+        self.stack_lo = np.zeros((stack, n_free), dtype=np.int64)
+        self.stack_hi = np.zeros((stack, n_free), dtype=np.int64)
         self.stack_hi[0] = top
         if bottom is not None:
             self.stack_lo[0] = bottom
-        self.stack_rows = np.zeros((tuning.bnb_stack, 2), dtype=np.int64)
+        self.stack_rows = np.zeros((stack, 2), dtype=np.int64)
         self.stack_rows[0, 1] = n_rows  # the whole box: the caller checked its bounds
         #: per box, its leaf intervals ending inside per free feature, then 1 once they are known
-        self.stack_counts = np.zeros((tuning.bnb_stack, n_free + 1), dtype=np.int64)
+        self.stack_counts = np.zeros((stack, n_free + 1), dtype=np.int64)
         #: per box, what the pair bound took off its per-tree bound (+inf: not yet judged)
-        self.stack_gain = np.full(tuning.bnb_stack, np.inf)
-        self.pool = np.zeros(tuning.bnb_pool * n_rows + 1, dtype=np.int64)
+        self.stack_gain = np.full(stack, np.inf)
+        self.pool = np.zeros(per_row * n_rows + 1, dtype=np.int64)
         self.pool[:n_rows] = np.arange(n_rows)
         self.ties = np.zeros((tuning.bnb_ties, n_free), dtype=np.int64)
         self.state = np.zeros(3, dtype=np.int64)
@@ -380,6 +389,8 @@ class BoxSearch:
             full = (self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool)
             doubled = [np.concatenate((a, np.zeros_like(a))) for a in full]
             self.stack_lo, self.stack_hi, self.stack_rows, self.stack_counts, self.stack_gain, self.pool = doubled
+            if self.capacity is not None:
+                self.capacity.grown(len(self.stack_lo), len(self.pool) // max(self.n_rows, 1))
 
 
 def margin_order(arguments: tuple[Any, ...]) -> np.ndarray:

@@ -23,7 +23,11 @@ from rfexplain.sat.encodings import ForestEncoding
 from rfexplain.sat.encodings.softvote import soft_winner
 from rfexplain.sat.tuning import DEFAULT_TUNING, SatTuning
 
-__all__ = ["LeafTable", "InstanceLeaves", "pack_bits", "warm_up"]
+__all__ = ["LeafTable", "InstanceLeaves", "BoxCapacity", "pack_bits", "warm_up", "ALLOWED_CACHE"]
+
+#: The most sets of free features whose allowed states a :class:`LeafTable` keeps
+#: (:meth:`LeafTable.allowed_of`; an enumeration asks many).
+ALLOWED_CACHE = 4096
 
 
 def warm_up(box_dtype: np.dtype, *, cliques: bool = True) -> None:
@@ -38,6 +42,26 @@ def warm_up(box_dtype: np.dtype, *, cliques: bool = True) -> None:
     climb_kernels.warm_up(box_dtype)
     if cliques:
         clique_kernels.warm_up()
+
+
+class BoxCapacity:
+    """The box stack and row pool (rows per table row) a leaf table's box searches
+    (:class:`.boxes.BoxSearch`) start with:
+    the tuning's ``bnb_stack`` and ``bnb_pool`` at first, then the largest any search of the
+    table grew to, up to :attr:`MAX_STACK` and :attr:`MAX_PER_ROW`, so that the next searches
+    do not grow again (each growth is a copy and a kernel call more)."""
+
+    MAX_STACK = 4096
+    MAX_PER_ROW = 64
+
+    def __init__(self, tuning: SatTuning) -> None:
+        self.stack = tuning.bnb_stack
+        self.per_row = tuning.bnb_pool
+
+    def grown(self, stack: int, per_row: int) -> None:
+        """A search's stack now holds ``stack`` boxes and its pool ``per_row`` rows per row."""
+        self.stack = max(self.stack, min(stack, self.MAX_STACK))
+        self.per_row = max(self.per_row, min(per_row, self.MAX_PER_ROW))
 
 
 class LeafTable:
@@ -94,6 +118,9 @@ class LeafTable:
         #: built on first use and shared by every instance.
         self.lattices: dict[tuple[str, int, int], LeafTable] = {}
         self._margins: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._allowed_of: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        #: The sizes the box searches on this table start their arrays at.
+        self.box_capacity = BoxCapacity(tuning)
         # the compiled loops, loaded with the table rather than in a query
         warm_up(self.low.dtype, cliques=forest.n_classes == 2)  # CliqueSearch.applies: hard vote or lattices
 
@@ -112,6 +139,22 @@ class LeafTable:
             self._margins[key] = (np.ascontiguousarray(diff), penalty)
         return self._margins[key]
 
+    def allowed_of(self, free: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The :attr:`allowed` states of the features ``free`` end to end, and where each one's
+        start (and the last one's end): the box search's ``allowed`` and ``allowed_at``
+        (:func:`.box_kernels.search`), cached per ``free`` (at most :data:`ALLOWED_CACHE` sets);
+        shared, so never written to."""
+        key = tuple(free)
+        found = self._allowed_of.get(key)
+        if found is None:
+            allowed = [self.allowed[f] for f in key]
+            states = np.concatenate(allowed).astype(np.int64) if allowed else np.zeros(0, dtype=np.int64)
+            starts = np.concatenate(([0], np.cumsum([len(a) for a in allowed]))).astype(np.int64)
+            if len(self._allowed_of) >= ALLOWED_CACHE:
+                self._allowed_of.clear()
+            found = self._allowed_of[key] = (states, starts)
+        return found
+
 
 class InstanceLeaves:
     """The leaf table seen from one instance: which leaves each fixed feature rules out."""
@@ -124,17 +167,24 @@ class InstanceLeaves:
         #: ``outside[leaf, f]``: the instance's state of ``f`` is outside the leaf's box.
         self.outside = (self.states < table.low) | (self.states > table.high)
         #: The same, packed: bit ``f % 64`` of word ``f // 64`` of a leaf's row (one vectorised
-        #: ``and`` per query in :meth:`reachable`, cheaper than a column selection of ``outside``).
+        #: ``and`` per query in :meth:`reachable`, cheaper than a column selection of ``outside``);
+        #: with at most 64 features, the one word of every row as a contiguous vector.
         self._outside_bits = pack_bits(self.outside)
+        self._outside_word = (
+            np.ascontiguousarray(self._outside_bits[:, 0]) if self._outside_bits.shape[1] == 1 else None
+        )
         #: The latest counterexamples found (full state vectors, at most the tuning's ``warm_starts``, the
         #: latest first): the climbs start from them (:meth:`starts`).
-        self._found: list[np.ndarray] = []
+        self._found: list[tuple[int, ...]] = []
 
     def reachable(self, fixed: Sequence[int]) -> np.ndarray:
         """The table rows of the leaves a point agreeing with the instance on ``fixed`` can reach."""
-        fixed_mask = np.zeros((1, len(self.table.n_states)), dtype=bool)
-        fixed_mask[0, list(fixed)] = True
-        misses = self._outside_bits & pack_bits(fixed_mask)[0]
+        words = [0] * self._outside_bits.shape[1]
+        for f in fixed:
+            words[f >> 6] |= 1 << (int(f) & 63)
+        if self._outside_word is not None:
+            return np.flatnonzero((self._outside_word & np.uint64(words[0])) == 0)
+        misses = self._outside_bits & np.asarray(words, dtype=np.uint64)
         return np.flatnonzero(~misses.any(axis=1))
 
     def reachable_in_box(
@@ -229,8 +279,9 @@ class InstanceLeaves:
     def witness(self, free: list[int], point: np.ndarray) -> Answer:
         witness = self.states.copy()
         witness[free] = point
-        self._found = [witness, *(w for w in self._found if not np.array_equal(w, witness))][: self.tuning.warm_starts]
-        return Answer(True, tuple(int(s) for s in witness))
+        found = tuple(witness.tolist())
+        self._found = [found, *(w for w in self._found if w != found)][: self.tuning.warm_starts]
+        return Answer(True, found)
 
     def starts(self, free: list[int], cells: Sequence[np.ndarray]) -> np.ndarray:
         """The latest counterexamples found, on the free features ``free``, as the indices of
