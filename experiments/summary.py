@@ -134,7 +134,7 @@ CANONICAL: tuple[Result, ...] = (
         headline=True,
     ),
     Result("actionable", "actionable", "Inflated sufficient reasons against the AXp (SAT paper's forests)"),
-    Result("batch_throughput", "batch_throughput", "Batch throughput with streaming and resume (200 rows)"),
+    Result("batch_throughput", "batch_throughput", "Batch throughput with streaming and resume (1,000 rows)"),
 )
 
 #: Keys of a ``.machine.json`` that would hold a whole run's wall-clock seconds.
