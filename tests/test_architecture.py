@@ -211,7 +211,7 @@ INSIDE: dict[str, dict[str, set[str]]] = {
         "models": {"inputs", "options"},
         "commands": {"models", "options", "regression_command"},
         "regression_command": {"options"},
-        "batch_command": {"models", "options"},
+        "batch_command": {"models", "options", "regression_command"},
         "dispatch": {"parser", "commands", "batch_command"},
     },
 }

@@ -30,6 +30,8 @@ CSV_COLUMNS = (
     "complete",
     "stopped_by",
     "error",
+    "band_low",
+    "band_high",
 )
 
 
@@ -57,7 +59,14 @@ def csv_row(r: BatchRecord) -> list[Any]:
         "" if r.complete is None else r.complete,
         r.stopped_by or "",
         r.error or "",
+        *_band_ends(r),
     ]
+
+
+def _band_ends(r: BatchRecord) -> tuple[Any, Any]:
+    """A regression record's band ends as CSV cells (empty for an unbounded end or a classifier)."""
+    low, high = r.band if r.band is not None else (None, None)
+    return ("" if low is None else low, "" if high is None else high)
 
 
 def write_csv(records: Iterable[BatchRecord], stream: IO[str]) -> None:

@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -72,7 +73,13 @@ class _WorkerExplainer:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """Everything a worker needs to build the engine: forest JSON, engine class and options."""
+    """Everything a worker needs to build the engine: forest JSON, engine class and options.
+
+    An explainer that answers through something other than a forest-only explainer (a
+    regression batch, :mod:`rfexplain.regression.batch`) names a ``builder``: a module-level
+    function (so that it pickles by name) that makes the worker's explainer from this spec and
+    the explainer's own ``settings``.
+    """
 
     forest_json: str
     engine: str
@@ -82,24 +89,39 @@ class EngineSpec:
     key: str = field(default="", compare=False)
     #: The explainer's memory budget, in bytes (``None``: none), for the worker's queries.
     max_memory: int | str | None = "default"
+    builder: Callable[[EngineSpec], ExplainerLike] | None = None
+    settings: tuple[tuple[str, Any], ...] = ()
 
     @classmethod
     def of(cls, explainer: ExplainerLike) -> EngineSpec:
         forest_json = explainer.forest.to_json()
         options = tuple(sorted(getattr(explainer, "options", {}).items()))
         immutable = tuple(getattr(explainer, "immutable", ()))
+        builder = getattr(explainer, "batch_builder", None)
+        settings = tuple(sorted(getattr(explainer, "batch_settings", {}).items()))
+        engine_cls = getattr(explainer, "engine_cls", None) or type(explainer.engine)
         digest = hashlib.sha1(
-            f"{forest_json}\0{explainer.engine_name}\0{type(explainer.engine).__module__}."
-            f"{type(explainer.engine).__qualname__}\0{options!r}\0{immutable!r}".encode()
+            f"{forest_json}\0{explainer.engine_name}\0{engine_cls.__module__}.{engine_cls.__qualname__}"
+            f"\0{options!r}\0{immutable!r}\0{settings!r}".encode()
         ).hexdigest()
         memory = getattr(explainer, "max_memory", "default")
         return cls(
-            forest_json, explainer.engine_name, type(explainer.engine), options, immutable, digest, max_memory=memory
+            forest_json,
+            explainer.engine_name,
+            engine_cls,
+            options,
+            immutable,
+            digest,
+            max_memory=memory,
+            builder=builder,
+            settings=settings,
         )
 
     def build(self) -> ExplainerLike:
-        """A forest-only explainer with this engine."""
+        """The worker's explainer: the builder's, else a forest-only explainer with this engine."""
         register(self.engine, self.engine_cls)  # a plug-in registered only in the parent process
+        if self.builder is not None:
+            return self.builder(self)
         forest = Forest.from_json(self.forest_json)
         options = dict(self.options)
         engine = engine_class(self.engine)(forest, **options)
@@ -160,16 +182,31 @@ def explain_one(
 ) -> BatchRecord:
     """The record of one instance: its answer, or the error that stopped it (a row that is not
     a valid instance is named by ``where``, else by its index)."""
-    base = dict(index=int(index), query=query, engine=explainer.engine_name, sklearn_prediction=sklearn_prediction)
+    base: dict[str, Any] = dict(
+        index=int(index), query=query, engine=explainer.engine_name, sklearn_prediction=sklearn_prediction
+    )
     try:
         instance = Instance.of(explainer.forest, row)
     except Exception as exc:
         return BatchRecord(**base, error=row_error(exc, where or f"row {index}"))
-    base.update(prediction=explainer.forest.classes[instance.prediction], prediction_index=instance.prediction)
     started = time.perf_counter()
     try:
+        decide = getattr(explainer, "batch_decision", None)  # a regression batch's band decision
+        if decide is None:
+            decision = Decision(explainer, instance, sklearn_prediction)
+        else:
+            decision = decide(row, instance, sklearn_prediction)
+    except Exception as exc:
+        log.debug("instance %s failed", index, exc_info=True)
+        return BatchRecord(**base, time=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
+    made = decision.instance
+    base.update(
+        prediction=decision.explainer.forest.classes[made.prediction],
+        prediction_index=made.prediction,
+        band=_band_of(decision),
+    )
+    try:
         spec = query_named(query)
-        decision = Decision(explainer, instance, sklearn_prediction)
         decision.progress = False  # the batch draws its own bar
         if spec.changes:
             hold_immutable(decision, getattr(explainer, "immutable", ()), getattr(explainer, "options", {}))
@@ -180,6 +217,12 @@ def explain_one(
     return BatchRecord(
         **base, result=result, time=time.perf_counter() - started, complete=complete, stopped_by=stopped_by
     )
+
+
+def _band_of(decision: Decision) -> tuple[float | None, float | None] | None:
+    """A regression decision's band as ``(low, high)``; ``None`` for a classifier's."""
+    band = getattr(decision, "band", None)
+    return None if band is None else (band.low, band.high)
 
 
 #: One instance to answer: ``(index, row, scikit-learn's prediction, the row named for errors)``.

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rfexplain.cli.models import instance_pool, rows_read_whole
+from rfexplain.cli.models import instance_pool, is_regressor, rows_read_whole
 from rfexplain.cli.options import UsageError, explainer_options, parse_rows, query_arguments
+from rfexplain.cli.regression_command import band_arguments, regression_batch
 from rfexplain.core.pyvalues import to_python
 from rfexplain.core.queries import query as query_named
 
@@ -59,18 +60,22 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.save_forest:
         Path(args.save_forest).write_text(forest.to_json())
     constraints = explainer_options(args, rows_read_whole(pool, bad))
-    if model is not None:
+    band = band_arguments(args, is_regressor(model))
+    explainer: Any
+    if is_regressor(model):
+        explainer, asked = regression_batch(args, model, band)
+    elif model is not None:
         names = list(forest.feature_names)
-        explainer = Explainer(model, engine=args.engine, feature_names=names, vote=args.vote, **constraints)
+        explainer = asked = Explainer(model, engine=args.engine, feature_names=names, vote=args.vote, **constraints)
     else:
-        explainer = Explainer(forest, engine=args.engine, vote=args.vote, **constraints)
+        explainer = asked = Explainer(forest, engine=args.engine, vote=args.vote, **constraints)
     started = time.perf_counter()
     output: Any = None
     summary = _BatchSummary()
     try:
         if args.output:
-            run = _run_identity(explainer, args.query, kwargs, args.timeout, fmt, X, ids)
-            metadata = run_metadata(explainer, args.query, kwargs) if fmt == "parquet" else None
+            run = _run_identity(asked, args.query, kwargs, args.timeout, fmt, X, ids)
+            metadata = run_metadata(asked, args.query, {**band, **kwargs}) if fmt == "parquet" else None
             output = StreamingOutput(args.output, fmt, run, resume=args.resume, metadata=metadata)
             summary.resumed = len(output.done)
         todo = [k for k, i in enumerate(ids) if output is None or i not in output.done]
@@ -86,6 +91,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                     progress=args.progress,
                     indices=[ids[k] for k in todo],
                     row_errors={n: row_errors[k] for n, k in enumerate(todo) if k in row_errors},
+                    **band,
                     **kwargs,
                 )
                 stack.callback(stream.close)  # stops the workers at once on an interrupt

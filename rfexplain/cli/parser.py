@@ -75,15 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--json", action="store_true", help="machine-readable output")
     _add_constraint_options(explain)
-    band = explain.add_argument_group("regression models (a tree regressor's prediction, docs/design.md)")
-    band.add_argument(
-        "--within", nargs=2, type=float, metavar=("LOW", "HIGH"), help="explain why the prediction is in [LOW, HIGH]"
-    )
-    band.add_argument("--at-least", type=float, help="explain why the prediction is at least this")
-    band.add_argument("--at-most", type=float, help="explain why the prediction is at most this")
-    band.add_argument(
-        "--delta", type=float, help="default band: the prediction +- this (default: a tenth of the leaf values' spread)"
-    )
+    band = _add_band_options(explain)
     band.add_argument(
         "--range",
         dest="range_free",
@@ -156,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     bar.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show progress")
     bar.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
     _add_constraint_options(batch)
+    _add_band_options(batch)
     report = sub.add_parser("report", help="explain many instances into one self-contained HTML report")
     report.add_argument("model", nargs="?", help="forest JSON or joblib/pickle model (or --model, or --dataset)")
     report.add_argument("--model", dest="model_option", help="the same as the positional model")
@@ -181,6 +174,21 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, help="the HTML file to write")
     _add_constraint_options(report)
     return parser
+
+
+def _add_band_options(parser: argparse.ArgumentParser) -> Any:
+    """The band a tree regressor's question is about (``--within``, ``--at-least``, ``--at-most``,
+    ``--delta``); the option group, for more."""
+    band = parser.add_argument_group("regression models (a tree regressor's prediction, docs/design.md)")
+    band.add_argument(
+        "--within", nargs=2, type=float, metavar=("LOW", "HIGH"), help="explain why the prediction is in [LOW, HIGH]"
+    )
+    band.add_argument("--at-least", type=float, help="explain why the prediction is at least this")
+    band.add_argument("--at-most", type=float, help="explain why the prediction is at most this")
+    band.add_argument(
+        "--delta", type=float, help="default band: the prediction +- this (default: a tenth of the leaf values' spread)"
+    )
+    return band
 
 
 def _add_constraint_options(parser: argparse.ArgumentParser) -> None:

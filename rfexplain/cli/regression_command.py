@@ -1,6 +1,7 @@
 """``rfexplain explain`` on a tree regressor: a query about the band the prediction is in
 (``--within LOW HIGH``, ``--at-least``, ``--at-most``; by default the prediction ``± --delta``),
-or the exact range of the prediction over some free features (``--range``)."""
+or the exact range of the prediction over some free features (``--range``); and the explainer
+``rfexplain batch`` asks the band's question of many rows with."""
 
 from __future__ import annotations
 
@@ -13,16 +14,20 @@ from rfexplain.cli.options import UsageError
 from rfexplain.core.queries import Kind
 from rfexplain.core.queries import query as query_named
 
-__all__ = ["explain_regression"]
+__all__ = ["explain_regression", "band_arguments", "regression_batch"]
 
 
-def explain_regression(args: argparse.Namespace, model: Any, x: Any) -> int:
-    """Answer ``args``'s query (or ``--range``) about the regressor ``model`` on ``x``; print it."""
-    from rfexplain.regression import RegressionExplainer
-
+def band_arguments(args: argparse.Namespace, regressor: bool) -> dict[str, Any]:
+    """The band ``--within``, ``--at-least`` and ``--at-most`` name, as the regression explainer's
+    ``within=``, ``at_least=`` and ``at_most=`` (none: the prediction ``± --delta``); refused for a
+    classifier."""
+    given = [o for o in ("within", "at_least", "at_most", "delta") if getattr(args, o, None) is not None]
+    if not regressor:
+        if given:
+            raise UsageError("--within, --at-least, --at-most and --delta apply to tree regressors")
+        return {}
     if args.within is not None and (args.at_least is not None or args.at_most is not None):
         raise UsageError("give --within, or --at-least and/or --at-most, not both")
-    explainer = RegressionExplainer(model, args.engine, delta=args.delta)
     band: dict[str, Any] = {}
     if args.within is not None:
         band["within"] = tuple(args.within)
@@ -30,6 +35,35 @@ def explain_regression(args: argparse.Namespace, model: Any, x: Any) -> int:
         band["at_least"] = args.at_least
     if args.at_most is not None:
         band["at_most"] = args.at_most
+    return band
+
+
+def _refuse_constraints(args: argparse.Namespace) -> None:
+    given = [o for o in ("immutable", "bounds", "max_memory") if getattr(args, o, None) is not None]
+    if given:
+        names = ", ".join("--" + o.replace("_", "-") for o in given)
+        raise UsageError(f"{names}: not available for tree regressors yet (classifiers only)")
+
+
+def regression_batch(args: argparse.Namespace, model: Any, band: dict[str, Any]) -> tuple[Any, Any]:
+    """``(explainer, asked)`` of ``rfexplain batch`` on a tree regressor: the regression explainer
+    (its ``iter_explain`` takes the ``band``) and the batch it runs (:class:`~rfexplain.regression.batch.BandBatch`,
+    which fingerprints the run)."""
+    from rfexplain.regression import RegressionExplainer
+    from rfexplain.regression.batch import BandBatch
+
+    _refuse_constraints(args)
+    explainer = RegressionExplainer(model, args.engine, delta=args.delta)
+    return explainer, BandBatch.asking(explainer, **band)
+
+
+def explain_regression(args: argparse.Namespace, model: Any, x: Any) -> int:
+    """Answer ``args``'s query (or ``--range``) about the regressor ``model`` on ``x``; print it."""
+    from rfexplain.regression import RegressionExplainer
+
+    _refuse_constraints(args)
+    band = band_arguments(args, True)
+    explainer = RegressionExplainer(model, args.engine, delta=args.delta)
     decision = explainer.explain(x, **band)
     output: dict[str, Any] = {
         "prediction": float(decision.value),

@@ -50,6 +50,11 @@ class BatchRecord:
         ``"limit"`` or ``"timeout"`` when cut short.
     error : str or None
         ``"ExceptionType: message"`` when this instance failed.
+    band : tuple or None
+        A regression batch's band ``(low, high)`` (``None`` for an unbounded end): the question
+        was whether the prediction is inside it (``prediction`` is ``"inside"``, ``"below"`` or
+        ``"above"``, ``sklearn_prediction`` the regressor's own prediction). ``None`` for a
+        classifier.
     """
 
     index: int
@@ -63,6 +68,7 @@ class BatchRecord:
     complete: bool | None = None
     stopped_by: str | None = None
     error: str | None = None
+    band: tuple[float | None, float | None] | None = None
 
     @property
     def ok(self) -> bool:

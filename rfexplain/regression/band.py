@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from rfexplain.core.errors import QueryArgumentError
 
-__all__ = ["Band", "INSIDE", "BELOW", "ABOVE"]
+__all__ = ["Band", "INSIDE", "BELOW", "ABOVE", "asked_band"]
 
 INSIDE, BELOW, ABOVE = "inside", "below", "above"
 
@@ -68,3 +68,18 @@ class Band:
         if self.low is None:
             return f"at most {self.high!r}"
         return f"within [{self.low!r}, {self.high!r}]"
+
+
+def asked_band(
+    within: tuple[float, float] | None = None, at_least: float | None = None, at_most: float | None = None
+) -> Band | None:
+    """The band a question names: ``within=(low, high)``, or ``at_least`` and/or ``at_most``;
+    ``None`` when it names none (the default band is then the prediction's ``± delta``)."""
+    if within is not None and (at_least is not None or at_most is not None):
+        raise QueryArgumentError("give within=(low, high), or at_least= and/or at_most=, not both")
+    if within is not None:
+        low, high = within
+        return Band(float(low), float(high))
+    if at_least is not None or at_most is not None:
+        return Band(None if at_least is None else float(at_least), None if at_most is None else float(at_most))
+    return None

@@ -29,7 +29,7 @@ True
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -38,9 +38,11 @@ import numpy as np
 from rfexplain.core.budget import Budget
 from rfexplain.core.errors import QueryArgumentError
 from rfexplain.core.instances import model_input
+from rfexplain.core.records import BatchRecord
 from rfexplain.decision import Decision
 from rfexplain.engines.base import Instance
-from rfexplain.regression.band import Band
+from rfexplain.regression.band import Band, asked_band
+from rfexplain.regression.batch import BandBatch
 from rfexplain.regression.model import RegressionForest
 from rfexplain.regression.range_search import LeafBoxes, PredictionRange, prediction_range
 
@@ -105,11 +107,26 @@ class RegressionExplainer:
         **options: Any,
     ) -> None:
         self.model = model
-        self.regression = RegressionForest.from_sklearn(model, feature_names=feature_names, missing=missing)
-        self.forest = self.regression.base
-        self.engine_name = engine
+        self._setup(RegressionForest.from_sklearn(model, feature_names=feature_names, missing=missing), engine, delta)
         self.options = options
-        low, high = self.regression.value_range()
+
+    @classmethod
+    def from_forest(
+        cls, regression: RegressionForest, engine: str = "sat", *, delta: float | None = None, **options: Any
+    ) -> RegressionExplainer:
+        """The explainer of a regression forest already read (no scikit-learn model: decisions
+        have no ``sklearn_value``); a batch's workers build theirs this way."""
+        explainer = cls.__new__(cls)
+        explainer.model = None
+        explainer._setup(regression, engine, delta)
+        explainer.options = options
+        return explainer
+
+    def _setup(self, regression: RegressionForest, engine: str, delta: float | None) -> None:
+        self.regression = regression
+        self.forest = regression.base
+        self.engine_name = engine
+        low, high = regression.value_range()
         self.delta = float(delta) if delta is not None else DEFAULT_DELTA_FRACTION * (high - low)
         if not self.delta >= 0:
             raise QueryArgumentError(f"delta must be a non-negative number, got {delta!r}")
@@ -145,22 +162,85 @@ class RegressionExplainer:
         ``at_least=t``, ``at_most=t`` (or both of the last two); by default within ``delta`` of
         the prediction."""
         instance = Instance.of(self.forest, x)
-        if within is not None and (at_least is not None or at_most is not None):
-            raise QueryArgumentError("give within=(low, high), or at_least= and/or at_most=, not both")
-        if within is not None:
-            band = Band(float(within[0]), float(within[1]))
-        elif at_least is not None or at_most is not None:
-            band = Band(None if at_least is None else float(at_least), None if at_most is None else float(at_most))
-        else:
-            centre = float(self.regression.exact_prediction(instance.states))
-            band = Band(centre - self.delta, centre + self.delta)
-        explainer = self.band_explainer(band)
-        inside = Instance.of(explainer.forest, x)
+        band = self.band_of(instance, within=within, at_least=at_least, at_most=at_most)
         sklearn_value = None
         if self.model is not None:
             row = np.asarray([instance.values], dtype=np.float32)
             sklearn_value = float(np.asarray(self.model.predict(model_input(self.model, row)))[0])
-        return RegressionDecision(explainer, inside, self, band, sklearn_value)
+        return self.decide(x, band, sklearn_value)
+
+    def band_of(
+        self,
+        instance: Instance,
+        *,
+        within: tuple[float, float] | None = None,
+        at_least: float | None = None,
+        at_most: float | None = None,
+    ) -> Band:
+        """The band a question names (see :meth:`explain`); by default the instance's prediction
+        ``± delta``."""
+        band = asked_band(within, at_least, at_most)
+        if band is not None:
+            return band
+        centre = float(self.regression.exact_prediction(instance.states))
+        return Band(centre - self.delta, centre + self.delta)
+
+    def decide(self, x: Any, band: Band, sklearn_value: float | None = None) -> RegressionDecision:
+        """The decision "is the prediction on ``x`` inside ``band``" (``sklearn_value``: the
+        model's own prediction, when known)."""
+        explainer = self.band_explainer(band)
+        return RegressionDecision(explainer, Instance.of(explainer.forest, x), self, band, sklearn_value)
+
+    def explain_many(
+        self,
+        X: Any,
+        query: str = "sufficient_reason",
+        *,
+        within: tuple[float, float] | None = None,
+        at_least: float | None = None,
+        at_most: float | None = None,
+        as_frame: bool = False,
+        **batch_args: Any,
+    ) -> list[BatchRecord] | Any:
+        """Ask ``query`` about the band of every row of ``X`` (the same band, or by default each
+        row's prediction ``± delta``), in parallel: :meth:`rfexplain.Explainer.explain_many`'s
+        batch (``n_jobs``, ``timeout``, ``progress``, ``indices``, ``chunk_size``, ``backend``,
+        ``row_errors`` and the query's own arguments), each record with its ``band`` and, as
+        ``prediction``, whether the prediction is ``"inside"``, ``"below"`` or ``"above"`` it.
+        ``as_frame=True`` gives a DataFrame (:func:`rfexplain.viz.records_to_frame`)."""
+        from rfexplain.batch import explain_many
+
+        batch = BandBatch.asking(self, within=within, at_least=at_least, at_most=at_most)
+        records = explain_many(batch, X, query, **batch_args)
+        if not as_frame:
+            return records
+        from rfexplain.viz.frames import records_to_frame
+
+        index = X.index if hasattr(X, "iloc") and getattr(X, "ndim", 0) == 2 else None
+        return records_to_frame(records, index=index)
+
+    def iter_explain(
+        self,
+        X: Any,
+        query: str = "sufficient_reason",
+        *,
+        within: tuple[float, float] | None = None,
+        at_least: float | None = None,
+        at_most: float | None = None,
+        **batch_args: Any,
+    ) -> Iterator[BatchRecord]:
+        """:meth:`explain_many`'s records one at a time, as they finish (see
+        :meth:`rfexplain.Explainer.iter_explain`)."""
+        from rfexplain.batch import iter_explain
+
+        batch = BandBatch.asking(self, within=within, at_least=at_least, at_most=at_most)
+        return iter_explain(batch, X, query, **batch_args)
+
+    def close(self) -> None:
+        """Close the engines of the bands kept (decisions made with them can no longer ask)."""
+        for explainer in self._explainers.values():
+            explainer.close()
+        self._explainers.clear()
 
     def prediction_range(self, x: Any, free: Iterable[int | str], *, timeout: float | None = None) -> PredictionRange:
         """The exact range of the prediction over the inputs agreeing with ``x`` (raw values or an

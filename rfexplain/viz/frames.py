@@ -40,6 +40,8 @@ FRAME_COLUMNS = (
     "stopped_by",
     "error",
     "result_json",
+    "band_low",
+    "band_high",
 )
 #: The pandas dtype of each typed column (the others hold labels or lists).
 _DTYPES = {
@@ -54,6 +56,8 @@ _DTYPES = {
     "stopped_by": "string",
     "error": "string",
     "result_json": "string",
+    "band_low": "float64",
+    "band_high": "float64",
 }
 
 
@@ -84,7 +88,15 @@ def _row(record: Any) -> dict[str, Any]:
         "stopped_by": record.stopped_by,
         "error": record.error,
         "result_json": json.dumps(record.result),
+        "band_low": _band_end(record, 0),
+        "band_high": _band_end(record, 1),
     }
+
+
+def _band_end(record: Any, end: int) -> float:
+    """An end of a regression record's band (NaN when unbounded, or for a classifier)."""
+    band = getattr(record, "band", None)
+    return math.nan if band is None or band[end] is None else float(band[end])
 
 
 def records_to_frame(records: Iterable[Any], *, index: Any = None, metadata: Mapping[str, Any] | None = None) -> Any:
@@ -107,7 +119,8 @@ def records_to_frame(records: Iterable[Any], *, index: Any = None, metadata: Map
         texts and ``features`` each reason's feature names (lists, ``None`` for a query that
         gives no reasons); ``sizes`` their sizes; ``value`` a robustness (float, ``inf`` when
         nothing flips the decision, NaN for other queries); ``complete`` a nullable boolean;
-        ``result_json`` the record's exact result.
+        ``result_json`` the record's exact result; ``band_low`` and ``band_high`` a regression
+        record's band (NaN for an unbounded end, and for a classifier's record).
     """
     pd = require("pandas", "frames", "a DataFrame of results")
     rows = [_row(r) for r in records]
@@ -147,9 +160,18 @@ def frame_to_records(frame: Any) -> list[BatchRecord]:
                 complete=None if complete is None else bool(complete),
                 stopped_by=_cell(row["stopped_by"]),
                 error=_cell(row["error"]),
+                band=_band(row),
             )
         )
     return out
+
+
+def _band(row: dict[str, Any]) -> tuple[float | None, float | None] | None:
+    """The band of a frame row (``None`` for a classifier's record, which has neither end)."""
+    low, high = _cell(row.get("band_low")), _cell(row.get("band_high"))
+    if low is None and high is None:
+        return None
+    return (None if low is None else float(low), None if high is None else float(high))
 
 
 def write_parquet(records: Iterable[Any], path: str, *, metadata: Mapping[str, Any] | None = None) -> None:
