@@ -152,3 +152,17 @@ def test_cli_batch_explains_a_regressor_and_resumes(
     assert "regressors" in capsys.readouterr().err
     assert main(["batch", "--dataset", "iris", "--at-least", "3"]) == 2
     assert "apply to tree regressors" in capsys.readouterr().err
+
+
+def test_workers_read_a_model_trained_with_missing_values_as_the_parent_does() -> None:
+    X, y = load_diabetes(return_X_y=True)
+    X = X[:, :5].copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
+    model = RandomForestRegressor(n_estimators=6, max_depth=4, random_state=0).fit(X, y)
+    explainer = rx.RegressionExplainer(model, "sat")
+    rows = X[:8]
+    assert np.isnan(rows).any()
+    here = explainer.explain_many(rows, n_jobs=1, progress=False)
+    workers = explainer.explain_many(rows, n_jobs=2, progress=False)
+    assert all(r.ok for r in here + workers)
+    assert [_got(r) for r in workers] == [_got(r) for r in here]
