@@ -21,7 +21,8 @@ The overhead columns compare the API's and the command line's modes with the bas
 per row, and the resumed half with the same rows run from scratch by the command line (what
 resuming adds: reading and checking the output, skipping its rows); target: streaming and
 resume cost at most 5%. Each measurement is the median of ``--repeats`` runs, after one
-warm-up run that starts the worker processes.
+warm-up run that starts the worker processes; the repeats are interleaved (each round runs every
+mode once, in turn), so that the machine's drift during the run weighs on every mode alike.
 
 Run: ``python -m experiments batch_throughput [--quick]``. Writes ``batch_throughput.{csv,md,json}``.
 """
@@ -50,14 +51,17 @@ BASELINE = "explain_many + write at the end"
 FRESH_HALF = "rfexplain batch -o of the second half"
 
 
-def _timed(run: Callable[[], Any], repeats: int) -> float:
-    """The median wall seconds of ``run`` over ``repeats`` runs."""
-    times = []
+def _interleaved(runs: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """The median wall seconds of each run over ``repeats`` rounds, each round running every one
+    in turn (so that a machine slowing down or speeding up during the measurement weighs on every
+    mode alike, rather than on the modes measured last)."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return float(median(times) or 0.0)
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - started)
+    return {name: float(median(values) or 0.0) for name, values in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,16 +156,24 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError(f"rfexplain batch --resume exited with {status}")
                 return elapsed
 
-            baseline = _timed(written_at_end, repeats)
-            measured = {
-                "explain_many": _timed(listed, repeats),
-                BASELINE: baseline,
-                "iter_explain + streamed output": _timed(streamed, repeats),
-                "rfexplain batch -o": _timed(command_line, repeats),
-            }
+            measured = _interleaved(
+                {
+                    "explain_many": listed,
+                    BASELINE: written_at_end,
+                    "iter_explain + streamed output": streamed,
+                    "rfexplain batch -o": command_line,
+                },
+                repeats,
+            )
+            baseline = measured[BASELINE]
             half_rows = n_rows - n_rows // 2
-            fresh_half = _timed(second_half_fresh, repeats)
-            resumed = float(median(resume_half() for _ in range(repeats)) or 0.0)
+            halves: list[tuple[float, float]] = []
+            for _ in range(repeats):  # the fresh half and the resumed half, in turn
+                started = time.perf_counter()
+                second_half_fresh()
+                halves.append((time.perf_counter() - started, resume_half()))
+            fresh_half = float(median(h[0] for h in halves) or 0.0)
+            resumed = float(median(h[1] for h in halves) or 0.0)
             for mode, seconds in measured.items():
                 rows.append(_row(mode, n_jobs, n_rows, seconds, baseline / n_rows, BASELINE))
             rows.append(_row(FRESH_HALF, n_jobs, half_rows, fresh_half, baseline / n_rows, BASELINE))
@@ -174,12 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Batch throughput: streaming and resume",
         "",
-        f"{dataset}, {trees} trees, depth {depth or 'unlimited'}, {n_rows} rows, engine {args.engine}, one AXp "
-        f"per row (timeout {args.timeout:g} s), median of {repeats} run(s). Overhead: the extra seconds per row "
-        f"against the mode in `against`: `{BASELINE}` (what `rfexplain batch -o` did before streaming) for "
-        f"the API and the command line, `{FRESH_HALF}` (the same rows from scratch, in a command of their own) "
-        f"for the resumed half; target at most {TARGET_OVERHEAD:.0%} for streaming and resume. The command "
-        "line's own overhead is its start (reading the forest, building the engine), paid once per run.",
+        f"{dataset}, {trees} trees, depth {depth or 'unlimited'}, {n_rows} rows, engine {args.engine}, "
+        f"one AXp per row (timeout {args.timeout:g} s), median of {repeats} interleaved run(s). Overhead: "
+        f"the extra seconds per row against the mode in `against`: `{BASELINE}` (what `rfexplain batch -o` "
+        f"did before streaming) for the API and the command line, `{FRESH_HALF}` (the same rows from "
+        f"scratch, in a command of their own) for the resumed half; target at most {TARGET_OVERHEAD:.0%} "
+        "for streaming and resume. The command line's own overhead is its start (reading the forest, "
+        "building the engine), paid once per run.",
         "",
         markdown_table(rows, ["mode", "n_jobs", "rows", "seconds", "rows_per_s", "against", "overhead_pct"], None),
     ]
