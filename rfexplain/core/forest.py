@@ -56,6 +56,7 @@ from rfexplain.core.flat import FlatForest
 from rfexplain.core.floats import float32_text, largest_float32_at_most, significant_digits
 from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
+from rfexplain.core.set_splits import OTHER
 from rfexplain.core.tree import Tree, leaf_vectors
 from rfexplain.core.vote import (
     VOTE_NAMES,
@@ -177,7 +178,9 @@ class Forest:
         A free-form description of where the forest came from.
     categories : sequence, optional
         One entry per feature: ``None`` for a numeric feature, or the labels of a categorical
-        feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``).
+        feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``),
+        and ``+inf`` when it may be missing (its last label, that of the missing state). Its values
+        are integers (:meth:`check_instances`).
     bounds : sequence, optional
         One entry per feature: ``None``, or the inclusive range ``(low, high)`` of the values the
         feature may take (a domain constraint, see :mod:`rfexplain.core.domain`): instances
@@ -227,6 +230,7 @@ class Forest:
         #: per feature, its finite thresholds (the thresholds but a last +inf)
         self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
         self._json: str | None = None  # the compact JSON text, once written (:meth:`to_json`)
+        self._categorical = [f for f, labels in enumerate(self.categories) if labels is not None]
         #: per feature, whether an instance may hold NaN there (:meth:`check_instances`)
         self._nan_allowed = np.asarray(
             [_accepts_missing(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
@@ -268,9 +272,14 @@ class Forest:
         if self.bounds and len(self.bounds) != len(self.thresholds):
             raise InvalidForestError(f"bounds has {len(self.bounds)} entries for {len(self.thresholds)} features")
         for f, labels in enumerate(self.categories):
-            if labels is not None and self.thresholds[f] != tuple(k + 0.5 for k in range(len(labels) - 1)):
+            ts = self.thresholds[f]
+            if labels is not None and ts != (
+                *(k + 0.5 for k in range(len(labels) - 1 - _accepts_missing(ts))),
+                *ts[len(ts) - _accepts_missing(ts) :],
+            ):
                 raise InvalidForestError(
-                    f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state)"
+                    f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state; +inf last "
+                    "for the missing state)"
                 )
         n_thresholds = np.array([len(ts) for ts in self.thresholds], dtype=np.int64)
         for k, tree in enumerate(self.trees):
@@ -366,6 +375,7 @@ class Forest:
         source: str = "",
         vote: str = "hard",
         missing: Sequence[int] = (),
+        categories: Sequence[Sequence[str] | None] = (),
     ) -> Forest:
         """Build a forest from trees with raw thresholds.
 
@@ -376,7 +386,8 @@ class Forest:
         go left iff ``float32(x[feature]) <= threshold``; thresholds are made canonical (see the
         module docstring). A threshold ``+inf`` asks whether the value is a number (NaN goes
         right); the features in ``missing`` may be missing even where no split asks so (every
-        split sends their NaN right).
+        split sends their NaN right). ``categories`` (optional, see :class:`Forest`) gives every
+        categorical feature all its thresholds ``0.5, 1.5, ...``, tested or not.
         """
         per_feature: list[set[float]] = [set() for _ in range(n_features)]
         for raw in raw_trees:
@@ -387,6 +398,9 @@ class Forest:
                     per_feature[int(f)].add(largest_float32_at_most(float(t)))
         for f in missing:
             per_feature[int(f)].add(math.inf)
+        for f, labels in enumerate(categories):
+            if labels is not None:
+                per_feature[f].update(k + 0.5 for k in range(len(labels) - 1 - (math.inf in per_feature[f])))
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
         trees = []
@@ -406,7 +420,13 @@ class Forest:
                 )
             )
         return cls(
-            thresholds=thresholds, trees=trees, classes=classes, feature_names=feature_names, source=source, vote=vote
+            thresholds=thresholds,
+            trees=trees,
+            classes=classes,
+            feature_names=feature_names,
+            source=source,
+            vote=vote,
+            categories=categories or None,
         )
 
     @classmethod
@@ -458,6 +478,7 @@ class Forest:
             source=imported.source,
             vote=imported.own_vote if vote == "auto" else vote,
             missing=imported.missing,
+            categories=imported.categories,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -531,7 +552,11 @@ class Forest:
         (:meth:`accepts_missing`; a feature no tree tests may be, once some feature may), or an
         infinite value or one beyond the float32 range (naming the feature): one policy for every
         forest, whether read from scikit-learn or from JSON, and the one scikit-learn's own
-        ``predict`` applies; and for a value outside a feature's :attr:`bounds`.
+        ``predict`` applies; for a value outside a feature's :attr:`bounds`; and for a value of a
+        categorical feature (:attr:`categories`) that is not an integer, or not one of its states
+        ``0, 1, ...`` unless its last state but the missing one is
+        :data:`~rfexplain.core.set_splits.OTHER`, which then takes every other integer (a boosted
+        model's unknown category codes, :mod:`rfexplain.core.boosted_nodes`).
         """
         arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
@@ -563,6 +588,8 @@ class Forest:
                 f"instance {row} has {float(arr[row, col])!r} in feature {col} ({self.feature_names[col]!r}); "
                 "infinite values and values beyond the float32 range are refused, as scikit-learn refuses them"
             )
+        for f in self._categorical:
+            arr32[:, f] = self._category_codes(arr[:, f], f)
         for f, bound in enumerate(self.bounds):
             if bound is not None:
                 outside = (arr32[:, f] < bound[0]) | (arr32[:, f] > bound[1])
@@ -573,6 +600,28 @@ class Forest:
                         f"bounds [{bound[0]!r}, {bound[1]!r}]"
                     )
         return arr32
+
+    def _category_codes(self, column: np.ndarray, f: int) -> np.ndarray:
+        """The states of the values ``column`` of categorical feature ``f`` as its values (see
+        :meth:`check_instances`)."""
+        number = ~np.isnan(column)
+        if np.any(number & (column != np.floor(column))):
+            row = int(np.flatnonzero(number & (column != np.floor(column)))[0])
+            raise InvalidInstanceError(
+                f"instance {row} has {self.feature_names[f]} = {float(column[row])!r}; a categorical feature's "
+                "value is an integer (a category code or a state index)"
+            )
+        n_numbers = len(self._numbers[f]) + 1
+        outside = number & ((column < 0) | (column >= n_numbers))
+        labels = self.categories[f]
+        assert labels is not None
+        if outside.any() and labels[n_numbers - 1] != OTHER:
+            row = int(np.flatnonzero(outside)[0])
+            raise InvalidInstanceError(
+                f"instance {row} has {self.feature_names[f]} = {float(column[row])!r}; its states are "
+                f"0 to {n_numbers - 1} ({', '.join(labels[:n_numbers])})"
+            )
+        return np.where(outside, n_numbers - 1, column).astype(np.float32)
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is
@@ -663,6 +712,8 @@ class Forest:
         low, high = self.state_interval(feature, state)
         if low == math.inf:  # the missing state
             return math.nan
+        if self.categories and self.categories[feature] is not None:  # its value is its state
+            return float(state)
         bound = self.bounds[feature] if self.bounds else None
         if bound is not None:  # the part of the state inside the bounds (never empty)
             low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))

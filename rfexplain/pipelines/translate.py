@@ -176,7 +176,8 @@ class PipelineModel:
             tuple(chained.right),
             tuple(raw["label"][s] if is_leaf else -1 for s, is_leaf in zip(chained.source, leaf)),
             tuple(
-                tuple(float(p) for p in raw["proba"][s]) if is_leaf else None for s, is_leaf in zip(chained.source, leaf)
+                tuple(float(p) for p in raw["proba"][s]) if is_leaf else None
+                for s, is_leaf in zip(chained.source, leaf)
             ),
         )
 
