@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_nodes import MAX_CODES, leaf_vector, one_leaf, read_boosted
+from rfexplain.core.boosted_nodes import MAX_CODES, code_labels, leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
@@ -198,7 +198,7 @@ def _hist_gradient_boosting(model: Any, codes: dict[int, list[str]]) -> tuple[li
     sends NaN by its ``missing_go_to_left``, which scikit-learn sets, for a feature with no NaN
     in training, to the child with more training samples (its ``count``)."""
     column, known = _categories(model)
-    codes.update({f: [str(v) for v in range(max(values, default=-1) + 1)] for f, values in known.items()})
+    codes.update({f: code_labels([], max(values, default=-1)) for f, values in known.items()})
     n_scores = int(model.n_trees_per_iteration_)
     initial = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
     trees = []

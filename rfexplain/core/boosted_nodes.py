@@ -30,7 +30,7 @@ from rfexplain.core.imported import NodeArrays
 from rfexplain.core.missing_routes import missing_features, read_tree
 from rfexplain.core.set_splits import MISSING, OTHER, SetSplit, chain_set_splits
 
-__all__ = ["read_boosted", "leaf_vector", "one_leaf", "MAX_CODES", "MAX_CATEGORICAL_NODES"]
+__all__ = ["read_boosted", "code_labels", "leaf_vector", "one_leaf", "MAX_CODES", "MAX_CATEGORICAL_NODES"]
 
 #: The most category codes a native categorical feature may have (its largest code plus one).
 MAX_CODES = 4096
@@ -114,6 +114,12 @@ def _chained(tree: NodeArrays, codes: Mapping[int, Sequence[str]], n_states: lis
         n_node_samples=tree.n_node_samples[source],
         vectors=tree.vectors[source],
     )
+
+
+def code_labels(names: Sequence[str], top: int) -> list[str]:
+    """The labels of the codes ``0, ..., top``: the ``c``-th of ``names`` (the categories a library
+    keeps), else the code itself (``"3"``)."""
+    return [str(names[c]) if c < len(names) else str(c) for c in range(top + 1)]
 
 
 def leaf_vector(value: float, k: int, n_scores: int, reverse: bool = False) -> list[float]:

@@ -553,10 +553,10 @@ class Forest:
         infinite value or one beyond the float32 range (naming the feature): one policy for every
         forest, whether read from scikit-learn or from JSON, and the one scikit-learn's own
         ``predict`` applies; for a value outside a feature's :attr:`bounds`; and for a value of a
-        categorical feature (:attr:`categories`) that is not an integer, or not one of its states
-        ``0, 1, ...`` unless its last state but the missing one is
-        :data:`~rfexplain.core.set_splits.OTHER`, which then takes every other integer (a boosted
-        model's unknown category codes, :mod:`rfexplain.core.boosted_nodes`).
+        categorical feature (:attr:`categories`) that is not an integer. A categorical feature
+        whose last state but the missing one is :data:`~rfexplain.core.set_splits.OTHER` reads
+        every integer beyond its states as that state, negative ones too (a boosted model's
+        unknown category codes, :mod:`rfexplain.core.boosted_nodes`).
         """
         arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
@@ -602,26 +602,22 @@ class Forest:
         return arr32
 
     def _category_codes(self, column: np.ndarray, f: int) -> np.ndarray:
-        """The states of the values ``column`` of categorical feature ``f`` as its values (see
+        """The values ``column`` of categorical feature ``f``, a negative one made the
+        :data:`~rfexplain.core.set_splits.OTHER` state's when ``f`` has one (see
         :meth:`check_instances`)."""
         number = ~np.isnan(column)
-        if np.any(number & (column != np.floor(column))):
-            row = int(np.flatnonzero(number & (column != np.floor(column)))[0])
+        fraction = number & (column != np.floor(column))
+        if fraction.any():
+            row = int(np.flatnonzero(fraction)[0])
             raise InvalidInstanceError(
                 f"instance {row} has {self.feature_names[f]} = {float(column[row])!r}; a categorical feature's "
                 "value is an integer (a category code or a state index)"
             )
-        n_numbers = len(self._numbers[f]) + 1
-        outside = number & ((column < 0) | (column >= n_numbers))
+        other = len(self._numbers[f])  # the last state but the missing one
         labels = self.categories[f]
-        assert labels is not None
-        if outside.any() and labels[n_numbers - 1] != OTHER:
-            row = int(np.flatnonzero(outside)[0])
-            raise InvalidInstanceError(
-                f"instance {row} has {self.feature_names[f]} = {float(column[row])!r}; its states are "
-                f"0 to {n_numbers - 1} ({', '.join(labels[:n_numbers])})"
-            )
-        return np.where(outside, n_numbers - 1, column).astype(np.float32)
+        if labels is None or labels[other] != OTHER:
+            return column.astype(np.float32)
+        return np.where(number & (column < 0), other, column).astype(np.float32)
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_nodes import leaf_vector, read_boosted
+from rfexplain.core.boosted_nodes import MAX_CODES, code_labels, leaf_vector, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
@@ -80,7 +80,7 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     names = dump.get("feature_names")
     known = given_names if given_names is not None else names
     trees, chosen, categories = read_boosted(
-        nodes, n_features, missing, known, any(shown), _code_labels(booster, largest)
+        nodes, n_features, missing, known, any(shown), _labels_of(booster, largest)
     )
     classes = np.asarray(model.classes_).tolist() if hasattr(model, "classes_") else list(range(max(2, n_scores)))
     return ImportedModel(
@@ -95,10 +95,8 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     )
 
 
-def _code_labels(booster: Any, largest: dict[int, int]) -> dict[int, list[str]]:
+def _labels_of(booster: Any, largest: dict[int, int]) -> dict[int, list[str]]:
     """The labels of the codes ``0, ..., K - 1`` of each categorical feature (module docstring)."""
-    from rfexplain.core.boosted_nodes import MAX_CODES
-
     kept = getattr(booster, "pandas_categorical", None) or []
     order = sorted(largest)
     out: dict[int, list[str]] = {}
@@ -108,7 +106,7 @@ def _code_labels(booster: Any, largest: dict[int, int]) -> dict[int, list[str]]:
                 f"a LightGBM categorical split lists the code {top}: category codes up to {MAX_CODES - 1} are supported"
             )
         names = [str(c) for c in kept[order.index(f)]] if len(kept) == len(order) else []
-        out[f] = [names[c] if c < len(names) else str(c) for c in range(top + 1)]
+        out[f] = code_labels(names, top)
     return out
 
 

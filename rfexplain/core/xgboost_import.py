@@ -23,9 +23,10 @@ float32 input to an integer code, sends NaN to the ``missing`` child and every o
 (negative, not listed, beyond the largest one) to the ``no`` child. The feature is one
 categorical feature of the forest (:mod:`rfexplain.core.boosted_nodes`): its states are the codes
 ``0, ..., K - 1`` (``K`` one more than the largest code a split lists), labelled by the codes,
-then ``"(other)"``, then the missing state; its values are the integer codes that ``predict``
-reads from a numeric array (a model fitted on a DataFrame of ``category`` dtype is explained on
-the codes of its categories). ``dart`` and ``gblinear`` boosters, several parallel trees per
+or by the categories XGBoost keeps for a model fitted on a DataFrame of ``category`` dtype
+(``Booster.get_categories``, code ``c`` the ``c``-th category), then ``"(other)"``, then the
+missing state; its values are the integer codes that ``predict`` reads from a numeric array
+(such a model is explained on ``X[col].cat.codes``). ``dart`` and ``gblinear`` boosters, several parallel trees per
 round and other objectives are refused.
 """
 
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_nodes import MAX_CODES, leaf_vector, one_leaf, read_boosted
+from rfexplain.core.boosted_nodes import MAX_CODES, code_labels, leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.imported import ImportedModel, NodeArrays
 
@@ -94,7 +95,8 @@ def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None)
     unseen_left = "grow_colmaker" in str(learner["gradient_booster"].get("gbtree_train_param", {}).get("updater", ""))
     shown = any(bool(np.any(tree.missing_go_to_left[tree.children_left >= 0] != unseen_left)) for tree in nodes)
     known = given_names if given_names is not None else names
-    codes = {f: [str(c) for c in range(top + 1)] for f, top in largest.items()}
+    kept = _kept_categories(booster)
+    codes = {f: code_labels(kept.get(f) or [], top) for f, top in largest.items()}
     trees, chosen, categories = read_boosted(nodes, n_features, missing, known, shown, codes)
     trees.append(one_leaf(_base_margin(learner, objective, n_scores)))
     classes = np.asarray(model.classes_).tolist() if hasattr(model, "classes_") else list(range(max(2, n_scores)))
@@ -108,6 +110,22 @@ def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None)
         missing=chosen,
         categories=categories,
     )
+
+
+def _kept_categories(booster: Any) -> dict[int, list[str] | None]:
+    """Per feature, the categories XGBoost keeps for a model fitted on a DataFrame of ``category``
+    dtype, else ``None`` (every feature's, when this XGBoost keeps none or cannot export them
+    without pyarrow)."""
+    n_features = booster.num_features()
+    none: dict[int, list[str] | None] = dict.fromkeys(range(n_features))
+    getter = getattr(booster, "get_categories", None)
+    if getter is None:
+        return none
+    try:
+        kept = getter(export_to_arrow=True).to_arrow()
+    except ImportError:  # pyarrow is not installed
+        return none
+    return {f: None if values is None else [str(v) for v in values.to_pylist()] for f, (_, values) in enumerate(kept)}
 
 
 def _base_margin(learner: dict[str, Any], objective: str, n_scores: int) -> list[float]:
