@@ -274,4 +274,3 @@ def test_gradient_boosting_takes_no_missing_values() -> None:
     assert not any(Forest.from_sklearn(model).accepts_missing(f) for f in range(3))
     with pytest.raises(UnsupportedModelError, match="refuses NaN"):
         Forest.from_sklearn(model, missing="all")
-
