@@ -95,6 +95,7 @@ def test_decides_as_predict_on_every_code_unknown_negative_and_nan(kind: str, n_
     assert forest.categories[0] is None and labels is not None
     assert labels[-2:] == ("(other)", "(missing)") and labels[:3] == ("0", "1", "2")
     assert forest.accepts_missing(1)
+    assert Forest.from_json(forest.to_json()) == forest
     rows = _code_rows(X)
     assert (forest.predict(X) == model.predict(X)).all()
     assert (forest.predict(rows) == model.predict(rows)).all()
