@@ -53,10 +53,11 @@ import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
 from rfexplain.core.flat import FlatForest
-from rfexplain.core.floats import float32_text, largest_float32_at_most, significant_digits
+from rfexplain.core.floats import largest_float32_at_most
 from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
-from rfexplain.core.set_splits import OTHER
+from rfexplain.core.set_splits import category_thresholds, category_values
+from rfexplain.core.space import FeatureSpace, has_missing_state
 from rfexplain.core.tree import Tree, leaf_vectors
 from rfexplain.core.vote import (
     VOTE_NAMES,
@@ -89,64 +90,6 @@ FOREST_FORMAT_VERSION = 3
 #: The vote modes of :meth:`Forest.from_sklearn` (``"auto"`` resolves to one of the other two).
 VOTE_MODES: tuple[str, ...] = ("auto", "soft", "hard")
 _FORMAT_NAME = "rfexplain-forest"
-
-
-@dataclass(frozen=True)
-class FeatureSpace:
-    """What is needed to turn states back into conditions on raw values: names and thresholds.
-
-    ``categories`` is empty for a forest over numbers only; otherwise it has one entry per
-    feature: ``None`` for a numeric feature, else the labels of a categorical feature's states
-    (state ``s`` is the category ``categories[f][s]``; see :mod:`rfexplain.pipelines`).
-    """
-
-    feature_names: tuple[str, ...]
-    thresholds: tuple[tuple[float, ...], ...]
-    classes: tuple[Any, ...]
-    categories: tuple[tuple[str, ...] | None, ...] = ()
-    bounds: tuple[tuple[float, float] | None, ...] = ()
-    #: The vote mode of the forest the space belongs to (reasons remember the decision they explain).
-    vote: str = "hard"
-
-    def domain_note(self) -> str:
-        """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``).
-
-        Exact on float32 inputs, as reasons are (:func:`rfexplain.core.reasons.describe_states`):
-        each bound is the float32 number it allows, printed shortest, or the float32 number next
-        to it with an open bracket where that is shorter (``(23.5, 27]`` rather than
-        ``[23.500002, 27]``)."""
-
-        def low(lo: float) -> tuple[str, float]:  # float32(x) >= lo: "[m" or "(m-"
-            m = np.float32(lo)
-            if float(m) < lo:
-                m = np.nextafter(m, np.float32(np.inf))
-            below = np.nextafter(m, np.float32(-np.inf))
-            return ("(", float(below)) if significant_digits(below) < significant_digits(m) else ("[", float(m))
-
-        def high(hi: float) -> tuple[str, float]:  # float32(x) <= hi: "m]" or "m+)"
-            m = np.float32(largest_float32_at_most(hi))
-            above = np.nextafter(m, np.float32(np.inf))
-            return (")", float(above)) if significant_digits(above) < significant_digits(m) else ("]", float(m))
-
-        bounded = [(name, low(b[0]), high(b[1])) for name, b in zip(self.feature_names, self.bounds) if b is not None]
-        return ", ".join(
-            f"{name} in {lo[0]}{float32_text(lo[1])}, {float32_text(hi[1])}{hi[0]}" for name, lo, hi in bounded
-        )
-
-    def category_labels(self, feature: int) -> tuple[str, ...] | None:
-        """The state labels of a categorical feature, ``None`` for a numeric one."""
-        return self.categories[feature] if self.categories else None
-
-    def n_states(self, feature: int) -> int:
-        return len(self.thresholds[feature]) + 1
-
-    def accepts_missing(self, feature: int) -> bool:
-        """Whether ``feature`` may be missing (NaN): its last state, above a threshold ``+inf``."""
-        return _accepts_missing(self.thresholds[feature])
-
-
-def _accepts_missing(thresholds: Sequence[float]) -> bool:
-    return bool(thresholds) and thresholds[-1] == math.inf
 
 
 @dataclass(frozen=True)
@@ -226,14 +169,14 @@ class Forest:
             self.feature_names, self.thresholds, self.classes, self.categories, self.bounds, self.vote
         )
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
-        self._missing = any(map(_accepts_missing, self.thresholds))
+        self._missing = any(map(has_missing_state, self.thresholds))
         #: per feature, its finite thresholds (the thresholds but a last +inf)
-        self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
+        self._numbers = [ts[:-1] if has_missing_state(ts) else ts for ts in self.thresholds]
         self._json: str | None = None  # the compact JSON text, once written (:meth:`to_json`)
         self._categorical = [f for f, labels in enumerate(self.categories) if labels is not None]
         #: per feature, whether an instance may hold NaN there (:meth:`check_instances`)
         self._nan_allowed = np.asarray(
-            [_accepts_missing(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
+            [has_missing_state(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
         )
 
     # ------------------------------------------------------------------ construction
@@ -252,7 +195,7 @@ class Forest:
         if not self.trees:
             raise InvalidForestError("a forest needs at least one tree")
         for f, ts in enumerate(self.thresholds):
-            numbers = np.asarray(ts[:-1] if _accepts_missing(ts) else ts, dtype=np.float64)
+            numbers = np.asarray(ts[:-1] if has_missing_state(ts) else ts, dtype=np.float64)
             if not np.all(np.isfinite(numbers)) or np.any(np.diff(np.asarray(ts, dtype=np.float64)) <= 0):
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be finite (but for a last +inf, missing values) "
@@ -273,10 +216,7 @@ class Forest:
             raise InvalidForestError(f"bounds has {len(self.bounds)} entries for {len(self.thresholds)} features")
         for f, labels in enumerate(self.categories):
             ts = self.thresholds[f]
-            if labels is not None and ts != (
-                *(k + 0.5 for k in range(len(labels) - 1 - _accepts_missing(ts))),
-                *ts[len(ts) - _accepts_missing(ts) :],
-            ):
+            if labels is not None and ts != category_thresholds(len(labels), has_missing_state(ts)):
                 raise InvalidForestError(
                     f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state; +inf last "
                     "for the missing state)"
@@ -400,7 +340,7 @@ class Forest:
             per_feature[int(f)].add(math.inf)
         for f, labels in enumerate(categories):
             if labels is not None:
-                per_feature[f].update(k + 0.5 for k in range(len(labels) - 1 - (math.inf in per_feature[f])))
+                per_feature[f].update(category_thresholds(len(labels), math.inf in per_feature[f]))
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
         trees = []
@@ -500,7 +440,7 @@ class Forest:
 
     def accepts_missing(self, feature: int) -> bool:
         """Whether ``feature`` may be missing (NaN): its last state, above a threshold ``+inf``."""
-        return _accepts_missing(self.thresholds[feature])
+        return has_missing_state(self.thresholds[feature])
 
     @property
     def states_per_feature(self) -> tuple[int, ...]:
@@ -574,7 +514,7 @@ class Forest:
                 + (
                     "missing values of this feature are not covered: the forest was read without them "
                     "(Forest.from_sklearn(model, missing=[...]) names the features that may be missing)"
-                    if any(map(_accepts_missing, self.thresholds))
+                    if any(map(has_missing_state, self.thresholds))
                     else "missing values are not supported: the model shows no sign of training with missing "
                     "values (Forest.from_sklearn(model, missing='all') reads them as its predict routes them)"
                 )
@@ -589,7 +529,9 @@ class Forest:
                 "infinite values and values beyond the float32 range are refused, as scikit-learn refuses them"
             )
         for f in self._categorical:
-            arr32[:, f] = self._category_codes(arr[:, f], f)
+            labels = self.categories[f]
+            assert labels is not None
+            arr32[:, f] = category_values(arr[:, f], labels, len(self._numbers[f]), self.feature_names[f])
         for f, bound in enumerate(self.bounds):
             if bound is not None:
                 outside = (arr32[:, f] < bound[0]) | (arr32[:, f] > bound[1])
@@ -600,24 +542,6 @@ class Forest:
                         f"bounds [{bound[0]!r}, {bound[1]!r}]"
                     )
         return arr32
-
-    def _category_codes(self, column: np.ndarray, f: int) -> np.ndarray:
-        """The values ``column`` of categorical feature ``f``, a negative one made the
-        :data:`~rfexplain.core.set_splits.OTHER` state's when ``f`` has one (see
-        :meth:`check_instances`)."""
-        number = ~np.isnan(column)
-        fraction = number & (column != np.floor(column))
-        if fraction.any():
-            row = int(np.flatnonzero(fraction)[0])
-            raise InvalidInstanceError(
-                f"instance {row} has {self.feature_names[f]} = {float(column[row])!r}; a categorical feature's "
-                "value is an integer (a category code or a state index)"
-            )
-        other = len(self._numbers[f])  # the last state but the missing one
-        labels = self.categories[f]
-        if labels is None or labels[other] != OTHER:
-            return column.astype(np.float32)
-        return np.where(number & (column < 0), other, column).astype(np.float32)
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is

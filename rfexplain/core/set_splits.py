@@ -18,12 +18,23 @@ missing values, for the pipelines' and the boosted models' categorical features 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rfexplain.core.errors import UnsupportedModelError
+import numpy as np
 
-__all__ = ["OTHER", "MISSING", "SetSplit", "ChainedTree", "chain_set_splits"]
+from rfexplain.core.errors import InvalidInstanceError, UnsupportedModelError
+
+__all__ = [
+    "OTHER",
+    "MISSING",
+    "SetSplit",
+    "ChainedTree",
+    "chain_set_splits",
+    "category_thresholds",
+    "category_values",
+]
 
 #: The label of the state of categories the model did not see in training (when it admits them).
 OTHER = "(other)"
@@ -115,3 +126,28 @@ def chain_set_splits(
 
     emit(0, {})
     return out
+
+
+def category_thresholds(n_labels: int, missing: bool) -> tuple[float, ...]:
+    """The thresholds of a categorical feature of ``n_labels`` states: ``0.5, 1.5, ...``, and
+    ``+inf`` last when it may be missing (its last state, above ``+inf``)."""
+    return (*(k + 0.5 for k in range(n_labels - 1 - missing)), *((math.inf,) if missing else ()))
+
+
+def category_values(column: np.ndarray, labels: Sequence[str], other: int, name: str) -> np.ndarray:
+    """The float32 values ``column`` (float64, NaN for missing) of the categorical feature
+    ``name`` whose states are ``labels``, ``other`` the index of its last state but the missing
+    one: a value that is not an integer is refused (:class:`InvalidInstanceError`), and when that
+    state is :data:`OTHER`, a negative value is made that state's (a code the model does not
+    know; one beyond the states already falls in it)."""
+    number = ~np.isnan(column)
+    fraction = number & (column != np.floor(column))
+    if fraction.any():
+        row = int(np.flatnonzero(fraction)[0])
+        raise InvalidInstanceError(
+            f"instance {row} has {name} = {float(column[row])!r}; a categorical feature's value is an integer "
+            "(a category code or a state index)"
+        )
+    if labels[other] != OTHER:
+        return column.astype(np.float32)
+    return np.where(number & (column < 0), other, column).astype(np.float32)
