@@ -149,8 +149,8 @@ def test_sat_equals_oracle_with_categorical_features(kind: str, n_classes: int) 
 @pytest.mark.parametrize("kind", KINDS)
 def test_explanations_name_categories_and_verify(kind: str) -> None:
     X, y = _data(seed=8)
-    model = _fit(kind, X, y)
-    rows = np.asarray([[0.5, 4.0, 1.0], [-1.0, 3.0, 2.0], [0.1, -1.0, 0.0], [0.9, np.nan, 1.0], [0.2, 99.0, 7.0]])
+    model = _fit(kind, X, y, rounds=4)
+    rows = np.asarray([[0.5, 4.0, 1.0], [0.1, -1.0, 0.0], [0.9, np.nan, 1.0], [0.2, 99.0, 7.0]])
     texts = []
     with rx.Explainer(model, engine="sat") as explainer:
         for row in rows:
