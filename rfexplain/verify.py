@@ -25,7 +25,9 @@ soft vote, its trees' hard majority otherwise). The loop over boxes is compiled
 A feature the reason's space lets be missing (docs/design.md, section 1) has one more cell, NaN,
 after its numbers; a split whose ``missing_go_to_left`` sends NaN left gives that cell a box of
 its own down the left branch (so a leaf may have several boxes, disjoint), one sending it right
-keeps the cells an interval.
+keeps the cells an interval. A categorical feature's cells are represented by the integers in
+them, its category codes or state indices (a boosted model reads a code; ``0.5`` would be no
+category, or another one once truncated).
 
 Checks, one :class:`Check` each (the semantics are those of docs/design.md, section 2):
 
@@ -247,6 +249,7 @@ class BoxSearch:
         vote: str,
         budget: Budget,
         nan_features: frozenset[int] = frozenset(),
+        integer_features: frozenset[int] = frozenset(),
     ) -> None:
         self.trees = trees
         self.vote = vote
@@ -262,7 +265,11 @@ class BoxSearch:
             cuts = cuts[np.isfinite(cuts)]  # an infinite threshold sends every number one way
             reps: list[float] = []
             for c in range(len(cuts) + 1):
-                if c < len(cuts):
+                if f in integer_features:  # a categorical feature: the integer of the cell
+                    rep = float(
+                        math.floor(cuts[c]) if c < len(cuts) else (math.floor(cuts[-1]) + 1 if len(cuts) else 0)
+                    )
+                elif c < len(cuts):
                     rep = _largest_f32_at_most(float(cuts[c]))
                 elif len(cuts):
                     rep = float(np.nextafter(np.float32(_largest_f32_at_most(float(cuts[-1]))), np.float32(np.inf)))
@@ -462,7 +469,10 @@ class _Verifier:
         self.checks: list[Check] = []
         self.instance = reason.instance
         self.decision = reason.decision
-        self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget, missing)
+        categorical = frozenset(
+            f for f in range(len(self.space.thresholds)) if self.space.category_labels(f) is not None
+        )
+        self.search = BoxSearch(self.trees, self.space.thresholds, self.vote, budget, missing, categorical)
         self.n = self.trees.n_features
         self._witness_inputs: list[tuple[tuple[float, ...], list[int], int]] | None = None
         self._states_of_cells: dict[int, np.ndarray] = {}

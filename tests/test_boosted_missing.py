@@ -274,20 +274,3 @@ def test_gradient_boosting_takes_no_missing_values() -> None:
     assert not any(Forest.from_sklearn(model).accepts_missing(f) for f in range(3))
     with pytest.raises(UnsupportedModelError, match="refuses NaN"):
         Forest.from_sklearn(model, missing="all")
-
-
-def test_native_categorical_splits_are_refused_with_the_remedy() -> None:
-    """Native categorical splits (HistGradientBoosting's ``categorical_features``, XGBoost's
-    ``enable_categorical``, LightGBM's ``categorical_feature``) are not read yet: each is refused
-    naming the remedy (encode the categories before the model)."""
-    X, y = _data(seed=10, nan=0.0)
-    codes = np.c_[(X[:, 0] > 0) * 2 + np.arange(len(X)) % 2, X[:, 1:]]
-    for kind, options in (("hgb", {"categorical_features": [0]}), ("xgb", {"enable_categorical": True})):
-        if kind == "xgb":
-            pd = pytest.importorskip("pandas")
-            frame = pd.DataFrame(codes, columns=["a", "b", "c"]).astype({"a": "int64"}).astype({"a": "category"})
-            model = _fit(kind, frame, y, tree_method="hist", **options)
-        else:
-            model = _fit(kind, codes, y, **options)
-        with pytest.raises(UnsupportedModelError, match="categorical.*encode"):
-            Forest.from_sklearn(model)

@@ -107,9 +107,6 @@ def test_boosted_models_refuse_other_votes_and_unsupported_parts() -> None:
     custom = GradientBoostingClassifier(n_estimators=2, init=DecisionTreeClassifier(max_depth=1), random_state=0)
     with pytest.raises(UnsupportedModelError, match="depends on the input"):
         Forest.from_sklearn(custom.fit(X, y))
-    categorical = HistGradientBoostingClassifier(max_iter=2, categorical_features=[0], random_state=0)
-    with pytest.raises(UnsupportedModelError, match="categorical"):
-        Forest.from_sklearn(categorical.fit(np.c_[np.arange(len(X)) % 3, X[:, 1:]], y))
     with pytest.raises(UnsupportedModelError, match="HistGradientBoostingClassifier"):
         Forest.from_sklearn(LogisticRegression(max_iter=1000).fit(X, y))
 

@@ -13,7 +13,6 @@ from sklearn.datasets import load_iris
 
 from rfexplain import Forest
 from rfexplain.core.boosted_import import boosted_predict
-from rfexplain.core.errors import UnsupportedModelError
 from tests.boosted_checks import check_only_documented_differ, check_sat_equals_oracle
 
 lightgbm = pytest.importorskip("lightgbm")
@@ -48,12 +47,14 @@ def test_decision_equals_predict(binary: bool) -> None:
     assert (forest.predict_index(X) == boosted_predict(booster, X)).all()
 
 
-def test_unsupported_lightgbm_models_are_refused() -> None:
+def test_a_categorical_feature_is_read_as_predict_reads_it() -> None:
+    """Native categorical splits are read (tests/test_boosted_categorical.py has the details)."""
     X, y = load_iris(return_X_y=True)
     codes = np.c_[y * 2 + np.arange(len(X)) % 2, X[:, 1:]]  # an informative categorical feature
     model = lightgbm.LGBMClassifier(n_estimators=3, random_state=0, verbose=-1, min_data_per_group=1, cat_smooth=1)
-    with pytest.raises(UnsupportedModelError, match="categorical"):
-        Forest.from_sklearn(model.fit(codes, y, categorical_feature=[0]))
+    forest = Forest.from_sklearn(model.fit(codes, y, categorical_feature=[0]))
+    assert forest.categories[0] is not None
+    assert (forest.predict(codes) == model.predict(codes)).all()
 
 
 @pytest.mark.parametrize("binary", [True, False])

@@ -30,8 +30,7 @@ in exact arithmetic:
   round to ``float32(t)`` (a float64 input within half a float32 step above a threshold that is
   not a float32 number, or that float32 number itself when it lies above ``t``). ``experiments
   boosted`` measures the agreement with ``predict``; an exact float64 state space is future work
-  (docs/design.md, section 1). Native categorical splits and a model reading its categories
-  through its own encoder (``categorical_features``) are refused for now.
+  (docs/design.md, section 1).
 
 Missing values (NaN) are one more state of their feature, as for the forests
 (:mod:`rfexplain.core.missing_routes`): every reader gives its trees as
@@ -41,15 +40,29 @@ HistGradientBoosting sends NaN by each node's ``missing_go_to_left`` (for a feat
 training, scikit-learn's rule: the child with more samples); a split of threshold ``+inf``
 separates NaN from every number.
 ``GradientBoostingClassifier`` takes no NaN.
+
+Native categorical features (``categorical_features``): scikit-learn reads them through its own
+``OrdinalEncoder`` (the model's ``_preprocessor``, which also puts the categorical columns first,
+in their order, then the numeric ones; the reader maps the trees' columns back), whose unknown
+categories become NaN, and a categorical split sends a code left iff it is in the node's
+``raw_left_cat_bitsets``, NaN and (after the encoder, none) unknown codes by
+``missing_go_to_left``. The reader supports categories that are non-negative integers (the codes
+the model saw; categories of another kind, such as a DataFrame's string categories, are
+refused): the feature is one categorical feature of the forest (:mod:`rfexplain.core.boosted_nodes`)
+whose states are the integers ``0, ..., K - 1`` (``K`` one more than the largest category),
+labelled by themselves (``"3"``), then ``"(other)"``, then the missing state; an integer that is
+not a category of the model (``"(other)"``, or a state below ``K`` the model did not see) goes
+where NaN goes, as scikit-learn's encoder and predictor send it.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_nodes import leaf_vector, one_leaf, read_boosted
+from rfexplain.core.boosted_nodes import MAX_CODES, code_labels, leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
@@ -121,12 +134,14 @@ def boosted_trees(estimator: Any, names: Any, missing: Any = "learned", given_na
     classes = np.asarray(estimator.classes_).tolist()
     n_features = int(estimator.n_features_in_)
     shown = None
+    codes: dict[int, list[str]] = {}
     if kind == "GradientBoostingClassifier":
         nodes, initial, reverse = _gradient_boosting(estimator)
         shown = False  # its predict refuses NaN
     else:
-        nodes, initial, reverse = _hist_gradient_boosting(estimator)
-    trees, chosen = read_boosted(nodes, n_features, missing, given_names if given_names is not None else names, shown)
+        nodes, initial, reverse = _hist_gradient_boosting(estimator, codes)
+    known = given_names if given_names is not None else names
+    trees, chosen, categories = read_boosted(nodes, n_features, missing, known, shown, codes)
     if chosen and shown is False:
         raise UnsupportedModelError(
             "GradientBoostingClassifier takes no missing values (its predict refuses NaN): read it with "
@@ -141,6 +156,7 @@ def boosted_trees(estimator: Any, names: Any, missing: Any = "learned", given_na
         source=f"{kind}(n_trees={len(trees) - 1}, classes={len(classes)})",
         own_vote="additive",
         missing=chosen,
+        categories=categories,
     )
 
 
@@ -176,16 +192,13 @@ def _gradient_boosting(model: Any) -> tuple[list[NodeArrays], list[float], bool]
     return trees, _vector_of(initial, n_scores, reverse), reverse
 
 
-def _hist_gradient_boosting(model: Any) -> tuple[list[NodeArrays], list[float], bool]:
-    """``HistGradientBoostingClassifier``: its trees, initial score vector, reversed classes.
-    A node sends NaN by its ``missing_go_to_left``, which scikit-learn sets, for a feature with
-    no NaN in training, to the child with more training samples (its ``count``)."""
-    categorical = getattr(model, "is_categorical_", None)
-    if getattr(model, "_preprocessor", None) is not None or (categorical is not None and np.any(categorical)):
-        raise UnsupportedModelError(
-            "HistGradientBoostingClassifier with categorical features (native categorical splits) is not "
-            "supported yet: one-hot or ordinal encode them in a Pipeline before the model instead"
-        )
+def _hist_gradient_boosting(model: Any, codes: dict[int, list[str]]) -> tuple[list[NodeArrays], list[float], bool]:
+    """``HistGradientBoostingClassifier``: its trees, initial score vector, reversed classes;
+    ``codes`` gets the labels of each categorical feature's codes (module docstring). A node
+    sends NaN by its ``missing_go_to_left``, which scikit-learn sets, for a feature with no NaN
+    in training, to the child with more training samples (its ``count``)."""
+    column, known = _categories(model)
+    codes.update({f: code_labels([], max(values, default=-1)) for f, values in known.items()})
     n_scores = int(model.n_trees_per_iteration_)
     initial = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
     trees = []
@@ -193,21 +206,78 @@ def _hist_gradient_boosting(model: Any) -> tuple[list[NodeArrays], list[float], 
         for k, predictor in enumerate(iteration):
             nodes = predictor.nodes
             leaf = np.asarray(nodes["is_leaf"], dtype=bool)
-            if np.any(np.asarray(nodes["is_categorical"], dtype=bool) & ~leaf):
-                raise UnsupportedModelError("native categorical splits are not supported yet")
+            feature = column[np.asarray(nodes["feature_idx"], dtype=np.intp)]
+            categorical = np.asarray(nodes["is_categorical"], dtype=bool) & ~leaf
+            sets = None
+            if categorical.any():
+                bitsets = np.asarray(predictor.raw_left_cat_bitsets, dtype=np.uint32)
+                sets = tuple(
+                    _left_codes(
+                        known[int(feature[n])],
+                        bitsets[int(nodes["bitset_idx"][n])],
+                        bool(nodes["missing_go_to_left"][n]),
+                    )
+                    if categorical[n]
+                    else None
+                    for n in range(len(leaf))
+                )
             trees.append(
                 NodeArrays(
                     children_left=np.where(leaf, -1, np.asarray(nodes["left"], dtype=np.intp)),
                     children_right=np.where(leaf, -1, np.asarray(nodes["right"], dtype=np.intp)),
-                    feature=np.asarray(nodes["feature_idx"], dtype=np.intp),
+                    feature=feature,
                     # float32(t), rounded to nearest (module docstring); from_raw_trees keeps a float32 number
                     threshold=nearest_float32(nodes["num_threshold"]),
                     missing_go_to_left=np.asarray(nodes["missing_go_to_left"], dtype=bool),
                     n_node_samples=np.asarray(nodes["count"], dtype=np.int64),
                     vectors=np.asarray([leaf_vector(v, k, n_scores) for v in np.asarray(nodes["value"]).tolist()]),
+                    left_states=sets,
                 )
             )
     return trees, _vector_of(initial, n_scores, False), False
+
+
+def _categories(model: Any) -> tuple[np.ndarray, dict[int, list[int]]]:
+    """Per column of the trees, the model's column (its encoder puts the categorical ones first),
+    and per categorical column of the model its categories, non-negative integers in the
+    encoder's order (module docstring)."""
+    n_features = int(model.n_features_in_)
+    categorical = getattr(model, "is_categorical_", None)
+    if getattr(model, "_preprocessor", None) is None or categorical is None or not np.any(categorical):
+        return np.arange(n_features), {}
+    categorical = np.asarray(categorical, dtype=bool)
+    column = np.concatenate([np.flatnonzero(categorical), np.flatnonzero(~categorical)])
+    encoder = model._preprocessor.named_transformers_["encoder"]
+    known: dict[int, list[int]] = {}
+    for f, values in zip(np.flatnonzero(categorical).tolist(), encoder.categories_):
+        values = [v for v in values.tolist() if not (isinstance(v, float) and math.isnan(v))]
+        integers = all(
+            isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, bool)
+            and float(v).is_integer()
+            and 0 <= v < MAX_CODES
+            for v in values
+        )
+        if not integers:
+            raise UnsupportedModelError(
+                f"this HistGradientBoostingClassifier's categorical feature {f} has categories that are not integer "
+                f"codes 0 to {MAX_CODES - 1} (e.g. {values[:3]}): fit it on the integer codes of the categories "
+                "(for a DataFrame, X[col].cat.codes) to explain it"
+            )
+        known[f] = [int(v) for v in values]
+    return column, known
+
+
+def _left_codes(categories: list[int], bitset: np.ndarray, nan_left: bool) -> frozenset[int]:
+    """The codes a categorical split of ``bitset`` (over the encoder's codes of ``categories``)
+    sends left, ``-1`` for the other codes when NaN goes left (module docstring)."""
+    out = {-1} if nan_left else set()
+    seen = dict(zip(categories, range(len(categories))))
+    for v in range(max(categories, default=-1) + 1):
+        code = seen.get(v)
+        if nan_left if code is None else bool((int(bitset[code // 32]) >> (code % 32)) & 1):
+            out.add(v)
+    return frozenset(out)
 
 
 def _vector_of(initial: np.ndarray, n_scores: int, reverse: bool) -> list[float]:

@@ -1,29 +1,125 @@
 """A boosted model's trees, given as :class:`~rfexplain.core.imported.NodeArrays` by its reader
 (:mod:`rfexplain.core.boosted_import`, :mod:`rfexplain.core.xgboost_import`,
 :mod:`rfexplain.core.lightgbm_import`), read into raw trees of the additive vote with the forests'
-missing values (:mod:`rfexplain.core.missing_routes`); the score vectors of their leaves."""
+missing values (:mod:`rfexplain.core.missing_routes`); the score vectors of their leaves.
+
+A native categorical feature is one categorical feature of the forest (:attr:`Forest.categories
+<rfexplain.core.forest.Forest.categories>`) whose value is the category *code* the model reads,
+an integer. Its states are the codes ``0, ..., K - 1`` (``K`` one more than the largest code the
+model knows), labelled by the codes (``"3"``) unless the reader has the model's own labels for
+them, then :data:`~rfexplain.core.set_splits.OTHER`, every other input number (a negative code,
+one of ``K`` or more: each library routes all of them alike, see its reader), then, when the
+feature may be missing, :data:`~rfexplain.core.set_splits.MISSING` (NaN), the state above the
+threshold ``+inf`` as for every feature (:mod:`rfexplain.core.forest`). A reader gives each
+native categorical split the codes it sends left (``NodeArrays.left_states``, ``-1`` for the
+other codes) and its NaN direction; :func:`read_boosted` rewrites it as a chain of threshold tests
+on the state (:func:`~rfexplain.core.set_splits.chain_set_splits`), the cut below the NaN state being the
+test ``x <= inf`` (is ``x`` a number?), so that every test sends NaN right and the missing values
+are then routed as for a numeric feature.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from rfexplain.core.imported import NodeArrays
 from rfexplain.core.missing_routes import missing_features, read_tree
+from rfexplain.core.set_splits import MISSING, OTHER, SetSplit, chain_set_splits
 
-__all__ = ["read_boosted", "leaf_vector", "one_leaf"]
+__all__ = ["read_boosted", "code_labels", "leaf_vector", "one_leaf", "MAX_CODES", "MAX_CATEGORICAL_NODES"]
+
+#: The most category codes a native categorical feature may have (its largest code plus one).
+MAX_CODES = 4096
+#: Refuse a tree whose categorical splits would be rewritten into more nodes than this.
+MAX_CATEGORICAL_NODES = 200_000
 
 
 def read_boosted(
-    nodes: list[NodeArrays], n_features: int, missing: Any, names: Any, shown: bool | None = None
-) -> tuple[list[dict[str, Any]], tuple[int, ...]]:
-    """The raw trees of a boosted model's trees ``nodes`` and the features whose NaN they route:
-    those ``missing`` chooses (:func:`~rfexplain.core.missing_routes.missing_features`, ``names``
-    its feature names or ``None``; ``shown`` whether the model shows training with missing
-    values, else read off the trees as for scikit-learn's), read as the forests' missing values
-    (:func:`~rfexplain.core.missing_routes.read_tree`, :mod:`rfexplain.core.missing_routes`)."""
+    nodes: list[NodeArrays],
+    n_features: int,
+    missing: Any,
+    names: Any,
+    shown: bool | None = None,
+    codes: Mapping[int, Sequence[str]] | None = None,
+) -> tuple[list[dict[str, Any]], tuple[int, ...], tuple[tuple[str, ...] | None, ...]]:
+    """The raw trees of a boosted model's trees ``nodes``, the features whose NaN they route and
+    the labels of the categorical features' states (empty without them).
+
+    The missing features are those ``missing`` chooses
+    (:func:`~rfexplain.core.missing_routes.missing_features`, ``names`` its feature names or
+    ``None``; ``shown`` whether the model shows training with missing values, else read off the
+    trees as for scikit-learn's), read as the forests' missing values
+    (:func:`~rfexplain.core.missing_routes.read_tree`, :mod:`rfexplain.core.missing_routes`).
+    ``codes`` maps each native categorical feature to the labels of its codes ``0, ..., K - 1``;
+    its splits are rewritten first (module docstring); one no split tests stays a numeric feature
+    without thresholds."""
     known = [f"x{i}" for i in range(n_features)] if names is None else [str(n) for n in names]
     chosen = missing_features(nodes, n_features, missing, known, shown)
-    return [read_tree(tree, tree.vectors, chosen) for tree in nodes], tuple(sorted(chosen))
+    categories: tuple[tuple[str, ...] | None, ...] = ()
+    split = {int(tree.feature[n]) for tree in nodes for n, s in enumerate(tree.left_states or ()) if s is not None}
+    codes = {f: labels for f, labels in (codes or {}).items() if f in split}
+    if codes:
+        n_states = [0] * n_features
+        for f, labels in codes.items():
+            n_states[f] = len(labels) + 1 + (f in chosen)
+        nodes = [_chained(tree, codes, n_states) for tree in nodes]
+        categories = tuple(
+            None if f not in codes else (*codes[f], OTHER, *((MISSING,) if f in chosen else ()))
+            for f in range(n_features)
+        )
+    return [read_tree(tree, tree.vectors, chosen) for tree in nodes], tuple(sorted(chosen)), categories
+
+
+def _chained(tree: NodeArrays, codes: Mapping[int, Sequence[str]], n_states: list[int]) -> NodeArrays:
+    """``tree`` with its native categorical splits as chains of tests ``x <= j + 0.5`` on the
+    state, and ``x <= inf`` below the NaN state (module docstring)."""
+    if tree.left_states is None:
+        return tree
+    sets = tree.left_states
+    left, right = tree.children_left.tolist(), tree.children_right.tolist()
+    feature = tree.feature.tolist()
+    nan_left = tree.missing_go_to_left.tolist()
+
+    def test(node: int) -> SetSplit | None:
+        listed = sets[node]
+        if listed is None:
+            return None
+        k = len(codes[feature[node]])
+        other = {k} if -1 in listed else set()
+        return SetSplit(
+            feature[node], frozenset({c for c in listed if c >= 0} | other | ({k + 1} if nan_left[node] else set()))
+        )
+
+    chained = chain_set_splits(
+        lambda node: None if left[node] < 0 else (left[node], right[node]),
+        test,
+        n_states,
+        MAX_CATEGORICAL_NODES,
+        f"reading its categorical splits would grow a tree past {MAX_CATEGORICAL_NODES} nodes",
+    )
+    source = np.asarray(chained.source, dtype=np.intp)
+    chain = np.asarray(chained.feature) >= 0
+    cut = np.asarray(chained.cut, dtype=np.float64)
+    n_codes = np.asarray([len(codes.get(int(f), ())) for f in chained.feature])
+    return NodeArrays(
+        children_left=np.asarray(chained.left, dtype=np.intp),
+        children_right=np.asarray(chained.right, dtype=np.intp),
+        feature=np.where(chain, chained.feature, tree.feature[source]),
+        threshold=np.where(chain, np.where(cut >= n_codes, math.inf, cut + 0.5), tree.threshold[source]),
+        missing_go_to_left=np.where(chain, False, tree.missing_go_to_left[source]),
+        n_node_samples=tree.n_node_samples[source],
+        vectors=tree.vectors[source],
+    )
+
+
+def code_labels(names: Sequence[str], top: int) -> list[str]:
+    """The labels of the codes ``0, ..., top``: the ``c``-th of ``names`` (the categories a library
+    keeps), else the code itself (``"3"``)."""
+    return [str(names[c]) if c < len(names) else str(c) for c in range(top + 1)]
 
 
 def leaf_vector(value: float, k: int, n_scores: int, reverse: bool = False) -> list[float]:

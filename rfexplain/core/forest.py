@@ -53,9 +53,11 @@ import numpy as np
 
 from rfexplain.core.errors import ForestFormatError, InvalidForestError, InvalidInstanceError
 from rfexplain.core.flat import FlatForest
-from rfexplain.core.floats import float32_text, largest_float32_at_most, significant_digits
+from rfexplain.core.floats import largest_float32_at_most
 from rfexplain.core.instances import as_matrix, check_feature_names, duplicated_names, model_input
 from rfexplain.core.pyvalues import to_python
+from rfexplain.core.set_splits import category_thresholds, category_values
+from rfexplain.core.space import FeatureSpace, has_missing_state
 from rfexplain.core.tree import Tree, leaf_vectors
 from rfexplain.core.vote import (
     VOTE_NAMES,
@@ -91,64 +93,6 @@ _FORMAT_NAME = "rfexplain-forest"
 
 
 @dataclass(frozen=True)
-class FeatureSpace:
-    """What is needed to turn states back into conditions on raw values: names and thresholds.
-
-    ``categories`` is empty for a forest over numbers only; otherwise it has one entry per
-    feature: ``None`` for a numeric feature, else the labels of a categorical feature's states
-    (state ``s`` is the category ``categories[f][s]``; see :mod:`rfexplain.pipelines`).
-    """
-
-    feature_names: tuple[str, ...]
-    thresholds: tuple[tuple[float, ...], ...]
-    classes: tuple[Any, ...]
-    categories: tuple[tuple[str, ...] | None, ...] = ()
-    bounds: tuple[tuple[float, float] | None, ...] = ()
-    #: The vote mode of the forest the space belongs to (reasons remember the decision they explain).
-    vote: str = "hard"
-
-    def domain_note(self) -> str:
-        """``""``, or the domain constraints a reason is relative to (``age in [0, 120]``).
-
-        Exact on float32 inputs, as reasons are (:func:`rfexplain.core.reasons.describe_states`):
-        each bound is the float32 number it allows, printed shortest, or the float32 number next
-        to it with an open bracket where that is shorter (``(23.5, 27]`` rather than
-        ``[23.500002, 27]``)."""
-
-        def low(lo: float) -> tuple[str, float]:  # float32(x) >= lo: "[m" or "(m-"
-            m = np.float32(lo)
-            if float(m) < lo:
-                m = np.nextafter(m, np.float32(np.inf))
-            below = np.nextafter(m, np.float32(-np.inf))
-            return ("(", float(below)) if significant_digits(below) < significant_digits(m) else ("[", float(m))
-
-        def high(hi: float) -> tuple[str, float]:  # float32(x) <= hi: "m]" or "m+)"
-            m = np.float32(largest_float32_at_most(hi))
-            above = np.nextafter(m, np.float32(np.inf))
-            return (")", float(above)) if significant_digits(above) < significant_digits(m) else ("]", float(m))
-
-        bounded = [(name, low(b[0]), high(b[1])) for name, b in zip(self.feature_names, self.bounds) if b is not None]
-        return ", ".join(
-            f"{name} in {lo[0]}{float32_text(lo[1])}, {float32_text(hi[1])}{hi[0]}" for name, lo, hi in bounded
-        )
-
-    def category_labels(self, feature: int) -> tuple[str, ...] | None:
-        """The state labels of a categorical feature, ``None`` for a numeric one."""
-        return self.categories[feature] if self.categories else None
-
-    def n_states(self, feature: int) -> int:
-        return len(self.thresholds[feature]) + 1
-
-    def accepts_missing(self, feature: int) -> bool:
-        """Whether ``feature`` may be missing (NaN): its last state, above a threshold ``+inf``."""
-        return _accepts_missing(self.thresholds[feature])
-
-
-def _accepts_missing(thresholds: Sequence[float]) -> bool:
-    return bool(thresholds) and thresholds[-1] == math.inf
-
-
-@dataclass(frozen=True)
 class Agreement:
     """How often the forest's hard vote equals a scikit-learn model's own ``predict``."""
 
@@ -177,7 +121,9 @@ class Forest:
         A free-form description of where the forest came from.
     categories : sequence, optional
         One entry per feature: ``None`` for a numeric feature, or the labels of a categorical
-        feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``).
+        feature's states, whose thresholds are then ``0.5, 1.5, ...`` (state ``s`` is value ``s``),
+        and ``+inf`` when it may be missing (its last label, that of the missing state). Its values
+        are integers (:meth:`check_instances`).
     bounds : sequence, optional
         One entry per feature: ``None``, or the inclusive range ``(low, high)`` of the values the
         feature may take (a domain constraint, see :mod:`rfexplain.core.domain`): instances
@@ -223,13 +169,14 @@ class Forest:
             self.feature_names, self.thresholds, self.classes, self.categories, self.bounds, self.vote
         )
         self._threshold_arrays = [np.asarray(ts, dtype=np.float64) for ts in self.thresholds]
-        self._missing = any(map(_accepts_missing, self.thresholds))
+        self._missing = any(map(has_missing_state, self.thresholds))
         #: per feature, its finite thresholds (the thresholds but a last +inf)
-        self._numbers = [ts[:-1] if _accepts_missing(ts) else ts for ts in self.thresholds]
+        self._numbers = [ts[:-1] if has_missing_state(ts) else ts for ts in self.thresholds]
         self._json: str | None = None  # the compact JSON text, once written (:meth:`to_json`)
+        self._categorical = [f for f, labels in enumerate(self.categories) if labels is not None]
         #: per feature, whether an instance may hold NaN there (:meth:`check_instances`)
         self._nan_allowed = np.asarray(
-            [_accepts_missing(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
+            [has_missing_state(ts) or (self._missing and not ts) for ts in self.thresholds], dtype=bool
         )
 
     # ------------------------------------------------------------------ construction
@@ -248,7 +195,7 @@ class Forest:
         if not self.trees:
             raise InvalidForestError("a forest needs at least one tree")
         for f, ts in enumerate(self.thresholds):
-            numbers = np.asarray(ts[:-1] if _accepts_missing(ts) else ts, dtype=np.float64)
+            numbers = np.asarray(ts[:-1] if has_missing_state(ts) else ts, dtype=np.float64)
             if not np.all(np.isfinite(numbers)) or np.any(np.diff(np.asarray(ts, dtype=np.float64)) <= 0):
                 raise InvalidForestError(
                     f"thresholds of feature {f} must be finite (but for a last +inf, missing values) "
@@ -268,9 +215,11 @@ class Forest:
         if self.bounds and len(self.bounds) != len(self.thresholds):
             raise InvalidForestError(f"bounds has {len(self.bounds)} entries for {len(self.thresholds)} features")
         for f, labels in enumerate(self.categories):
-            if labels is not None and self.thresholds[f] != tuple(k + 0.5 for k in range(len(labels) - 1)):
+            ts = self.thresholds[f]
+            if labels is not None and ts != category_thresholds(len(labels), has_missing_state(ts)):
                 raise InvalidForestError(
-                    f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state)"
+                    f"categorical feature {f} must have the thresholds 0.5, 1.5, ... (one per state; +inf last "
+                    "for the missing state)"
                 )
         n_thresholds = np.array([len(ts) for ts in self.thresholds], dtype=np.int64)
         for k, tree in enumerate(self.trees):
@@ -366,6 +315,7 @@ class Forest:
         source: str = "",
         vote: str = "hard",
         missing: Sequence[int] = (),
+        categories: Sequence[Sequence[str] | None] = (),
     ) -> Forest:
         """Build a forest from trees with raw thresholds.
 
@@ -376,7 +326,8 @@ class Forest:
         go left iff ``float32(x[feature]) <= threshold``; thresholds are made canonical (see the
         module docstring). A threshold ``+inf`` asks whether the value is a number (NaN goes
         right); the features in ``missing`` may be missing even where no split asks so (every
-        split sends their NaN right).
+        split sends their NaN right). ``categories`` (optional, see :class:`Forest`) gives every
+        categorical feature all its thresholds ``0.5, 1.5, ...``, tested or not.
         """
         per_feature: list[set[float]] = [set() for _ in range(n_features)]
         for raw in raw_trees:
@@ -387,6 +338,9 @@ class Forest:
                     per_feature[int(f)].add(largest_float32_at_most(float(t)))
         for f in missing:
             per_feature[int(f)].add(math.inf)
+        for f, labels in enumerate(categories):
+            if labels is not None:
+                per_feature[f].update(category_thresholds(len(labels), math.inf in per_feature[f]))
         thresholds = [tuple(sorted(s)) for s in per_feature]
         index = [{t: j for j, t in enumerate(ts)} for ts in thresholds]
         trees = []
@@ -406,7 +360,13 @@ class Forest:
                 )
             )
         return cls(
-            thresholds=thresholds, trees=trees, classes=classes, feature_names=feature_names, source=source, vote=vote
+            thresholds=thresholds,
+            trees=trees,
+            classes=classes,
+            feature_names=feature_names,
+            source=source,
+            vote=vote,
+            categories=categories or None,
         )
 
     @classmethod
@@ -458,6 +418,7 @@ class Forest:
             source=imported.source,
             vote=imported.own_vote if vote == "auto" else vote,
             missing=imported.missing,
+            categories=imported.categories,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -479,7 +440,7 @@ class Forest:
 
     def accepts_missing(self, feature: int) -> bool:
         """Whether ``feature`` may be missing (NaN): its last state, above a threshold ``+inf``."""
-        return _accepts_missing(self.thresholds[feature])
+        return has_missing_state(self.thresholds[feature])
 
     @property
     def states_per_feature(self) -> tuple[int, ...]:
@@ -531,7 +492,11 @@ class Forest:
         (:meth:`accepts_missing`; a feature no tree tests may be, once some feature may), or an
         infinite value or one beyond the float32 range (naming the feature): one policy for every
         forest, whether read from scikit-learn or from JSON, and the one scikit-learn's own
-        ``predict`` applies; and for a value outside a feature's :attr:`bounds`.
+        ``predict`` applies; for a value outside a feature's :attr:`bounds`; and for a value of a
+        categorical feature (:attr:`categories`) that is not an integer. A categorical feature
+        whose last state but the missing one is :data:`~rfexplain.core.set_splits.OTHER` reads
+        every integer beyond its states as that state, negative ones too (a boosted model's
+        unknown category codes, :mod:`rfexplain.core.boosted_nodes`).
         """
         arr = as_matrix(X, self.feature_names)
         if arr.ndim != 2:
@@ -549,7 +514,7 @@ class Forest:
                 + (
                     "missing values of this feature are not covered: the forest was read without them "
                     "(Forest.from_sklearn(model, missing=[...]) names the features that may be missing)"
-                    if any(map(_accepts_missing, self.thresholds))
+                    if any(map(has_missing_state, self.thresholds))
                     else "missing values are not supported: the model shows no sign of training with missing "
                     "values (Forest.from_sklearn(model, missing='all') reads them as its predict routes them)"
                 )
@@ -563,6 +528,10 @@ class Forest:
                 f"instance {row} has {float(arr[row, col])!r} in feature {col} ({self.feature_names[col]!r}); "
                 "infinite values and values beyond the float32 range are refused, as scikit-learn refuses them"
             )
+        for f in self._categorical:
+            labels = self.categories[f]
+            assert labels is not None
+            arr32[:, f] = category_values(arr[:, f], labels, len(self._numbers[f]), self.feature_names[f])
         for f, bound in enumerate(self.bounds):
             if bound is not None:
                 outside = (arr32[:, f] < bound[0]) | (arr32[:, f] > bound[1])
@@ -663,6 +632,8 @@ class Forest:
         low, high = self.state_interval(feature, state)
         if low == math.inf:  # the missing state
             return math.nan
+        if self.categories and self.categories[feature] is not None:  # its value is its state
+            return float(state)
         bound = self.bounds[feature] if self.bounds else None
         if bound is not None:  # the part of the state inside the bounds (never empty)
             low = max(low, float(np.nextafter(np.float32(bound[0]), np.float32(-np.inf))))

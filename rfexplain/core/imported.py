@@ -20,7 +20,11 @@ class NodeArrays:
     :func:`~rfexplain.core.missing_routes.missing_features` read): per node its children (``-1``
     at a leaf), feature, threshold (a number ``x`` goes left iff ``x <= threshold``), whether a
     missing value (NaN) goes left, its number of training samples (``0`` where the library does
-    not say) and its score vector (``vectors``, one row per node; a leaf's is what it adds)."""
+    not say) and its score vector (``vectors``, one row per node; a leaf's is what it adds).
+    ``left_states`` holds, at a boosted model's native categorical split, the category codes that
+    go left, ``-1`` standing for every code the model does not know (NaN going by
+    ``missing_go_to_left``; :mod:`rfexplain.core.boosted_nodes`), ``None`` at the other nodes; it
+    is ``None`` for a tree without such splits."""
 
     children_left: np.ndarray
     children_right: np.ndarray
@@ -29,11 +33,17 @@ class NodeArrays:
     missing_go_to_left: np.ndarray
     n_node_samples: np.ndarray
     vectors: np.ndarray
+    left_states: tuple[frozenset[int] | None, ...] | None = None
 
     @classmethod
-    def of_rows(cls, rows: list[tuple[int, float, int, int, bool, list[float]]]) -> NodeArrays:
+    def of_rows(
+        cls,
+        rows: list[tuple[int, float, int, int, bool, list[float]]],
+        sets: dict[int, frozenset[int]] | None = None,
+    ) -> NodeArrays:
         """The arrays of nodes given one row each: ``(feature, threshold, left, right, NaN goes
-        left, vector)`` (``-1`` feature and children at a leaf), no sample counts."""
+        left, vector)`` (``-1`` feature and children at a leaf), no sample counts; ``sets`` the
+        codes going left at the native categorical splits, by node."""
         feature, threshold, left, right, nan_left, vectors = zip(*rows)
         return cls(
             children_left=np.asarray(left, dtype=np.intp),
@@ -43,6 +53,7 @@ class NodeArrays:
             missing_go_to_left=np.asarray(nan_left, dtype=bool),
             n_node_samples=np.zeros(len(rows), dtype=np.int64),
             vectors=np.asarray(vectors, dtype=np.float64),
+            left_states=tuple(sets.get(node) for node in range(len(rows))) if sets else None,
         )
 
 
@@ -59,6 +70,10 @@ class ImportedModel:
     #: The features whose missing values (NaN) the trees route, in increasing order
     #: (:func:`rfexplain.core.missing_routes.missing_features`).
     missing: tuple[int, ...] = ()
+    #: Per feature, ``None`` for a numeric one, else the labels of a categorical feature's states
+    #: (:attr:`Forest.categories <rfexplain.core.forest.Forest.categories>`); empty when every
+    #: feature is numeric.
+    categories: tuple[tuple[str, ...] | None, ...] = ()
 
 
 def live_nodes(tree: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -13,9 +13,22 @@ round to the same float32 number. LightGBM reads every input ``|x| <= ZERO`` (``
 float32) as 0, so a threshold in ``[-ZERO, 0)`` is ``x < -ZERO`` and one in ``[0, ZERO)`` is ``x <=
 ZERO``, exactly. A NaN goes to the ``default_left`` side of a split of ``missing_type`` NaN and is
 read as 0 by one of ``missing_type`` None (:func:`rfexplain.core.boosted_nodes.read_boosted`).
-Categorical splits (``decision_type == "=="``), zeros read as missing values (``missing_type ==
-"Zero"``), linear trees, random-forest mode (``average_output``) and objectives other than binary
-and multi-class classification are refused.
+
+A categorical split (``decision_type == "=="``, a feature of ``categorical_feature``) sends left
+the codes listed in its ``threshold`` (``"0||2||5"``): LightGBM casts the input to ``int``
+(truncating), sends a negative code right and one in the list left, every other right, and a NaN
+right whatever the ``missing_type`` (LightGBM 4's ``Tree::CategoricalDecision``). The feature is
+one categorical feature of the forest (:mod:`rfexplain.core.boosted_nodes`): its states are the
+codes ``0, ..., K - 1`` (``K`` one more than the largest code a split lists), labelled by the
+codes, or by the pandas categories when the model was fitted on a DataFrame of ``category``
+dtype (the ``pandas_categorical`` LightGBM keeps: code ``c`` is the ``c``-th category), then
+``"(other)"`` (every other integer code: right at every split), then the missing state. Its
+values are integer codes (what LightGBM's ``predict`` reads from a numeric array); a
+non-integer code is refused, as truncation would read it otherwise than its float32 state.
+
+Zeros read as missing values (``missing_type == "Zero"``), linear trees, random-forest mode
+(``average_output``) and objectives other than binary and multi-class classification are
+refused.
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_nodes import leaf_vector, read_boosted
+from rfexplain.core.boosted_nodes import MAX_CODES, code_labels, leaf_vector, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
@@ -62,10 +75,13 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     n_scores = int(dump["num_tree_per_iteration"])
     n_features = int(dump["max_feature_idx"]) + 1
     shown: list[bool] = []
-    nodes = [_node_arrays(info, k % n_scores, n_scores, shown) for k, info in enumerate(dump["tree_info"])]
+    largest: dict[int, int] = {}  # per categorical feature, its largest code in a split
+    nodes = [_node_arrays(info, k % n_scores, n_scores, shown, largest) for k, info in enumerate(dump["tree_info"])]
     names = dump.get("feature_names")
     known = given_names if given_names is not None else names
-    trees, chosen = read_boosted(nodes, n_features, missing, known, any(shown))
+    trees, chosen, categories = read_boosted(
+        nodes, n_features, missing, known, any(shown), _labels_of(booster, largest)
+    )
     classes = np.asarray(model.classes_).tolist() if hasattr(model, "classes_") else list(range(max(2, n_scores)))
     return ImportedModel(
         trees=trees,
@@ -75,16 +91,34 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
         source=f"lightgbm.{type(model).__name__}(n_trees={len(trees)}, classes={len(classes)})",
         own_vote="additive",
         missing=chosen,
+        categories=categories,
     )
 
 
-def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool]) -> NodeArrays:
+def _labels_of(booster: Any, largest: dict[int, int]) -> dict[int, list[str]]:
+    """The labels of the codes ``0, ..., K - 1`` of each categorical feature (module docstring)."""
+    kept = getattr(booster, "pandas_categorical", None) or []
+    order = sorted(largest)
+    out: dict[int, list[str]] = {}
+    for f, top in largest.items():
+        if top >= MAX_CODES:
+            raise UnsupportedModelError(
+                f"a LightGBM categorical split lists the code {top}: category codes up to {MAX_CODES - 1} are supported"
+            )
+        names = [str(c) for c in kept[order.index(f)]] if len(kept) == len(order) else []
+        out[f] = code_labels(names, top)
+    return out
+
+
+def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool], largest: dict[int, int]) -> NodeArrays:
     """One dumped tree as node arrays (nodes depth first, the left child first). A NaN goes to the
     ``default_left`` side of a split of ``missing_type`` NaN (one is appended to ``shown``), and
-    is read as 0 by one of ``missing_type`` None."""
+    is read as 0 by one of ``missing_type`` None; a categorical split sends its codes left (NaN
+    right), its feature's largest code noted in ``largest``."""
     if "is_linear" in info and info["is_linear"]:
         raise UnsupportedModelError("LightGBM linear trees are not supported")
     rows: list[tuple[int, float, int, int, bool, list[float]]] = []  # feature, threshold, left, right, NaN left, vector
+    listed: dict[int, frozenset[int]] = {}  # per categorical split, the codes going left
 
     def add(node: dict[str, Any]) -> int:
         at = len(rows)
@@ -92,27 +126,28 @@ def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool])
         if "leaf_value" in node:
             rows[at] = (-1, 0.0, -1, -1, False, leaf_vector(float(node["leaf_value"]), k, n_scores))
             return at
-        if node["decision_type"] != "<=":
-            raise UnsupportedModelError(
-                "LightGBM categorical splits are not supported yet: one-hot or ordinal encode the categories "
-                "(and train without categorical_feature) instead"
-            )
         if node["missing_type"] == "Zero":
             raise UnsupportedModelError(
                 "LightGBM models reading zeros as missing values (zero_as_missing=True) are not supported"
             )
+        f = int(node["split_feature"])
         if node["missing_type"] == "NaN":
             shown.append(True)
-            nan_left = bool(node["default_left"])
+        if node["decision_type"] == "==":
+            codes = frozenset(int(c) for c in str(node["threshold"]).split("||"))
+            largest[f] = max(largest.get(f, 0), *codes)
+            listed[at] = codes
+            nan_left, threshold = False, 0.0
+        elif node["missing_type"] == "NaN":
+            nan_left, threshold = bool(node["default_left"]), _threshold(float(node["threshold"]))
         else:  # missing_type None: LightGBM reads NaN as 0
-            nan_left = 0.0 <= float(node["threshold"])
+            nan_left, threshold = 0.0 <= float(node["threshold"]), _threshold(float(node["threshold"]))
         left, right = add(node["left_child"]), add(node["right_child"])
-        threshold = _threshold(float(node["threshold"]))
-        rows[at] = (int(node["split_feature"]), threshold, left, right, nan_left, rows[at][5])
+        rows[at] = (f, threshold, left, right, nan_left, rows[at][5])
         return at
 
     add(info["tree_structure"])
-    return NodeArrays.of_rows(rows)
+    return NodeArrays.of_rows(rows, listed)
 
 
 def _threshold(t: float) -> float:

@@ -15,9 +15,19 @@ can differ where two margins are within float32 rounding of each other (``experi
 measures how often). A NaN goes to each node's ``missing`` child (its default direction), NaN
 being the missing value (an ``XGBClassifier`` with a number as ``missing=`` is refused); the model
 shows training with missing values by a default direction other than the one its updater gives a
-split no NaN reached (right for the histogram updaters, left for ``exact``). Categorical
-features, ``dart`` and ``gblinear`` boosters, several parallel trees per round and other
-objectives are refused.
+split no NaN reached (right for the histogram updaters, left for ``exact``).
+
+A categorical feature (``enable_categorical=True``, feature type ``"c"``): a split's
+``split_condition`` lists the category codes going to its ``yes`` child; XGBoost truncates the
+float32 input to an integer code, sends NaN to the ``missing`` child and every other code
+(negative, not listed, beyond the largest one) to the ``no`` child. The feature is one
+categorical feature of the forest (:mod:`rfexplain.core.boosted_nodes`): its states are the codes
+``0, ..., K - 1`` (``K`` one more than the largest code a split lists), labelled by the codes,
+or by the categories XGBoost keeps for a model fitted on a DataFrame of ``category`` dtype
+(``Booster.get_categories``, code ``c`` the ``c``-th category), then ``"(other)"``, then the
+missing state; its values are the integer codes that ``predict`` reads from a numeric array
+(such a model is explained on ``X[col].cat.codes``). ``dart`` and ``gblinear`` boosters, several parallel trees per
+round and other objectives are refused.
 """
 
 from __future__ import annotations
@@ -28,16 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from rfexplain.core.boosted_nodes import leaf_vector, one_leaf, read_boosted
+from rfexplain.core.boosted_nodes import MAX_CODES, code_labels, leaf_vector, one_leaf, read_boosted
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.imported import ImportedModel, NodeArrays
 
 __all__ = ["is_xgboost", "xgboost_trees"]
 
-_CATEGORICAL = (
-    "XGBoost categorical features (enable_categorical) are not supported yet: one-hot or ordinal encode the "
-    "categories before the model instead"
-)
 _OBJECTIVES = ("binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
 
 
@@ -75,17 +81,23 @@ def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None)
     n_features = int(learner["learner_model_param"]["num_feature"])
     n_scores = max(1, int(learner["learner_model_param"]["num_class"]))
     names = booster.feature_names
-    if "c" in (booster.feature_types or ()):
-        raise UnsupportedModelError(_CATEGORICAL)
     index = {name: f for f, name in enumerate(names)} if names else {f"f{f}": f for f in range(n_features)}
+    largest: dict[int, int] = {}  # per categorical feature, its largest code in a split
     nodes = [
-        _node_arrays(json.loads(dump), index, k % n_scores, n_scores)
+        _node_arrays(json.loads(dump), index, k % n_scores, n_scores, largest)
         for k, dump in enumerate(booster.get_dump(dump_format="json"))
     ]
+    if any(top >= MAX_CODES for top in largest.values()):
+        raise UnsupportedModelError(
+            f"an XGBoost categorical split lists a code above {MAX_CODES - 1}: such codes are not supported"
+        )
     # where no NaN reached a split, the exact updater sends NaN left, the histogram ones right
     unseen_left = "grow_colmaker" in str(learner["gradient_booster"].get("gbtree_train_param", {}).get("updater", ""))
     shown = any(bool(np.any(tree.missing_go_to_left[tree.children_left >= 0] != unseen_left)) for tree in nodes)
-    trees, chosen = read_boosted(nodes, n_features, missing, given_names if given_names is not None else names, shown)
+    known = given_names if given_names is not None else names
+    kept = _kept_categories(booster)
+    codes = {f: code_labels(kept.get(f) or [], top) for f, top in largest.items()}
+    trees, chosen, categories = read_boosted(nodes, n_features, missing, known, shown, codes)
     trees.append(one_leaf(_base_margin(learner, objective, n_scores)))
     classes = np.asarray(model.classes_).tolist() if hasattr(model, "classes_") else list(range(max(2, n_scores)))
     return ImportedModel(
@@ -96,7 +108,24 @@ def xgboost_trees(model: Any, missing: Any = "learned", given_names: Any = None)
         source=f"xgboost.{type(model).__name__}(n_trees={len(trees) - 1}, classes={len(classes)})",
         own_vote="additive",
         missing=chosen,
+        categories=categories,
     )
+
+
+def _kept_categories(booster: Any) -> dict[int, list[str] | None]:
+    """Per feature, the categories XGBoost keeps for a model fitted on a DataFrame of ``category``
+    dtype, else ``None`` (every feature's, when this XGBoost keeps none or cannot export them
+    without pyarrow)."""
+    n_features = booster.num_features()
+    none: dict[int, list[str] | None] = dict.fromkeys(range(n_features))
+    getter = getattr(booster, "get_categories", None)
+    if getter is None:
+        return none
+    try:
+        kept = getter(export_to_arrow=True).to_arrow()
+    except ImportError:  # pyarrow is not installed
+        return none
+    return {f: None if values is None else [str(v) for v in values.to_pylist()] for f, (_, values) in enumerate(kept)}
 
 
 def _base_margin(learner: dict[str, Any], objective: str, n_scores: int) -> list[float]:
@@ -111,11 +140,15 @@ def _base_margin(learner: dict[str, Any], objective: str, n_scores: int) -> list
     return scores if len(scores) == n_scores else [scores[0]] * n_scores
 
 
-def _node_arrays(root: dict[str, Any], index: dict[str, int], k: int, n_scores: int) -> NodeArrays:
+def _node_arrays(
+    root: dict[str, Any], index: dict[str, int], k: int, n_scores: int, largest: dict[int, int]
+) -> NodeArrays:
     """A dumped tree as node arrays: nodes in depth-first order (the ``yes`` child first, a parent
     before its children), ``x < s`` as ``x <= (float32 number below s)``, NaN sent to the
-    ``missing`` child."""
+    ``missing`` child; a categorical split sends its listed codes to the ``yes`` child, its
+    feature's largest code noted in ``largest``."""
     rows: list[tuple[int, float, int, int, bool, list[float]]] = []  # feature, threshold, yes, no, NaN yes, vector
+    listed: dict[int, frozenset[int]] = {}  # per categorical split, the codes going to its yes child
 
     def add(node: dict[str, Any]) -> int:
         at = len(rows)
@@ -123,14 +156,20 @@ def _node_arrays(root: dict[str, Any], index: dict[str, int], k: int, n_scores: 
         if "leaf" in node:
             rows[at] = (-1, 0.0, -1, -1, False, leaf_vector(float(np.float32(node["leaf"])), k, n_scores))
             return at
-        if not isinstance(node.get("split_condition"), (int, float)) or node["split"] not in index:
-            raise UnsupportedModelError(_CATEGORICAL)
+        if node["split"] not in index:
+            raise UnsupportedModelError(f"an XGBoost split tests the unknown feature {node['split']!r}")
+        f = index[node["split"]]
         children = {child["nodeid"]: child for child in node["children"]}
-        split = np.float32(node["split_condition"])
+        condition = node["split_condition"]
+        if isinstance(condition, list):
+            listed[at] = frozenset(int(c) for c in condition)
+            largest[f] = max(largest.get(f, 0), *listed[at])
+            threshold = 0.0
+        else:
+            threshold = float(np.nextafter(np.float32(condition), np.float32(-np.inf)))
         yes, no = add(children[node["yes"]]), add(children[node["no"]])
-        threshold = float(np.nextafter(split, np.float32(-np.inf)))
-        rows[at] = (index[node["split"]], threshold, yes, no, node["missing"] == node["yes"], rows[at][5])
+        rows[at] = (f, threshold, yes, no, node["missing"] == node["yes"], rows[at][5])
         return at
 
     add(root)
-    return NodeArrays.of_rows(rows)
+    return NodeArrays.of_rows(rows, listed)

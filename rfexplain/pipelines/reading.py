@@ -30,13 +30,10 @@ import numpy as np
 
 from rfexplain.core.errors import UnsupportedModelError
 from rfexplain.core.instances import pandas
+from rfexplain.core.set_splits import MISSING, OTHER
 
 __all__ = ["Column", "Preprocessing", "read_preprocessing", "OTHER", "MISSING", "SUPPORTED_STEPS"]
 
-#: The label of the state of categories an encoder did not see in training (when it admits them).
-OTHER = "(other)"
-#: The label of the state of missing values of an imputed categorical column.
-MISSING = "(missing)"
 
 _ENCODERS = ("OneHotEncoder", "OrdinalEncoder")
 _NUMERIC = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")

@@ -53,6 +53,7 @@ from rfexplain.core.floats import cell_decimal
 from rfexplain.core.forest import VOTE_MODES, Forest, Tree
 from rfexplain.core.instances import in_model_order, pandas
 from rfexplain.core.pyvalues import to_python
+from rfexplain.core.set_splits import SetSplit, chain_set_splits
 from rfexplain.core.sklearn_import import raw_trees_of
 from rfexplain.pipelines.reading import Preprocessing, read_preprocessing
 
@@ -150,51 +151,35 @@ class PipelineModel:
         return c, frozenset(range(cut + 1))
 
     def _translate(self, raw: dict[str, Any]) -> Tree:
-        feature: list[int] = []
-        split: list[int] = []
-        left: list[int] = []
-        right: list[int] = []
-        label: list[int] = []
-        proba: list[tuple[float, ...] | None] = []
-        n_states = [len(ts) + 1 for ts in self._thresholds]
+        """The raw tree over the original columns: each node's set of states going left
+        (:meth:`_left_states`) as a chain of threshold tests (:func:`chain_set_splits`)."""
 
-        def add(f: int, s: int, lab: int, vector: tuple[float, ...] | None = None) -> int:
-            if len(feature) >= MAX_NODES:
-                raise UnsupportedModelError(
-                    f"a tree of the pipeline's forest needs more than {MAX_NODES} nodes over the original columns"
-                )
-            feature.append(f)
-            split.append(s)
-            left.append(-1)
-            right.append(-1)
-            label.append(lab)
-            proba.append(vector)
-            return len(feature) - 1
+        def children(node: int) -> tuple[int, int] | None:
+            return None if raw["feature"][node] < 0 else (raw["left"][node], raw["right"][node])
 
-        def emit(node: int, allowed: dict[int, frozenset[int]]) -> int:
-            j = raw["feature"][node]
-            if j < 0:
-                return add(-1, -1, raw["label"][node], tuple(float(p) for p in raw["proba"][node]))
-            test = self._left_states(j, float(raw["threshold"][node]))
-            if isinstance(test, bool):
-                return emit(raw["left"][node] if test else raw["right"][node], allowed)
-            c, goes_left = test
-            possible = allowed.get(c, frozenset(range(n_states[c])))
-            if not possible & goes_left:
-                return emit(raw["right"][node], allowed)
-            if possible <= goes_left:
-                return emit(raw["left"][node], allowed)
-            ordered = sorted(possible)
-            first = ordered[0] in goes_left
-            cut = next(s for s in ordered if (s in goes_left) != first) - 1
-            cut = max(s for s in ordered if s <= cut)
-            me = add(c, cut, -1)
-            left[me] = emit(node, {**allowed, c: frozenset(s for s in possible if s <= cut)})
-            right[me] = emit(node, {**allowed, c: frozenset(s for s in possible if s > cut)})
-            return me
+        def test(node: int) -> SetSplit | bool:
+            found = self._left_states(raw["feature"][node], float(raw["threshold"][node]))
+            return found if isinstance(found, bool) else SetSplit(*found)
 
-        emit(0, {})
-        return Tree(tuple(feature), tuple(split), tuple(left), tuple(right), tuple(label), tuple(proba))
+        chained = chain_set_splits(
+            children,
+            test,
+            [len(ts) + 1 for ts in self._thresholds],
+            MAX_NODES,
+            f"a tree of the pipeline's forest needs more than {MAX_NODES} nodes over the original columns",
+        )
+        leaf = [f < 0 for f in chained.feature]
+        return Tree(
+            tuple(chained.feature),
+            tuple(chained.cut),
+            tuple(chained.left),
+            tuple(chained.right),
+            tuple(raw["label"][s] if is_leaf else -1 for s, is_leaf in zip(chained.source, leaf)),
+            tuple(
+                tuple(float(p) for p in raw["proba"][s]) if is_leaf else None
+                for s, is_leaf in zip(chained.source, leaf)
+            ),
+        )
 
     # ------------------------------------------------------------------ rows
     def encode(self, X: Any) -> np.ndarray:
