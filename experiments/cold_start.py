@@ -95,7 +95,7 @@ def _stop_compilations(root: Path) -> None:
     import signal
 
     stopped = []
-    for lock in root.glob("*/numba/compiling-*"):
+    for lock in root.glob("*/numba/*/compiling"):
         try:
             pid = int(lock.read_text().split()[0])
             os.kill(pid, signal.SIGTERM)
@@ -113,13 +113,13 @@ def _stop_compilations(root: Path) -> None:
 
 
 def _ready(cache: Path) -> bool:
-    return any((cache / "numba").glob("ready-*"))
+    return any((cache / "numba").glob("*/ready"))
 
 
 def _wait_ready(cache: Path, limit: float) -> float | None:
     start = time.perf_counter()
     while time.perf_counter() - start < limit:
-        if _ready(cache) and not any((cache / "numba").glob("compiling-*")):
+        if _ready(cache) and not any((cache / "numba").glob("*/compiling")):
             return time.perf_counter() - start
         time.sleep(0.5)
     return None

@@ -180,3 +180,46 @@ class TestSatEngineSoftVoteBeforeTheLoopsAreCompiled(_BeforeTheLoopsAreCompiled,
     engine = "sat"
     vote: ClassVar[str] = "soft"
     max_examples = 40
+
+
+def _cached_at(package_parent: Path, cache: Path) -> str:
+    """Where a kernel that calls kernels of another module (``point_kernels`` calls
+    ``bound_kernels``) caches its machine code, in a fresh process importing the package from
+    ``package_parent``."""
+    script = (
+        "from rfexplain.sat import point_kernels\n"
+        "print(point_kernels.__file__)\n"
+        "print(point_kernels.hard_winner._cache._cache_path)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(package_parent), **{jit.CACHE_ENV: str(cache)})
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=True, env=env, capture_output=True, text=True, cwd=package_parent
+    )
+    source, path = done.stdout.split()
+    assert source.startswith(str(package_parent)), source  # the copy, not the package under test
+    return path
+
+
+def test_editing_a_called_kernels_module_moves_every_kernels_cache(tmp_path):
+    """numba keys a loop's cache on its own source file only: a loop calling a loop of another
+    module would keep that module's old machine code after the module changes. The cache folder is
+    therefore per version of every kernel module's text (``jit.kernels_fingerprint``)."""
+    import shutil
+
+    copy = tmp_path / "site" / "rfexplain"
+    shutil.copytree(Path(rfexplain.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = _cached_at(copy.parent, tmp_path / "cache")
+    assert before.startswith(str(tmp_path / "cache"))
+    assert _cached_at(copy.parent, tmp_path / "cache") == before  # nothing changed: the same code
+    callee = copy / "sat" / "bound_kernels.py"
+    callee.write_text(callee.read_text() + "\n# edited\n")
+    after = _cached_at(copy.parent, tmp_path / "cache")
+    assert after != before, "an edit of bound_kernels.py left point_kernels' cache where it was"
+    assert jit.kernels_fingerprint(copy) != jit.kernels_fingerprint(Path(rfexplain.__file__).parent)
+
+
+def test_every_module_with_compiled_loops_is_a_kernels_module():
+    """The cache's fingerprint reads the ``*_kernels.py`` modules: every ``@kernel`` is in one."""
+    package = Path(rfexplain.__file__).parent
+    holders = {p.name for p in package.rglob("*.py") if "@kernel" in p.read_text() and p.name != "jit.py"}
+    assert holders and all(name.endswith("_kernels.py") for name in holders), holders

@@ -13,10 +13,14 @@ So the package never lets numba choose: the cache lives in a per-user folder,
 - else the platform's cache folder: ``$XDG_CACHE_HOME/rfexplain`` or ``~/.cache/rfexplain`` on
   Linux, ``~/Library/Caches/rfexplain`` on macOS, ``%LOCALAPPDATA%\\rfexplain\\Cache`` on Windows;
 
-with one sub-folder per source folder (numba's own naming), so that two installs of the package
-(a regular one and an editable checkout, say) never read each other's code. When that folder cannot
-be created or written, the loops are compiled in memory in every process (correct, only slower to
-start) and a warning says why once.
+inside it ``numba/<fingerprint>``, a folder per version of the compiled loops' code (a hash of
+every ``*_kernels.py`` module's text, numba's and Python's versions and the package's folder),
+with one sub-folder per source folder in it (numba's own naming). So two installs of the package
+(a regular one and an editable checkout, say) never read each other's code, and no loop runs
+stale code: numba keys its cache on the calling function's own source file only, so a loop
+calling a loop of another module would otherwise keep the other module's old code after an edit
+or an update of that module. When that folder cannot be created or written, the loops are
+compiled in memory in every process (correct, only slower to start) and a warning says why once.
 
 **The first run.** Compiling every loop takes about a minute of CPU, once per install. So that a
 fresh install answers at once and no query's budget is spent compiling, queries use the compiled
@@ -47,6 +51,8 @@ import numba
 __all__ = [
     "kernel",
     "cache_dir",
+    "code_cache_dir",
+    "kernels_fingerprint",
     "compiled_loops_ready",
     "start_background_compilation",
     "mark_compiled_loops_ready",
@@ -104,7 +110,7 @@ def kernel(function: F) -> F:
     """Compile ``function`` with numba (``nopython`` mode, the GIL released) and cache its machine
     code in :func:`cache_dir`, never inside the installed package."""
     dispatcher = numba.njit(nogil=True)(function)
-    folder = cache_dir() / "numba"
+    folder = code_cache_dir()
     if not _writable(folder):
         if str(folder) not in _unusable:
             _unusable.append(str(folder))
@@ -136,18 +142,28 @@ def _jit_mode() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _fingerprint() -> str:
-    """What the cache's validity depends on: numba's and Python's versions and every module of
-    compiled loops (numba keys its cache on the source file's modification time and size)."""
-    package = Path(__file__).resolve().parent.parent
-    parts = [numba.__version__, sys.version, str(package)]
+    """What the compiled code depends on: numba's and Python's versions, the package's folder and
+    the text of every module of compiled loops."""
+    return kernels_fingerprint(Path(__file__).resolve().parent.parent)
+
+
+def kernels_fingerprint(package: Path) -> str:
+    """A hash of numba's and Python's versions, ``package``'s folder and the text of every
+    ``*_kernels.py`` module under it (the modules that hold the ``@kernel`` loops)."""
+    digest = hashlib.sha256("\n".join([numba.__version__, sys.version, str(package)]).encode())
     for source in sorted(package.rglob("*_kernels.py")):
-        stat = source.stat()
-        parts.append(f"{source.relative_to(package)}:{stat.st_mtime_ns}:{stat.st_size}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        digest.update(f"\n{source.relative_to(package).as_posix()}\n".encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def code_cache_dir() -> Path:
+    """The folder of this version of the compiled loops' machine code (module docstring)."""
+    return cache_dir() / "numba" / _fingerprint()
 
 
 def _stamp() -> Path:
-    return cache_dir() / "numba" / f"ready-{_fingerprint()}"
+    return code_cache_dir() / "ready"
 
 
 def compiled_loops_ready() -> bool:
@@ -177,10 +193,10 @@ def start_background_compilation() -> bool:
     the process that starts one says so once, as a :class:`RuntimeWarning`."""
     if compiled_loops_ready() or _started:
         return False
-    folder = cache_dir() / "numba"
+    folder = code_cache_dir()
     if not _writable(folder):
         return False
-    lock = folder / f"compiling-{_fingerprint()}"
+    lock = folder / "compiling"
     try:
         if time.time() - lock.stat().st_mtime < _LOCK_STALE_SECONDS:
             _started.append(str(lock))
