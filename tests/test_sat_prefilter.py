@@ -407,6 +407,28 @@ def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) 
     _check(forest, data, 0, bnb_slice=1, first_slice=1, pair_growth=float("inf"), hard_bnb_nodes=1_000_000)
 
 
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["hard", "soft"]).flatmap(
+        lambda vote: forests(max_trees=7, max_classes=3, max_features=5, max_depth=4, vote=vote)
+    ),
+    st.data(),
+)
+def test_branch_and_bound_with_turns_by_estimated_work_settles_right(forest: Any, data: Any) -> None:
+    """As above, with the searches' estimated remaining work choosing, from the first box on,
+    which one takes the favoured slices: the answers, witnesses and cores stay exact."""
+    _check(
+        forest,
+        data,
+        0,
+        bnb_slice=1,
+        first_slice=1,
+        pair_growth=float("inf"),
+        hard_bnb_nodes=1_000_000,
+        progress_after=1,
+    )
+
+
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["hard", "soft"]).flatmap(
@@ -532,7 +554,13 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
     table = LeafTable(ForestEncoding(forest))
-    tuning = {"box_points": 0, "bnb_slice": 3, "first_slice": 3, "pair_growth": float("inf")}
+    tuning = {
+        "box_points": 0,
+        "bnb_slice": 3,
+        "first_slice": 3,
+        "pair_growth": float("inf"),
+        "progress_after": data.draw(st.sampled_from([1, 4096])),
+    }
     screen = screen_of(table, states, **tuning)
     assert screen.leaves is not None
     if slack(screen.leaves, screen.leaves.reachable(fixed), kind, cls) <= -NEAR_TIE:
