@@ -205,3 +205,19 @@ def test_pair_bound_is_the_best_consistent_pair_of_each_paired_tree(case: dict[s
     if len(rows):
         per_tree = kernels.bound(rows, len(rows), trees, margins, np.zeros(1), True)
         assert got <= per_tree + 1e-12
+
+
+def test_remaining_work_is_unknown_at_the_root_and_none_once_the_stack_is_empty() -> None:
+    """A search's estimated remaining work (:meth:`BoxSearch.remaining_work`): ``inf`` while its
+    stack still holds the whole root box, the boxes examined times the open share over the closed
+    one after half the root box is closed, 0 once the stack is empty."""
+    from rfexplain.sat.deciders.boxes import BoxSearch
+
+    arguments = (np.zeros((4, 2), dtype=np.int64),)
+    run = BoxSearch(arguments, [3, 1], 4, guided=False)
+    assert run.remaining_work([0, 0], [3, 1]) == float("inf")
+    run.stack_lo[0], run.stack_hi[0] = [0, 0], [3, 0]  # half the root box left open
+    run.boxes = 10
+    assert run.remaining_work([0, 0], [3, 1]) == 10 * 4 * 0.5 / 0.5
+    run.state[:] = 0  # an empty stack
+    assert run.remaining_work([0, 0], [3, 1]) == 0.0

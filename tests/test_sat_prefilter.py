@@ -403,8 +403,19 @@ def test_pairing_merges_the_trees_whose_best_leaves_disagree() -> None:
 def test_branch_and_bound_on_paired_trees_settles_right(forest: Any, data: Any) -> None:
     """Every query through the branch and bound, one box per slice, so that the search on the
     paired table (every pairing round taken, whatever it costs) joins after the first box and
-    settles most queries: the answers, witnesses and cores stay exact."""
-    _check(forest, data, 0, bnb_slice=1, first_slice=1, pair_growth=float("inf"), hard_bnb_nodes=1_000_000)
+    settles most queries, the searches' estimated remaining work choosing which one takes the
+    favoured slices from the first box on or never: the answers, witnesses and cores stay exact."""
+    progress_after = data.draw(st.sampled_from([1, 1 << 62]))
+    _check(
+        forest,
+        data,
+        0,
+        bnb_slice=1,
+        first_slice=1,
+        pair_growth=float("inf"),
+        hard_bnb_nodes=1_000_000,
+        progress_after=progress_after,
+    )
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -532,7 +543,13 @@ def test_a_resumed_branch_and_bound_searches_as_an_uninterrupted_one(forest: Any
     fixed = sorted(data.draw(st.sets(st.sampled_from(range(forest.n_features)))))
     kind, cls = data.draw(st.sampled_from(["not", "predicts"])), data.draw(st.integers(0, forest.n_classes - 1))
     table = LeafTable(ForestEncoding(forest))
-    tuning = {"box_points": 0, "bnb_slice": 3, "first_slice": 3, "pair_growth": float("inf")}
+    tuning = {
+        "box_points": 0,
+        "bnb_slice": 3,
+        "first_slice": 3,
+        "pair_growth": float("inf"),
+        "progress_after": data.draw(st.sampled_from([1, 4096])),
+    }
     screen = screen_of(table, states, **tuning)
     assert screen.leaves is not None
     if slack(screen.leaves, screen.leaves.reachable(fixed), kind, cls) <= -NEAR_TIE:
@@ -681,3 +698,46 @@ def test_packed_rows_keep_every_flag(rows: int, columns: int, data: Any) -> None
     chosen = np.asarray(data.draw(st.lists(st.booleans(), min_size=columns, max_size=columns)), dtype=bool)
     hit = (packed & leaves_module.pack_bits(chosen[None, :])[0]).any(axis=1)
     assert np.array_equal(hit, flags[:, chosen].any(axis=1))
+
+
+class _Run:
+    """A box search as :meth:`Boxes.second_turn` reads it: its boxes and estimated remaining work."""
+
+    def __init__(self, boxes: int, work: float) -> None:
+        self.boxes, self.work = boxes, work
+
+    def remaining_work(self, bottom: Any, top: Any) -> float:
+        return self.work
+
+
+def test_the_search_with_less_estimated_work_takes_the_favoured_slices() -> None:
+    """By default the paired table's search takes all but one slice in ``pair_turns`` and the
+    second split rule's one in ``race_turns``; once both searches have examined
+    ``progress_after`` boxes, the one with the smaller estimated remaining work takes the
+    favoured share (the other, one slice in those)."""
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    forest = Forest.from_sklearn(model)
+    screen = screen_of(LeafTable(ForestEncoding(forest)), Instance.of(forest, X[0]).states, progress_after=10)
+    boxes = race_of(screen, [], "not", 0).boxes
+    tuning = boxes.tuning
+
+    def turns(first: _Run, second: _Run, paired: bool) -> list[bool]:
+        boxes.runs, boxes.paired = [first, second], paired  # type: ignore[list-item]
+        boxes._second_favoured = (-1, False)
+        out = []
+        for k in range(2 * tuning.pair_turns * tuning.race_turns):
+            boxes.slices = k
+            out.append(boxes.second_turn())
+        return out
+
+    slices = range(2 * tuning.pair_turns * tuning.race_turns)
+    paired = [k % tuning.pair_turns != 0 for k in slices]
+    race = [(k - tuning.race_after) % tuning.race_turns == 0 for k in slices]
+    assert turns(_Run(10, 1.0), _Run(10, 1.0), True) == paired  # even: the default
+    assert turns(_Run(9, 1.0), _Run(10, 2.0), True) == paired  # too early to judge
+    assert turns(_Run(10, 1.0), _Run(10, 2.0), True) == [not t for t in paired]
+    assert turns(_Run(10, 2.0), _Run(10, 1.0), True) == paired
+    assert turns(_Run(10, 1.0), _Run(10, 2.0), False) == race
+    assert turns(_Run(10, 2.0), _Run(10, float("inf")), False) == race
+    assert turns(_Run(10, 2.0), _Run(10, 1.0), False) == [not t for t in race]

@@ -48,6 +48,10 @@ class SatTuning:
       with trees merged in pairs joins, with two classes and with more; it then takes all but one
       slice in ``pair_turns``; ``pair_rounds`` rounds of pairing, each only while the table grows
       by at most ``pair_growth``.
+    - ``progress_after``: boxes both searches of a race (the split rules', or the paired
+      table's) examine before the one whose estimated remaining work is smaller takes the
+      favoured share of the slices, the ``pair_turns`` or ``race_turns`` above
+      (:meth:`.Boxes.second_turn`; ``1 << 62``: never).
     - ``pair_bound_after``: boxes of the first search before it restarts with the pair bound
       (two classes); ``pair_gate``: the pair bound judges a child box only when its margin of the
       per-tree bound is at most this many times what its parent's pairs took off their parent's
@@ -138,6 +142,7 @@ class SatTuning:
     pair_turns: int = 4
     pair_rounds: int = 2
     pair_growth: float = 3.0
+    progress_after: int = 4096
     pair_bound_after: int = 64
     pair_gate: float = 1.0
     bnb_stack: int = 64

@@ -89,6 +89,9 @@ class Boxes:
         self.paired = False
         #: the slices the box searches have taken (the race counts them: :meth:`second_turn`)
         self.slices = 0
+        #: ``(slice, whether the second search takes the favoured share of the slices from it on)``
+        #: (:meth:`second_turn`)
+        self._second_favoured = (-1, False)
         #: boxes the last :meth:`decide` examined, and whether a search it ran ran out with near
         #: ties it could not keep (it was dropped; the others may still settle the question)
         self.spent = 0
@@ -195,12 +198,40 @@ class Boxes:
             self.runs.append(self._search(self.arguments, guided=self.tuning.split_rules[1], partner=self.partner))
 
     def second_turn(self) -> bool:
-        """Whether the second search takes the current slice (the :attr:`slices`-th): all but one
-        in ``pair_turns`` when it searches the paired table, else one in ``race_turns`` from
-        slice ``race_after`` on."""
+        """Whether the second search takes the current slice (the :attr:`slices`-th): by
+        default, all but one in ``pair_turns`` when it searches the paired table, else one in
+        ``race_turns`` from slice ``race_after`` on.
+
+        Once both searches have examined the tuning's ``progress_after`` boxes, the search with
+        the smaller estimated remaining work (:meth:`BoxSearch.remaining_work`, judged where each
+        slice starts) takes the favoured share, all but one slice in those: the online estimate
+        of a branch and bound's size from the part of the root box it has closed, in the manner
+        of Knuth's (1975) estimate of a backtrack tree's size [Knu75] as solvers use it to choose
+        between searches (Anderson, Hendel, Le Bodic and Viernickel (2019) [AHLV19]). Both
+        estimates count boxes, so the turns do not depend on timing.
+
+        [Knu75] Knuth, "Estimating the Efficiency of Backtrack Programs", Mathematics of
+        Computation 1975. [AHLV19] Anderson, Hendel, Le Bodic and Viernickel, "Clairvoyant
+        Restarts in Branch-and-Bound Search Using Online Tree-Size Estimation", AAAI 2019.
+        """
+        tuning = self.tuning
         if self.paired:
-            return self.slices % self.tuning.pair_turns != 0
-        return (self.slices - self.tuning.race_after) % self.tuning.race_turns == 0
+            other_turn = self.slices % tuning.pair_turns == 0
+        else:
+            other_turn = (self.slices - tuning.race_after) % tuning.race_turns == 0
+        if self._second_favoured[0] != self.slices:
+            self._second_favoured = (self.slices, self._favours_second())
+        return not other_turn if self._second_favoured[1] else other_turn
+
+    def _favours_second(self) -> bool:
+        """Whether the second search takes the favoured share of the current slices
+        (:meth:`second_turn`): the paired table's by default, else the first's."""
+        first, second = self.runs[0], self.runs[-1]
+        if first is second or min(first.boxes, second.boxes) < self.tuning.progress_after:
+            return self.paired
+        first_work = first.remaining_work(self.bottom, self.top)
+        second_work = second.remaining_work(self.bottom, self.top)
+        return self.paired if first_work == second_work else second_work < first_work
 
     def decide(self, question: Question, budget: int | None) -> Answer | None:
         """Run one of the searches (:meth:`second_turn` picks it) for at most ``budget`` boxes
@@ -358,6 +389,19 @@ class BoxSearch:
         inside = ties[(ties[:, j] >= low) & (ties[:, j] <= high)]
         self.ties[: len(inside)] = inside
         state[TIES] = len(inside)
+
+    def remaining_work(self, bottom: list[int], top: list[int]) -> float:
+        """The search's estimated remaining work, in boxes times leaf rows (a box's cost grows
+        with its table's rows): the boxes examined so far times ``(1 - p) / p``, where ``p`` is
+        the share of the root box ``bottom..top`` (in state combinations) that the boxes left
+        on the stack do not cover, the part already closed; ``inf`` while none is."""
+        size = int(self.state[self.kernels.STACK_SIZE])
+        widths = np.asarray(top, dtype=np.float64) - np.asarray(bottom, dtype=np.float64) + 1.0
+        open_share = float(np.prod((self.stack_hi[:size] - self.stack_lo[:size] + 1) / widths, axis=1).sum())
+        closed = 1.0 - open_share
+        if closed <= 0.0:
+            return math.inf
+        return self.boxes * self.n_rows * open_share / closed
 
     def step(self, node_limit: int) -> int:
         """Run at most ``node_limit`` boxes; the kernel's status (never ``GROW``: full arrays are
