@@ -75,6 +75,39 @@ def _cell_options_down(starts, k, hi, allowed, begin, stop, out, taken):  # prag
 
 
 @kernel
+def _cell_options_around(starts, k, hi, allowed, begin, stop, out, taken, at_state):  # pragma: no cover - compiled
+    """As :func:`_cell_options`, but nearest to the state ``at_state`` first: the allowed state
+    of the cell holding it (or of the first or last cell, when it lies outside them) nearest to
+    it, then each cell below by its last allowed state, from the nearest down, then each cell
+    above by its first allowed state, from the nearest up."""
+    held = 0
+    while held + 1 < k and starts[held + 1] <= at_state:
+        held += 1
+    end = starts[held + 1] - 1 if held + 1 < k else hi
+    first = begin + np.searchsorted(allowed[begin:stop], max(starts[held], at_state))
+    below = begin + np.searchsorted(allowed[begin:stop], min(end, at_state), side="right") - 1
+    if first < stop and allowed[first] <= end:
+        out[taken] = allowed[first]
+        taken += 1
+    elif below >= begin and allowed[below] >= starts[held]:
+        out[taken] = allowed[below]
+        taken += 1
+    for c in range(held - 1, -1, -1):
+        end = starts[c + 1] - 1
+        at = begin + np.searchsorted(allowed[begin:stop], end, side="right") - 1
+        if at >= begin and allowed[at] >= starts[c]:
+            out[taken] = allowed[at]
+            taken += 1
+    for c in range(held + 1, k):
+        end = starts[c + 1] - 1 if c + 1 < k else hi
+        at = begin + np.searchsorted(allowed[begin:stop], starts[c])
+        if at < stop and allowed[at] <= end:
+            out[taken] = allowed[at]
+            taken += 1
+    return taken
+
+
+@kernel
 def _search_whole(
     rows,
     n,
