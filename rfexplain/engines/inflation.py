@@ -119,8 +119,10 @@ def _around(
     known: tuple[int, ...] | None = None,
 ) -> tuple[int, int] | None:
     """Both ends of the numeric feature ``f``'s interval by one search, or ``None`` when it gives
-    up. A counterexample of the box never lies on ``state`` (the box before ``f`` is widened is
-    sufficient), so the lower bound is one state above the nearest counterexample below
+    up or one side has no state to search (``state`` at an edge, or next to the state of
+    ``known``): :func:`_widen` then searches the other side alone, without the slice at
+    ``state``. A counterexample of the box never lies on ``state`` (the box before ``f`` is
+    widened is sufficient), so the lower bound is one state above the nearest counterexample below
     ``state`` with ``f`` free (or the edge), and the upper bound, searched with ``f`` from the
     lower bound up, one state below the nearest above it: ``around`` asked once, on the states
     between those refused by ``known`` (as :func:`_furthest` takes it) or the edges, gives both;
@@ -131,17 +133,18 @@ def _around(
             low, refused_low = known[f] + 1, known
         else:
             high, refused_high = known[f] - 1, known
-    if low < state or high > state:
-        below, above, proven = around({**box, f: frozenset(range(low, high + 1))}, f)
-        if not proven:
-            return None
-        for z, first, last in ((below, low, state - 1), (above, state + 1, high)):
-            if z is not None and not first <= z[f] <= last:
-                raise RuntimeError(f"a counterexample outside the box it was asked for (feature {f}): {z}")
-        if below is not None:
-            low, refused_low = below[f] + 1, below
-        if above is not None:
-            high, refused_high = above[f] - 1, above
+    if not low < state < high:
+        return None
+    below, above, proven = around({**box, f: frozenset(range(low, high + 1))}, f)
+    if not proven:
+        return None
+    for z, first, last in ((below, low, state - 1), (above, state + 1, high)):
+        if z is not None and not first <= z[f] <= last:
+            raise RuntimeError(f"a counterexample outside the box it was asked for (feature {f}): {z}")
+    if below is not None:
+        low, refused_low = below[f] + 1, below
+    if above is not None:
+        high, refused_high = above[f] - 1, above
     witnesses.extend((f, z) for z in (refused_low, refused_high) if z is not None)
     return low, high
 
