@@ -125,17 +125,21 @@ def test_inflated_reason_budget(engine):
         decision.inflated_sufficient_reason(timeout=0)
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")), data=st.data())
-def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data):
-    forest, instance = case
-    n_states = forest.states_per_feature
+def _box_and_feature(n_states: list[int], data) -> tuple[dict[int, frozenset[int]], int]:
+    """A random box of intervals (some features free) and a feature with more than one state."""
     box = {}
     for g, n in enumerate(n_states):
         if data.draw(st.booleans()):
             low = data.draw(st.integers(0, n - 1))
             box[g] = frozenset(range(low, data.draw(st.integers(low, n - 1)) + 1))
-    f = data.draw(st.sampled_from([g for g, n in enumerate(n_states) if n > 1] or [0]))
+    return box, data.draw(st.sampled_from([g for g, n in enumerate(n_states) if n > 1] or [0]))
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")), data=st.data())
+def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data):
+    forest, instance = case
+    box, f = _box_and_feature(forest.states_per_feature, data)
     upward = data.draw(st.booleans())
     with engine_class("sat")(forest, prefilter=True) as sat:
         z, proven = sat.box_nearest(instance, box, f, upward)
@@ -160,13 +164,7 @@ def test_box_around_finds_the_counterexamples_nearest_the_instance_on_its_featur
     instance's state on ``f`` and the nearest above, in a box whose slice at that state is
     sufficient (else a counterexample on it is refused, or the search gives up)."""
     forest, instance = case
-    n_states = forest.states_per_feature
-    box = {}
-    for g, n in enumerate(n_states):
-        if data.draw(st.booleans()):
-            low = data.draw(st.integers(0, n - 1))
-            box[g] = frozenset(range(low, data.draw(st.integers(low, n - 1)) + 1))
-    f = data.draw(st.sampled_from([g for g, n in enumerate(n_states) if n > 1] or [0]))
+    box, f = _box_and_feature(forest.states_per_feature, data)
     state = instance.states[f]
     flips = _flips(forest, instance)
     inside = np.ones(len(flips), dtype=bool)

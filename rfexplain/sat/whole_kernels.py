@@ -92,19 +92,8 @@ def _cell_options_around(starts, k, hi, allowed, begin, stop, out, taken, at_sta
     elif below >= begin and allowed[below] >= starts[held]:
         out[taken] = allowed[below]
         taken += 1
-    for c in range(held - 1, -1, -1):
-        end = starts[c + 1] - 1
-        at = begin + np.searchsorted(allowed[begin:stop], end, side="right") - 1
-        if at >= begin and allowed[at] >= starts[c]:
-            out[taken] = allowed[at]
-            taken += 1
-    for c in range(held + 1, k):
-        end = starts[c + 1] - 1 if c + 1 < k else hi
-        at = begin + np.searchsorted(allowed[begin:stop], starts[c])
-        if at < stop and allowed[at] <= end:
-            out[taken] = allowed[at]
-            taken += 1
-    return taken
+    taken = _cell_options_down(starts, held, starts[held] - 1, allowed, begin, stop, out, taken)
+    return _cell_options(starts[held + 1 :], k - held - 1, hi, allowed, begin, stop, out, taken)
 
 
 @kernel
