@@ -125,17 +125,21 @@ def test_inflated_reason_budget(engine):
         decision.inflated_sufficient_reason(timeout=0)
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")), data=st.data())
-def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data):
-    forest, instance = case
-    n_states = forest.states_per_feature
+def _box_and_feature(n_states: list[int], data) -> tuple[dict[int, frozenset[int]], int]:
+    """A random box of intervals (some features free) and a feature with more than one state."""
     box = {}
     for g, n in enumerate(n_states):
         if data.draw(st.booleans()):
             low = data.draw(st.integers(0, n - 1))
             box[g] = frozenset(range(low, data.draw(st.integers(low, n - 1)) + 1))
-    f = data.draw(st.sampled_from([g for g, n in enumerate(n_states) if n > 1] or [0]))
+    return box, data.draw(st.sampled_from([g for g, n in enumerate(n_states) if n > 1] or [0]))
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")), data=st.data())
+def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data):
+    forest, instance = case
+    box, f = _box_and_feature(forest.states_per_feature, data)
     upward = data.draw(st.booleans())
     with engine_class("sat")(forest, prefilter=True) as sat:
         z, proven = sat.box_nearest(instance, box, f, upward)
@@ -153,10 +157,54 @@ def test_box_nearest_finds_the_counterexample_nearest_on_its_feature(case, data)
             assert z is not None and z[f] == (flips[:, f].max() if upward else flips[:, f].min())
 
 
-def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_kind: str, seed: int, with_known: bool):
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.one_of(forests_and_instances(vote="hard"), forests_and_instances(vote="soft")), data=st.data())
+def test_box_around_finds_the_counterexamples_nearest_the_instance_on_its_feature(case, data):
+    """Both sides at once (:meth:`SatEngine.box_around`): the nearest counterexample below the
+    instance's state on ``f`` and the nearest above, in a box whose slice at that state is
+    sufficient (else a counterexample on it is refused, or the search gives up)."""
+    forest, instance = case
+    box, f = _box_and_feature(forest.states_per_feature, data)
+    state = instance.states[f]
+    flips = _flips(forest, instance)
+    inside = np.ones(len(flips), dtype=bool)
+    for g, states in box.items():
+        inside &= np.isin(flips[:, g], sorted(states))
+    flips = flips[inside]
+    with engine_class("sat")(forest, prefilter=True) as sat:
+        try:
+            below, above, proven = sat.box_around(instance, box, f)
+        except RuntimeError as refused:
+            assert "instance's state" in str(refused) and np.any(flips[:, f] == state)
+            return
+    if np.any(flips[:, f] == state):
+        assert not proven, "a box whose slice at the instance's state is not sufficient, proven"
+        return
+    for z in (below, above):
+        if z is not None:
+            assert any(np.array_equal(z, p) for p in flips), f"{z} is not a counterexample inside {box}"
+    if proven:
+        lower, upper = flips[flips[:, f] < state], flips[flips[:, f] > state]
+        assert (below is None) == (not len(lower)) and (above is None) == (not len(upper))
+        if below is not None:
+            assert below[f] == lower[:, f].max()
+        if above is not None:
+            assert above[f] == upper[:, f].min()
+
+
+def _bisected(
+    bad: np.ndarray,
+    n_states: list[int],
+    states: list[int],
+    nearest_kind: str,
+    seed: int,
+    with_known: bool,
+    around_kind: str = "none",
+):
     """The inflation of the AXp of every feature of a synthetic decision (``bad``: its
-    counterexamples) with ``nearest`` exact, giving up with some counterexample, or absent, and
-    with or without known counterexamples (``with_known``)."""
+    counterexamples) with ``nearest`` exact, giving up with some counterexample, or absent, with
+    or without known counterexamples (``with_known``), and with ``around`` exact, giving up with
+    some counterexamples, or absent (``around_kind``)."""
     rng = np.random.default_rng(seed)
 
     def inside(box):
@@ -178,6 +226,17 @@ def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_k
             return tuple(int(s) for s in pick), True
         return (tuple(int(s) for s in found[rng.integers(len(found))]) if nearest_kind == "partial" else None), False
 
+    def around(box, f):
+        found = inside(box)
+        lower, upper = found[found[:, f] < states[f]], found[found[:, f] > states[f]]
+        assert not np.any(found[:, f] == states[f]), "asked about a box whose slice at the state is not sufficient"
+        if around_kind == "exact":
+            below = tuple(int(s) for s in lower[np.argmax(lower[:, f])]) if len(lower) else None
+            above = tuple(int(s) for s in upper[np.argmin(upper[:, f])]) if len(upper) else None
+            return below, above, True
+        pick = [tuple(int(s) for s in side[rng.integers(len(side))]) if len(side) else None for side in (lower, upper)]
+        return pick[0], pick[1], False
+
     from rfexplain.engines.inflation import inflate
 
     known = {}
@@ -195,6 +254,7 @@ def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_k
         counterexample,
         nearest=None if nearest_kind == "none" else nearest,
         known=known,
+        around=None if around_kind == "none" else around,
     )
 
 
@@ -204,17 +264,19 @@ def _bisected(bad: np.ndarray, n_states: list[int], states: list[int], nearest_k
     data=st.data(),
 )
 def test_inflation_with_a_nearest_search_gives_the_bisection_bounds(n_states, data):
-    """However much ``nearest`` settles (each bound exactly, a counterexample only, nothing) and
-    whatever counterexamples are known, the inflated box is the one bisection alone finds, and
-    every refused bound keeps a counterexample just beyond it."""
+    """However much ``nearest`` and ``around`` settle (each bound exactly, a counterexample only,
+    nothing) and whatever counterexamples are known, the inflated box is the one bisection alone
+    finds, and every refused bound keeps a counterexample just beyond it."""
     grid = np.indices(n_states).reshape(len(n_states), -1).T
     states = [data.draw(st.integers(0, n - 1)) for n in n_states]
     flags = data.draw(st.lists(st.booleans(), min_size=len(grid), max_size=len(grid)))
     bad = grid[np.asarray(flags, dtype=bool) & np.any(grid != states, axis=1)]  # the instance is decided
     seed = data.draw(st.integers(0, 1000))
     box, witnesses = _bisected(bad, n_states, states, "none", seed, False)
-    for kind, with_known in itertools.product(("none", "exact", "partial", "giving up"), (False, True)):
-        other, refused = _bisected(bad, n_states, states, kind, seed, with_known)
+    kinds = itertools.product(("none", "exact", "partial", "giving up"), (False, True), ("none", "exact", "giving up"))
+    for kind, with_known, around_kind in kinds:
+        other, refused = _bisected(bad, n_states, states, kind, seed, with_known, around_kind)
+        kind = f"{kind}, {around_kind}"
         assert other == box, kind
         assert [f for f, _ in refused] == [f for f, _ in witnesses], kind
         for f, z in refused:
@@ -223,9 +285,10 @@ def test_inflation_with_a_nearest_search_gives_the_bisection_bounds(n_states, da
 
 @pytest.mark.parametrize("vote", ["hard", "soft"])
 def test_nearest_searches_give_the_bisection_reasons_on_a_real_forest(vote, monkeypatch):
-    """The SAT engine's bounds by nearest-counterexample searches (:meth:`SatEngine.box_nearest`,
-    many boxes on their stacks, clipped and restacked after each witness) against bisection with
-    box questions alone, on a forest of real size."""
+    """The SAT engine's bounds by nearest-counterexample searches (:meth:`SatEngine.box_around`,
+    both bounds of a feature at once, and :meth:`SatEngine.box_nearest`, one bound; many boxes on
+    their stacks, clipped and restacked after each witness) against bisection with box questions
+    alone, on a forest of real size."""
     from sklearn.datasets import load_wine
     from sklearn.ensemble import RandomForestClassifier
 
@@ -239,7 +302,9 @@ def test_nearest_searches_give_the_bisection_reasons_on_a_real_forest(vote, monk
         decision = explainer.explain(row)
         nearest = decision.inflated_sufficient_reason()
         with monkeypatch.context() as patched:
+            patched.setattr(SatEngine, "box_around", EngineBase.box_around)
+            one_side = explainer.explain(row).inflated_sufficient_reason()
             patched.setattr(SatEngine, "box_nearest", EngineBase.box_nearest)
             bisected = explainer.explain(row).inflated_sufficient_reason()
-        assert nearest == bisected
+        assert nearest == one_side == bisected
         assert rx.verify(nearest, model).ok

@@ -59,8 +59,8 @@ __all__ = [
 #: :meth:`EngineBase.general_sufficient_reasons` and :meth:`EngineBase.shortest_flips`;
 #: ``box_example``: :meth:`EngineBase.general_necessary_reasons` and
 #: :meth:`EngineBase.shortest_flips`; ``box_nearest``, optional: the inflated reason's bounds in
-#: one search each).
-ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example", "box_nearest")
+#: one search each; ``box_around``, optional: both bounds of a feature in one search).
+ENGINE_HOOKS: tuple[str, ...] = ("box_counterexample", "box_example", "box_nearest", "box_around")
 #: Every query of the Decision API, by name (from :data:`rfexplain.core.queries.QUERY_TABLE`).
 QUERIES: tuple[str, ...] = tuple(QUERY_TABLE)
 
@@ -216,6 +216,16 @@ class EngineBase:
         a representative of the state elsewhere (:meth:`~rfexplain.core.forest.Forest.values_for_states`)."""
         return self.forest.values_for_states(z, instance.values)
 
+    def box_around(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], f: int
+    ) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None, bool]:
+        """The state vectors in ``box`` decided differently from ``instance`` whose states on
+        ``f`` are the nearest below and above the instance's (``None`` where there is none), and
+        whether they are proven so; ``(None, None, True)``: the box is sufficient. The default
+        searches nothing: ``(None, None, False)``, and :meth:`inflated_sufficient_reason` widens
+        each bound alone."""
+        return None, None, False
+
     def box_nearest(
         self, instance: Instance, box: Mapping[int, frozenset[int]], f: int, upward: bool
     ) -> tuple[tuple[int, ...] | None, bool]:
@@ -228,8 +238,9 @@ class EngineBase:
 
     def inflated_sufficient_reason(self, instance: Instance, order: Sequence[int] | None = None) -> Reason:
         """The canonical AXp in ``order`` inflated (:mod:`rfexplain.engines.inflation`), its
-        literals checked by :meth:`box_counterexample` (each bound first searched by
-        :meth:`box_nearest`), with one witness per bound that cannot move."""
+        literals checked by :meth:`box_counterexample` (both bounds of a feature first searched
+        by :meth:`box_around`, else each by :meth:`box_nearest`), with one witness per bound
+        that cannot move."""
         if "inflated_sufficient_reason" not in self.queries:
             raise self._unsupported("inflated_sufficient_reason")
         axp = self.sufficient_reason(instance, order)
@@ -242,6 +253,7 @@ class EngineBase:
             lambda f: space.category_labels(f) is not None,
             lambda b: self.box_counterexample(instance, b),
             nearest=lambda b, f, upward: self.box_nearest(instance, b, f, upward),
+            around=lambda b, f: self.box_around(instance, b, f),
             known=self._dropped_states(instance, axp),
         )
         worlds = np.asarray([z for _, z in refused], dtype=np.int64).reshape(len(refused), self.forest.n_features)

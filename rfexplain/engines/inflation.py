@@ -46,6 +46,10 @@ Counterexample = Callable[[Box], "tuple[int, ...] | None"]
 #: largest (``upward``) or smallest there is, and whether it is proven so (``(None, True)``: the
 #: box is sufficient); ``(z, False)``: only that ``z`` (or nothing, ``None``) was found.
 Nearest = Callable[[Box, int, bool], "tuple[tuple[int, ...] | None, bool]"]
+#: ``around(box, f)``: the counterexamples inside ``box`` whose states on ``f`` are the nearest
+#: below and above the instance's (``None``: none on that side), and whether they are proven so;
+#: unproven, they are only some found.
+Around = Callable[[Box, int], "tuple[tuple[int, ...] | None, tuple[int, ...] | None, bool]"]
 
 
 def inflate(
@@ -58,6 +62,7 @@ def inflate(
     jumps: bool = True,
     nearest: Nearest | None = None,
     known: Mapping[int, tuple[int, ...]] | None = None,
+    around: Around | None = None,
 ) -> tuple[Box, list[tuple[int, tuple[int, ...]]]]:
     """Widen the AXp on ``features`` (in this order) of the instance with state vector ``states``.
 
@@ -71,7 +76,8 @@ def inflate(
     ``known``: counterexamples already at hand (only with ``jumps``), ``known[f]`` a state vector
     decided otherwise that agrees with ``states`` on the other ``features`` (as an AXp's witness
     for ``f``): it lies in every box ``f`` is widened in, so it refuses its state and every
-    state past it before any question.
+    state past it before any question. ``around`` (only with ``jumps``): both bounds of a numeric
+    feature found by one search (:func:`_around`) before any other question.
     """
     box: Box = {f: frozenset({states[f]}) for f in features}
     witnesses: list[tuple[int, tuple[int, ...]]] = []
@@ -94,9 +100,53 @@ def inflate(
                     witnesses.append((f, z))
             continue
         hint = known.get(f) if known is not None and jumps else None
+        both = _around(f, states[f], n_states[f], box, around, witnesses, hint) if around and jumps else None
+        if both is not None:
+            box[f] = frozenset(range(both[0], both[1] + 1))
+            continue
         low, high = _widen(f, states[f], n_states[f], with_states, nearest_with if jumps else None, witnesses, hint)
         box[f] = frozenset(range(low, high + 1))
     return box, witnesses
+
+
+def _around(
+    f: int,
+    state: int,
+    n: int,
+    box: Box,
+    around: Around,
+    witnesses: list[tuple[int, tuple[int, ...]]],
+    known: tuple[int, ...] | None = None,
+) -> tuple[int, int] | None:
+    """Both ends of the numeric feature ``f``'s interval by one search, or ``None`` when it gives
+    up or one side has no state to search (``state`` at an edge, or next to the state of
+    ``known``): :func:`_widen` then searches the other side alone, without the slice at
+    ``state``. A counterexample of the box never lies on ``state`` (the box before ``f`` is
+    widened is sufficient), so the lower bound is one state above the nearest counterexample below
+    ``state`` with ``f`` free (or the edge), and the upper bound, searched with ``f`` from the
+    lower bound up, one state below the nearest above it: ``around`` asked once, on the states
+    between those refused by ``known`` (as :func:`_furthest` takes it) or the edges, gives both;
+    their counterexamples go to ``witnesses`` (lower, then upper)."""
+    low, high, refused_low, refused_high = 0, n - 1, None, None
+    if known is not None and known[f] != state:
+        if known[f] < state:
+            low, refused_low = known[f] + 1, known
+        else:
+            high, refused_high = known[f] - 1, known
+    if not low < state < high:
+        return None
+    below, above, proven = around({**box, f: frozenset(range(low, high + 1))}, f)
+    if not proven:
+        return None
+    for z, first, last in ((below, low, state - 1), (above, state + 1, high)):
+        if z is not None and not first <= z[f] <= last:
+            raise RuntimeError(f"a counterexample outside the box it was asked for (feature {f}): {z}")
+    if below is not None:
+        low, refused_low = below[f] + 1, below
+    if above is not None:
+        high, refused_high = above[f] - 1, above
+    witnesses.extend((f, z) for z in (refused_low, refused_high) if z is not None)
+    return low, high
 
 
 def _widen(

@@ -56,7 +56,14 @@ from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
 from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
 from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
-from rfexplain.sat.whole_kernels import STACK_SIZE, _cell_options, _cell_options_down, _cell_starts, _search_whole
+from rfexplain.sat.whole_kernels import (
+    STACK_SIZE,
+    _cell_options,
+    _cell_options_around,
+    _cell_options_down,
+    _cell_starts,
+    _search_whole,
+)
 from rfexplain.sat.whole_kernels import TIE_OVERFLOW as TIE_OVERFLOW
 from rfexplain.sat.whole_kernels import TIES as TIES
 
@@ -448,8 +455,11 @@ def search(
     upper child of a box split on free feature ``j`` first and, in a box searched whole, the cells
     of ``j`` from the last down, each by its last allowed state
     (:func:`.whole_kernels._cell_options_down`); ``(j, -1)`` the lower child first (a box searched
-    whole takes each cell's first state, from the first cell up, anyway); ``(j, 0)`` neither (the
-    more promising child first, as on the other features)."""
+    whole takes each cell's first state, from the first cell up, anyway); ``(j, 2, s)`` the child
+    nearer the state ``s`` first (the upper one when ``s`` lies above the split) and, in a box
+    searched whole, the cells nearest ``s`` first, each by its state nearest ``s``
+    (:func:`.whole_kernels._cell_options_around`); ``(j, 0)`` neither (the more promising child
+    first, as on the other features)."""
     n_free = low.shape[1]
     starts_buffer = np.empty(2 * low.shape[0] + 1, np.int64)
     # a box searched whole has at most box_points cell combinations, hence at most
@@ -532,7 +542,19 @@ def search(
                     grown = np.empty(2 * (taken + k), np.int64)
                     grown[:taken] = option_values[:taken]
                     option_values = grown
-                if j == toward[0] and toward[1] > 0:  # the upper states first
+                if j == toward[0] and toward[1] == 2:  # the states nearest toward[2] first
+                    taken = _cell_options_around(
+                        starts_buffer,
+                        k,
+                        hi[j],
+                        allowed,
+                        allowed_at[j],
+                        allowed_at[j + 1],
+                        option_values,
+                        taken,
+                        toward[2],
+                    )
+                elif j == toward[0] and toward[1] > 0:  # the upper states first
                     taken = _cell_options_down(
                         starts_buffer, k, hi[j], allowed, allowed_at[j], allowed_at[j + 1], option_values, taken
                     )
@@ -600,7 +622,9 @@ def search(
         # pushed in increasing slack (left first on equal ones): the more promising child on top;
         # a child whose bound rules the condition out is dropped
         right_first = right_slack < left_slack
-        if j == toward[0] and toward[1] != 0:
+        if j == toward[0] and toward[1] == 2:  # the child nearer toward[2] on top
+            right_first = toward[2] <= split
+        elif j == toward[0] and toward[1] != 0:
             right_first = toward[1] < 0
         position = start
         for side in range(2):

@@ -470,6 +470,45 @@ class SatEngine(EngineBase):
             if boxes.bottom[j] > boxes.top[j]:
                 return best, True
 
+    def box_around(
+        self, instance: Instance, box: Mapping[int, frozenset[int]], f: int
+    ) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None, bool]:
+        """The counterexamples in a box of intervals nearest the instance's state on ``f``, below
+        and above it, by one race of box searches as in :meth:`box_nearest`, aimed at that state:
+        after each witness the searches go on, their boxes clipped on ``f`` between the nearest
+        witnesses found on each side, until they find none (both are the nearest) or give up
+        (``(below, above, False)``; also where the box search does not apply). The box's slice at
+        the instance's state must be sufficient (as the box before ``f`` is widened): a witness on
+        it raises ``RuntimeError``."""
+        race = self._box_race(instance, box, nearest=True)
+        if race is None or isinstance(race, Answer):
+            return None, None, race is not None
+        boxes = race.boxes
+        if f not in race.free:
+            return None, None, False
+        j = race.free.index(f)
+        state = instance.states[f]
+        boxes.aim(j, True, around=state)
+        question = Question((), "not", instance.prediction)
+        below: tuple[int, ...] | None = None
+        above: tuple[int, ...] | None = None
+        while True:
+            answer = race.decide(question)
+            if answer is None:
+                return below, above, False
+            if not answer.sat:
+                return below, above, True
+            z = answer.witness
+            assert z is not None  # a SAT answer carries its witness
+            if z[f] < state:
+                below = z
+                boxes.clip(j, z[f] + 1, boxes.top[j], around=state)
+            elif z[f] > state:
+                above = z
+                boxes.clip(j, boxes.bottom[j], z[f] - 1, around=state)
+            else:
+                raise RuntimeError(f"a counterexample on the instance's state of feature {f}: {z}")
+
     def _box_race(
         self, instance: Instance, box: Mapping[int, frozenset[int]], *, nearest: bool = False
     ) -> Race | Answer | None:

@@ -75,6 +75,28 @@ def _cell_options_down(starts, k, hi, allowed, begin, stop, out, taken):  # prag
 
 
 @kernel
+def _cell_options_around(starts, k, hi, allowed, begin, stop, out, taken, at_state):  # pragma: no cover - compiled
+    """As :func:`_cell_options`, but nearest to the state ``at_state`` first: the allowed state
+    of the cell holding it (or of the first or last cell, when it lies outside them) nearest to
+    it, then each cell below by its last allowed state, from the nearest down, then each cell
+    above by its first allowed state, from the nearest up."""
+    held = 0
+    while held + 1 < k and starts[held + 1] <= at_state:
+        held += 1
+    end = starts[held + 1] - 1 if held + 1 < k else hi
+    first = begin + np.searchsorted(allowed[begin:stop], max(starts[held], at_state))
+    below = begin + np.searchsorted(allowed[begin:stop], min(end, at_state), side="right") - 1
+    if first < stop and allowed[first] <= end:
+        out[taken] = allowed[first]
+        taken += 1
+    elif below >= begin and allowed[below] >= starts[held]:
+        out[taken] = allowed[below]
+        taken += 1
+    taken = _cell_options_down(starts, held, starts[held] - 1, allowed, begin, stop, out, taken)
+    return _cell_options(starts[held + 1 :], k - held - 1, hi, allowed, begin, stop, out, taken)
+
+
+@kernel
 def _search_whole(
     rows,
     n,

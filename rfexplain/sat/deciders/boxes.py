@@ -70,8 +70,8 @@ class Boxes:
         table = leaves.table
         self.leaves, self.free, self.kind, self.cls = leaves, free, kind, cls
         self.tuning = tuning = leaves.tuning
-        #: ``(j, direction)`` of every search (:attr:`BoxSearch.toward`), set by :meth:`aim`
-        self.toward = (0, 0)
+        #: ``(j, direction, state)`` of every search (:attr:`BoxSearch.toward`), set by :meth:`aim`
+        self.toward = (0, 0, 0)
         #: The root box on the free features: every state by default; a box question's
         #: intervals (its leaves' boxes clipped to them, :meth:`.InstanceLeaves.reachable_in_box`).
         self.bottom = list(bottom) if bottom is not None else [0] * len(free)
@@ -100,24 +100,25 @@ class Boxes:
         #: from the tie buffer), which :meth:`clip` puts back on its stack
         self.found: BoxSearch | None = None
 
-    def aim(self, j: int, upward: bool) -> None:
+    def aim(self, j: int, upward: bool, *, around: int | None = None) -> None:
         """Let every search, and those that join later, split boxes on free feature ``j`` towards
-        its upper (``upward``) or lower states first (:attr:`BoxSearch.toward`)."""
-        self.toward = (j, 1 if upward else -1)
+        its upper (``upward``) or lower states first, or towards the state ``around``
+        (:attr:`BoxSearch.toward`)."""
+        self.toward = (j, 1 if upward else -1, 0) if around is None else (j, 2, around)
         for run in self.runs:
             run.toward[:] = self.toward
 
-    def clip(self, j: int, low: int, high: int, *, upward: bool = True) -> None:
+    def clip(self, j: int, low: int, high: int, *, upward: bool = True, around: int | None = None) -> None:
         """Narrow the question's box to ``low..high`` on free feature ``j`` (within the root box)
         for the next :meth:`decide`: every search keeps its progress, its boxes clipped (the box of
         the last witness searched again, :attr:`found`), and so does the table of the searches
-        that join later; the boxes reaching furthest up on ``j`` (``upward``, else down) are
-        searched first (:meth:`BoxSearch.clip`)."""
+        that join later; the boxes reaching furthest up on ``j`` (``upward``, else down), or
+        nearest the state ``around``, are searched first (:meth:`BoxSearch.clip`)."""
         self.bottom[j] = max(self.bottom[j], low)
         self.top[j] = min(self.top[j], high)
         low, high = self.bottom[j], self.top[j]
         for run in self.runs:
-            run.clip(j, low, high, reopen=run is self.found, upward=upward)
+            run.clip(j, low, high, reopen=run is self.found, upward=upward, around=around)
         self.found = None
         lows, highs = self.arguments[0], self.arguments[1]
         keep = np.flatnonzero((lows[:, j] <= high) & (highs[:, j] >= low))
@@ -342,20 +343,24 @@ class BoxSearch:
         self.state = np.zeros(3, dtype=np.int64)
         self.state[box_kernels.STACK_SIZE] = 1
         self.witness = np.zeros(n_free, dtype=np.int64)
-        #: ``(j, direction)``: the child of a split on free feature ``j`` searched first, the upper
-        #: (1) or the lower (-1), set by :meth:`Boxes.aim`; direction 0: the more promising
-        self.toward = np.zeros(2, dtype=np.int64)
+        #: ``(j, direction, state)``: the child of a split on free feature ``j`` searched first,
+        #: the upper (1), the lower (-1) or the one holding ``state`` (2), set by
+        #: :meth:`Boxes.aim`; direction 0: the more promising
+        self.toward = np.zeros(3, dtype=np.int64)
         #: boxes the last :meth:`step` examined, and all the steps
         self.examined = 0
         self.boxes = 0
 
-    def clip(self, j: int, low: int, high: int, *, reopen: bool = False, upward: bool = True) -> None:
+    def clip(
+        self, j: int, low: int, high: int, *, reopen: bool = False, upward: bool = True, around: int | None = None
+    ) -> None:
         """Narrow every box on the stack to ``low..high`` on free feature ``j``: a box outside it
         is dropped, the others keep only the leaves that meet it (the kernel's invariant: a box's
         rows are the leaves that meet it) and count their leaf ends again; the tie points outside
         are dropped. The boxes are then stacked so that the one reaching furthest up on ``j``
-        (``upward``; else down) is searched first. ``reopen``: the last step returned a witness,
-        whose box (popped, searched whole, its rows untouched) goes back on the stack first."""
+        (``upward``; else down), or nearest the state ``around`` on ``j``, is searched first.
+        ``reopen``: the last step returned a witness, whose box (popped, searched whole, its rows
+        untouched) goes back on the stack first."""
         from rfexplain.sat.box_kernels import STACK_SIZE, TIES
 
         state = self.state
@@ -367,7 +372,11 @@ class BoxSearch:
         np.minimum(box_hi[:, j], high, out=box_hi[:, j])
         kept = np.flatnonzero(box_lo[:, j] <= box_hi[:, j])
         # the furthest on top (last), else in stack order
-        kept = kept[np.argsort(box_hi[kept, j] if upward else -box_lo[kept, j], kind="stable")]
+        if around is not None:
+            distance = np.maximum(box_lo[kept, j] - around, 0) + np.maximum(around - box_hi[kept, j], 0)
+            kept = kept[np.argsort(-distance, kind="stable")]
+        else:
+            kept = kept[np.argsort(box_hi[kept, j] if upward else -box_lo[kept, j], kind="stable")]
         starts, stops = self.stack_rows[kept, 0], self.stack_rows[kept, 1]
         lengths = stops - starts
         entry = np.repeat(np.arange(len(kept)), lengths)
