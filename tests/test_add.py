@@ -194,6 +194,7 @@ def test_add_prediction_equals_forest_predict_on_every_row(name: str, n_trees: i
     assert (steps >= 0).all() and (forest_steps(forest, forest.states(X)) > forest.n_trees).any()
 
 
+@pytest.mark.slow
 def test_add_on_benchmark_csv_rows() -> None:
     from sklearn.ensemble import RandomForestClassifier
 

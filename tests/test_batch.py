@@ -330,6 +330,7 @@ def test_cli_batch_dataset_rows_csv(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert docs[0]["prediction"] == "setosa" and isinstance(docs[0]["result"], int)
 
 
+@pytest.mark.slow
 def test_cli_batch_on_a_local_dask_cluster(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("dask.distributed")
     code = main(

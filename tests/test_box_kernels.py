@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,7 @@ def test_select_and_small_sort_agree_with_numpy(values: list[int], data: Any) ->
     assert head[k:].tolist() == values[k:]
 
 
+@pytest.mark.slow
 def test_the_engine_compiles_no_kernel_after_its_leaf_table_is_built() -> None:
     """Every kernel the deciders call from Python is loaded when its leaf table is built
     (:func:`~rfexplain.sat.box_kernels.warm_up`), so numba's one-off load (about 10 ms per kernel

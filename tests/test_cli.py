@@ -24,6 +24,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
+@pytest.mark.slow
 def test_demo_runs_as_installed_command() -> None:
     # string hash seed 3 once printed a false disagreement (answers compared by their reprs)
     env = {**os.environ, "PYTHONHASHSEED": "3"}
@@ -39,6 +40,7 @@ def test_demo_runs_as_installed_command() -> None:
     assert "ENGINES DISAGREE" not in result.stdout
 
 
+@pytest.mark.slow
 def test_output_closed_by_its_reader_ends_quietly() -> None:
     """``python -m rfexplain batch ... | head``: the reader closes the pipe after a few bytes; the
     command stops with the shell's status for SIGPIPE and no error message."""

@@ -55,6 +55,7 @@ def expanded_at_stop(exc: BudgetExpired) -> int:
     return int(match.group(1).replace(",", ""))
 
 
+@pytest.mark.slow
 def test_the_compiled_product_stops_mid_compilation_when_the_time_is_up(monkeypatch: pytest.MonkeyPatch) -> None:
     forest, _, _ = wine_forest()
     monkeypatch.setattr(dd_core, "SLICE", 500)  # slices of 500 work units: many polls
@@ -74,6 +75,7 @@ def test_the_compiled_product_stops_mid_compilation_when_the_time_is_up(monkeypa
     assert 0 < reads[0] < reads[1] < total  # stopped inside the product, later with a later clock
 
 
+@pytest.mark.slow
 def test_a_slice_is_bounded_in_work_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """A slice ends once its work units reach the slice's allowance: the units of one step (a
     tuple of ``m`` residuals into ``k`` children: ``m * (k + 1)``) past it at most."""
@@ -121,6 +123,7 @@ def test_a_query_on_the_circuit_engine_stops_with_a_fake_clock() -> None:
     assert clock.reads > 3
 
 
+@pytest.mark.slow
 def test_the_compiled_product_raises_before_passing_the_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """The product's accounted bytes (the store, the residual tables, its arrays at capacity)
     never pass the budget: every slice runs within it, and the error comes before a growth."""

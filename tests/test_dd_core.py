@@ -129,6 +129,7 @@ def test_the_pool_type_holds_every_residual_id(n_residuals: int) -> None:
     assert np.dtype(dtype).itemsize == (2 if n_residuals <= 65_536 else 4)
 
 
+@pytest.mark.slow
 def test_compact_core_stops_at_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     from sklearn import datasets
     from sklearn.ensemble import RandomForestClassifier

@@ -241,6 +241,7 @@ def test_summary_ratios_and_report() -> None:
     assert "| d | 10x3 | sufficient | 3 |" in text and "Verdict counts: none" in text
 
 
+@pytest.mark.slow
 def test_pyxai_pool_kills_a_worker_past_the_limit(tmp_path: Path) -> None:
     fake_python = tmp_path / "python"
     fake_python.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_pyxai_worker.py'}\n")

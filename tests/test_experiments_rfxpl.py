@@ -169,6 +169,7 @@ def test_practical_forests_dataset_rule(tmp_path: Path) -> None:
     assert practical_forests.default_datasets(tmp_path) == ["big", "ionosphere", "segmentation"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(peers_rfxpl.find_rfxpl(None, None) is None, reason="RFxpl is not set up here")
 def test_against_rfxpl_itself(tmp_path: Path) -> None:
     model, X = _forest()
@@ -181,6 +182,7 @@ def test_against_rfxpl_itself(tmp_path: Path) -> None:
     assert all(r["same_decision"] and r["checked_sufficient"] and r["checked_minimal"] for r in peer)
 
 
+@pytest.mark.slow
 def test_a_peer_that_cannot_load_the_forest_is_not_retried_per_instance(tmp_path: Path) -> None:
     model, X = _forest()
     broken = peers_rfxpl.Rfxpl(Path(sys.executable), tmp_path / "broken-src")

@@ -77,6 +77,7 @@ def test_enumerations_stop_incomplete(
     assert elapsed + elapsed2 < 0.5 + MARGIN
 
 
+@pytest.mark.slow
 def test_compilation_takes_longer_than_the_budget_in_batch(
     slow_circuit: tuple[rx.Explainer, np.ndarray], cpu_clock: Callable[[], float]
 ) -> None:

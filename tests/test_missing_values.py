@@ -294,6 +294,7 @@ def test_an_immutable_missing_feature_is_held_missing_without_a_bound() -> None:
         assert model.predict(np.asarray([witness.values], dtype=np.float32))[0] == witness.prediction
 
 
+@pytest.mark.slow
 def test_decisions_with_missing_values_are_drawn() -> None:
     """The plots and notebook views of a decision on an instance missing values: no point at
     ``+inf`` or NaN on an axis, and a move to the missing state drawn without a cell."""

@@ -361,6 +361,7 @@ def test_pipeline_with_bounds_and_immutable_columns() -> None:
             assert "given age in [18, 80]" in str(decision.sufficient_reason())
 
 
+@pytest.mark.slow
 def test_demo_pipeline_on_the_shipped_loans_table() -> None:
     from rfexplain.datasets import loans
     from rfexplain.pipeline_demo import run_pipeline_demo

@@ -53,7 +53,7 @@ def test_each_record_is_the_rows_own_band_decision(
 ) -> None:
     model, X = fitted
     explainer = rx.RegressionExplainer(model, "sat")
-    rows = X[:6]
+    rows = X[:4]
     records = explainer.explain_many(rows, query, n_jobs=n_jobs, progress=False, **band)
     assert [r.index for r in records] == list(range(len(rows)))
     assert all(r.ok and r.complete for r in records)

@@ -54,6 +54,7 @@ def test_soft_vote_formulas_decide_like_the_forest(forest: Any) -> None:
     _check_formulas(forest, "cardnetwrk", "selectors", soft_bits=1)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60, fast=3), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(max_trees=9, max_classes=5, vote="soft"), st.sampled_from([1, 2, 12]))
 def test_relaxed_soft_vote_formulas_are_implied_and_refined_to_exact(forest: Any, bits: int) -> None:

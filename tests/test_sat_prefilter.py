@@ -87,6 +87,7 @@ def test_prefilter_branch_and_bound_settles_right(forest: Any, box_points: int, 
     assert _check(forest, data, box_points) > 0
 
 
+@pytest.mark.slow
 def test_prefilter_settles_most_queries_on_a_real_forest_and_changes_no_answer() -> None:
     """On a real forest the prefilter answers many queries without the solver, and every reason
     equals the one the solver alone gives."""

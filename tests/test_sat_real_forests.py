@@ -77,6 +77,7 @@ def case(request: Any) -> Any:
     engine.close()
 
 
+@pytest.mark.slow
 def test_duality_witnesses_and_consistency(case: Any) -> None:
     model, rows, forest, engine = case
     for x in rows:

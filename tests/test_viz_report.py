@@ -127,6 +127,7 @@ def test_report_probability_and_margin_are_scikit_learns(tmp_path: Path) -> None
     assert "<svg" not in text.split("<h2>Rows</h2>")[1]  # plots=False
 
 
+@pytest.mark.slow
 def test_rows_explained_in_parallel_are_the_rows_explained_in_turn(tmp_path: Path) -> None:
     """``n_jobs=2`` explains the rows in two worker processes: every row's report, and the page
     but its time column, are the ones one process writes."""
