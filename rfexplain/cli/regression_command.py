@@ -54,7 +54,7 @@ def regression_batch(args: argparse.Namespace, model: Any, band: dict[str, Any])
 
     _refuse_constraints(args)
     explainer = RegressionExplainer(model, args.engine, delta=args.delta)
-    return explainer, BandBatch.asking(explainer, **band)
+    return explainer, BandBatch(explainer, **band)
 
 
 def explain_regression(args: argparse.Namespace, model: Any, x: Any) -> int:

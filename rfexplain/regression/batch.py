@@ -59,12 +59,18 @@ class BandBatch:
     def __init__(
         self,
         owner: BandOwner,
+        *,
         within: tuple[float, float] | None = None,
         at_least: float | None = None,
         at_most: float | None = None,
     ) -> None:
+        asked_band(within, at_least, at_most)  # a bad band is refused before any row
         self.owner = owner
-        self.band_arguments: dict[str, Any] = {"within": within, "at_least": at_least, "at_most": at_most}
+        self.band_arguments: dict[str, Any] = {
+            "within": None if within is None else (float(within[0]), float(within[1])),
+            "at_least": at_least,
+            "at_most": at_most,
+        }
         self.forest: Forest = owner.forest
         self.engine: Any = None
         self.engine_name: str = owner.engine_name
@@ -75,19 +81,6 @@ class BandBatch:
         #: What a worker rebuilds it from (:class:`~rfexplain.batch.worker.EngineSpec`).
         self.batch_builder = build_worker
         self.batch_settings: dict[str, Any] = {"owner": type(owner), "delta": owner.delta, **self.band_arguments}
-
-    @classmethod
-    def asking(
-        cls,
-        owner: BandOwner,
-        *,
-        within: tuple[float, float] | None = None,
-        at_least: float | None = None,
-        at_most: float | None = None,
-    ) -> BandBatch:
-        """The batch of ``owner``'s band question, the band checked once before any row."""
-        asked_band(within, at_least, at_most)  # refuses a bad band now
-        return cls(owner, None if within is None else (float(within[0]), float(within[1])), at_least, at_most)
 
     def batch_decision(self, row: Any, instance: Instance, sklearn_prediction: Any) -> Decision:
         """The row's band decision (``instance``: the row checked on the regression forest)."""

@@ -210,7 +210,7 @@ class RegressionExplainer:
         ``as_frame=True`` gives a DataFrame (:func:`rfexplain.viz.records_to_frame`)."""
         from rfexplain.batch import explain_many
 
-        batch = BandBatch.asking(self, within=within, at_least=at_least, at_most=at_most)
+        batch = BandBatch(self, within=within, at_least=at_least, at_most=at_most)
         records = explain_many(batch, X, query, **batch_args)
         if not as_frame:
             return records
@@ -233,7 +233,7 @@ class RegressionExplainer:
         :meth:`rfexplain.Explainer.iter_explain`)."""
         from rfexplain.batch import iter_explain
 
-        batch = BandBatch.asking(self, within=within, at_least=at_least, at_most=at_most)
+        batch = BandBatch(self, within=within, at_least=at_least, at_most=at_most)
         return iter_explain(batch, X, query, **batch_args)
 
     def close(self) -> None:
