@@ -16,8 +16,9 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -83,3 +84,15 @@ def cpu_clock(budget_clock: Callable[[Callable[[], float]], None]) -> Callable[[
     process are affected (``explain_many(..., n_jobs=1)`` runs in it)."""
     budget_clock(time.process_time)
     return time.process_time
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT raises ``KeyboardInterrupt`` in this process, as Ctrl-C in a terminal does, also
+    when the suite runs as a background job (``cmd &`` without job control starts it with SIGINT
+    ignored, and Python keeps an ignored SIGINT ignored); the previous handler is put back."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

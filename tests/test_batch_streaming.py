@@ -46,9 +46,9 @@ def _same(record: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def armed() -> Iterator[Path]:
+def armed(ctrl_c: None) -> Iterator[Path]:
     """The signal folder of this process (not made yet): the stopper engine interrupts once
-    while it exists."""
+    while it exists (and SIGINT raises here, :func:`tests.conftest.ctrl_c`)."""
     folder = signal_folder(os.getpid())
     shutil.rmtree(folder, ignore_errors=True)
     yield folder

@@ -110,7 +110,7 @@ def test_the_context_keeps_the_file_only_when_interrupted_after_some_unit(tmp_pa
     assert not path.exists()  # complete
 
 
-def test_a_unit_that_finishes_after_a_ctrl_c_is_not_recorded(tmp_path: Path) -> None:
+def test_a_unit_that_finishes_after_a_ctrl_c_is_not_recorded(tmp_path: Path, ctrl_c: None) -> None:
     """A unit still running in another thread when Ctrl-C arrives (``circuit_tables --jobs``
     waiting for a child process the Ctrl-C stopped too) finishes after it: its value is not
     recorded, the units finished before are."""
