@@ -135,7 +135,7 @@ CANONICAL: tuple[Result, ...] = (
     ),
     Result("actionable", "actionable", "Inflated sufficient reasons against the AXp (SAT paper's forests)"),
     Result("batch_throughput", "batch_throughput", "Batch throughput with streaming and resume (1,000 rows)"),
-    Result("boosted", "boosted", "Gradient-boosted models: XGBoost in XReason's setting, HistGradientBoosting, LightGBM"),
+    Result("boosted", "boosted", "Gradient-boosted models: XGBoost as in XReason, HistGradientBoosting, LightGBM"),
 )
 
 #: Keys of a ``.machine.json`` that would hold a whole run's wall-clock seconds.
