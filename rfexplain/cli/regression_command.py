@@ -19,23 +19,15 @@ __all__ = ["explain_regression", "band_arguments", "regression_batch"]
 
 def band_arguments(args: argparse.Namespace, regressor: bool) -> dict[str, Any]:
     """The band ``--within``, ``--at-least`` and ``--at-most`` name, as the regression explainer's
-    ``within=``, ``at_least=`` and ``at_most=`` (none: the prediction ``± --delta``); refused for a
-    classifier."""
+    ``within=``, ``at_least=`` and ``at_most=`` (none: the prediction ``± --delta``; the explainer
+    refuses a band it cannot take); refused for a classifier."""
     given = [o for o in ("within", "at_least", "at_most", "delta") if getattr(args, o, None) is not None]
     if not regressor:
         if given:
             raise UsageError("--within, --at-least, --at-most and --delta apply to tree regressors")
         return {}
-    if args.within is not None and (args.at_least is not None or args.at_most is not None):
-        raise UsageError("give --within, or --at-least and/or --at-most, not both")
-    band: dict[str, Any] = {}
-    if args.within is not None:
-        band["within"] = tuple(args.within)
-    if args.at_least is not None:
-        band["at_least"] = args.at_least
-    if args.at_most is not None:
-        band["at_most"] = args.at_most
-    return band
+    within = None if args.within is None else (float(args.within[0]), float(args.within[1]))
+    return {"within": within, "at_least": args.at_least, "at_most": args.at_most}  # checked by the explainer
 
 
 def _refuse_constraints(args: argparse.Namespace) -> None:
