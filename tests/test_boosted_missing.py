@@ -217,16 +217,18 @@ def test_hist_gradient_boosting_without_nan_in_training_sends_nan_to_the_larger_
 
 def test_lightgbm_nan_as_zero_and_zero_as_missing() -> None:
     """``use_missing=False`` (every NaN read as 0, ``missing_type`` None) decides as ``predict``
-    read with ``missing="all"``; ``zero_as_missing=True`` (zeros routed as missing) is refused
-    with the reason."""
+    read with ``missing="all"``; ``zero_as_missing=True`` (zeros and NaN routed by
+    ``default_left``) decides as ``predict`` read by default, NaN and zeros included
+    (``tests/test_boosted_zero_missing.py`` checks every value class)."""
     X, y = _data(seed=4, nan=0.2)
     model = _fit("lgbm", X, y, use_missing=False)
     forest = Forest.from_sklearn(model, missing="all")
     _assert_decides_as_predict("lgbm", forest, model, X)
     X[::5, 0] = 0.0
     zero = _fit("lgbm", X, y, zero_as_missing=True)
-    with pytest.raises(UnsupportedModelError, match="zeros as missing"):
-        Forest.from_sklearn(zero)
+    read = Forest.from_sklearn(zero)
+    assert read.accepts_missing(0)
+    _assert_decides_as_predict("lgbm", read, zero, X)
 
 
 def test_xgboost_with_a_number_as_missing_value_is_refused() -> None:

@@ -16,6 +16,12 @@ other codes) and its NaN direction; :func:`read_boosted` rewrites it as a chain 
 on the state (:func:`~rfexplain.core.set_splits.chain_set_splits`), the cut below the NaN state being the
 test ``x <= inf`` (is ``x`` a number?), so that every test sends NaN right and the missing values
 are then routed as for a numeric feature.
+
+A numeric feature may have set splits too: LightGBM's splits reading zeros as missing values send
+a set of the intervals between the feature's thresholds left, its zero band among them
+(:mod:`rfexplain.core.lightgbm_import`). The reader gives those thresholds, the split the
+indices of the intervals going left (and its NaN direction), and the chain's cut below interval
+``j + 1`` is the test ``x <= thresholds[j]`` (``x <= inf`` below NaN), as for a categorical feature.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ def read_boosted(
     names: Any,
     shown: bool | None = None,
     codes: Mapping[int, Sequence[str]] | None = None,
+    bands: Mapping[int, Sequence[float]] | None = None,
 ) -> tuple[list[dict[str, Any]], tuple[int, ...], tuple[tuple[str, ...] | None, ...]]:
     """The raw trees of a boosted model's trees ``nodes``, the features whose NaN they route and
     the labels of the categorical features' states (empty without them).
@@ -56,17 +63,19 @@ def read_boosted(
     (:func:`~rfexplain.core.missing_routes.read_tree`, :mod:`rfexplain.core.missing_routes`).
     ``codes`` maps each native categorical feature to the labels of its codes ``0, ..., K - 1``;
     its splits are rewritten first (module docstring); one no split tests stays a numeric feature
-    without thresholds."""
+    without thresholds. ``bands`` maps each numeric feature with set splits (LightGBM's zero band,
+    :mod:`rfexplain.core.lightgbm_import`) to its thresholds: its states are the intervals between
+    them, the split's ``left_states`` their indices, rewritten the same way."""
     known = [f"x{i}" for i in range(n_features)] if names is None else [str(n) for n in names]
     chosen = missing_features(nodes, n_features, missing, known, shown)
     categories: tuple[tuple[str, ...] | None, ...] = ()
     split = {int(tree.feature[n]) for tree in nodes for n, s in enumerate(tree.left_states or ()) if s is not None}
     codes = {f: labels for f, labels in (codes or {}).items() if f in split}
+    cuts = {f: (*(k + 0.5 for k in range(len(labels))), math.inf) for f, labels in codes.items()}
+    cuts.update({f: (*thresholds, math.inf) for f, thresholds in (bands or {}).items() if f in split})
+    if cuts:
+        nodes = [_chained(tree, cuts, chosen) for tree in nodes]
     if codes:
-        n_states = [0] * n_features
-        for f, labels in codes.items():
-            n_states[f] = len(labels) + 1 + (f in chosen)
-        nodes = [_chained(tree, codes, n_states) for tree in nodes]
         categories = tuple(
             None if f not in codes else (*codes[f], OTHER, *((MISSING,) if f in chosen else ()))
             for f in range(n_features)
@@ -74,21 +83,23 @@ def read_boosted(
     return [read_tree(tree, tree.vectors, chosen) for tree in nodes], tuple(sorted(chosen)), categories
 
 
-def _chained(tree: NodeArrays, codes: Mapping[int, Sequence[str]], n_states: list[int]) -> NodeArrays:
-    """``tree`` with its native categorical splits as chains of tests ``x <= j + 0.5`` on the
-    state, and ``x <= inf`` below the NaN state (module docstring)."""
+def _chained(tree: NodeArrays, cuts: Mapping[int, Sequence[float]], chosen: frozenset[int]) -> NodeArrays:
+    """``tree`` with its set splits as chains of threshold tests on the state, the cut below state
+    ``j + 1`` of feature ``f`` the test ``x <= cuts[f][j]`` (``j + 0.5`` for a categorical
+    feature), ``x <= inf`` below the NaN state (module docstring)."""
     if tree.left_states is None:
         return tree
     sets = tree.left_states
     left, right = tree.children_left.tolist(), tree.children_right.tolist()
     feature = tree.feature.tolist()
     nan_left = tree.missing_go_to_left.tolist()
+    n_states = [len(cuts.get(f, ())) + (f in chosen) for f in range(max(cuts) + 1)]
 
     def test(node: int) -> SetSplit | None:
         listed = sets[node]
         if listed is None:
             return None
-        k = len(codes[feature[node]])
+        k = len(cuts[feature[node]]) - 1  # the last state but the NaN one ("(other)" of a categorical feature)
         other = {k} if -1 in listed else set()
         return SetSplit(
             feature[node], frozenset({c for c in listed if c >= 0} | other | ({k + 1} if nan_left[node] else set()))
@@ -103,13 +114,12 @@ def _chained(tree: NodeArrays, codes: Mapping[int, Sequence[str]], n_states: lis
     )
     source = np.asarray(chained.source, dtype=np.intp)
     chain = np.asarray(chained.feature) >= 0
-    cut = np.asarray(chained.cut, dtype=np.float64)
-    n_codes = np.asarray([len(codes.get(int(f), ())) for f in chained.feature])
+    cut = [cuts[f][j] if f >= 0 else 0.0 for f, j in zip(chained.feature, chained.cut)]
     return NodeArrays(
         children_left=np.asarray(chained.left, dtype=np.intp),
         children_right=np.asarray(chained.right, dtype=np.intp),
         feature=np.where(chain, chained.feature, tree.feature[source]),
-        threshold=np.where(chain, np.where(cut >= n_codes, math.inf, cut + 0.5), tree.threshold[source]),
+        threshold=np.where(chain, np.asarray(cut, dtype=np.float64), tree.threshold[source]),
         missing_go_to_left=np.where(chain, False, tree.missing_go_to_left[source]),
         n_node_samples=tree.n_node_samples[source],
         vectors=tree.vectors[source],

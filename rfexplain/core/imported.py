@@ -23,8 +23,9 @@ class NodeArrays:
     not say) and its score vector (``vectors``, one row per node; a leaf's is what it adds).
     ``left_states`` holds, at a boosted model's native categorical split, the category codes that
     go left, ``-1`` standing for every code the model does not know (NaN going by
-    ``missing_go_to_left``; :mod:`rfexplain.core.boosted_nodes`), ``None`` at the other nodes; it
-    is ``None`` for a tree without such splits."""
+    ``missing_go_to_left``; :mod:`rfexplain.core.boosted_nodes`), or at a set split of a numeric
+    feature (LightGBM's zero band) the indices of the intervals between its thresholds that go
+    left; ``None`` at the other nodes; it is ``None`` for a tree without such splits."""
 
     children_left: np.ndarray
     children_right: np.ndarray

@@ -26,9 +26,19 @@ dtype (the ``pandas_categorical`` LightGBM keeps: code ``c`` is the ``c``-th cat
 values are integer codes (what LightGBM's ``predict`` reads from a numeric array); a
 non-integer code is refused, as truncation would read it otherwise than its float32 state.
 
-Zeros read as missing values (``missing_type == "Zero"``), linear trees, random-forest mode
-(``average_output``) and objectives other than binary and multi-class classification are
-refused.
+A model reading zeros as missing values (``zero_as_missing=True``) has splits of ``missing_type``
+Zero: LightGBM 4's ``Tree::NumericalDecision`` reads NaN as 0 there and sends the *zero band*
+``|x| <= ZERO`` by ``default_left``, every other number by ``x <= threshold``. Such a split is a
+set split (:mod:`rfexplain.core.set_splits`) over the numeric states of its feature, the
+intervals between the float32 thresholds of the feature's Zero splits and the band's edges
+``x < -ZERO`` and ``x <= ZERO`` (so that the band ``[-ZERO, ZERO]`` is a state of its own): it
+sends left the states at most its threshold but the band, and the band and NaN when
+``default_left``. :func:`~rfexplain.core.boosted_nodes.read_boosted` rewrites it as threshold
+tests, as it does the categorical splits; the model routes missing values, so they are read by
+default as for a model with splits of ``missing_type`` NaN.
+
+Linear trees, random-forest mode (``average_output``) and objectives other than binary and
+multi-class classification are refused.
 """
 
 from __future__ import annotations
@@ -62,7 +72,7 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     ``own_vote`` is ``"additive"``. ``missing`` chooses the features whose NaN the trees route as
     LightGBM does (:func:`rfexplain.core.boosted_nodes.read_boosted`; names in it
     ``given_names``, else the model's); the model shows training with missing values by a split
-    of ``missing_type`` NaN."""
+    of ``missing_type`` NaN or Zero."""
     booster = model.booster_ if type(model).__name__ == "LGBMClassifier" else model
     dump = booster.dump_model()
     objective = str(dump.get("objective", "")).split(" ")[0]
@@ -76,11 +86,14 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     n_features = int(dump["max_feature_idx"]) + 1
     shown: list[bool] = []
     largest: dict[int, int] = {}  # per categorical feature, its largest code in a split
-    nodes = [_node_arrays(info, k % n_scores, n_scores, shown, largest) for k, info in enumerate(dump["tree_info"])]
+    bands = _zero_bands(dump["tree_info"])
+    nodes = [
+        _node_arrays(info, k % n_scores, n_scores, shown, largest, bands) for k, info in enumerate(dump["tree_info"])
+    ]
     names = dump.get("feature_names")
     known = given_names if given_names is not None else names
     trees, chosen, categories = read_boosted(
-        nodes, n_features, missing, known, any(shown), _labels_of(booster, largest)
+        nodes, n_features, missing, known, any(shown), _labels_of(booster, largest), bands
     )
     classes = np.asarray(model.classes_).tolist() if hasattr(model, "classes_") else list(range(max(2, n_scores)))
     return ImportedModel(
@@ -110,11 +123,37 @@ def _labels_of(booster: Any, largest: dict[int, int]) -> dict[int, list[str]]:
     return out
 
 
-def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool], largest: dict[int, int]) -> NodeArrays:
+def _zero_bands(infos: list[dict[str, Any]]) -> dict[int, tuple[float, ...]]:
+    """Per feature with splits of ``missing_type`` Zero, the thresholds of its states (module
+    docstring): the float32 thresholds of those splits and the zero band's ``-ZERO`` (below) and
+    ``ZERO``, in increasing order."""
+    found: dict[int, set[float]] = {}
+    stack = [info["tree_structure"] for info in infos]
+    while stack:
+        node = stack.pop()
+        if "leaf_value" in node:
+            continue
+        if node["missing_type"] == "Zero" and node["decision_type"] != "==":
+            found.setdefault(int(node["split_feature"]), {_BELOW_ZERO, ZERO}).add(_threshold(float(node["threshold"])))
+        stack.extend((node["left_child"], node["right_child"]))
+    return {f: tuple(sorted(thresholds)) for f, thresholds in found.items()}
+
+
+def _node_arrays(
+    info: dict[str, Any],
+    k: int,
+    n_scores: int,
+    shown: list[bool],
+    largest: dict[int, int],
+    bands: dict[int, tuple[float, ...]],
+) -> NodeArrays:
     """One dumped tree as node arrays (nodes depth first, the left child first). A NaN goes to the
     ``default_left`` side of a split of ``missing_type`` NaN (one is appended to ``shown``), and
-    is read as 0 by one of ``missing_type`` None; a categorical split sends its codes left (NaN
-    right), its feature's largest code noted in ``largest``."""
+    is read as 0 by one of ``missing_type`` None; a split of ``missing_type`` Zero (one is
+    appended to ``shown``) sends left the states of ``bands`` (its feature's) at most its
+    threshold but the zero band, and the zero band and NaN by ``default_left`` (module
+    docstring); a categorical split sends its codes left (NaN right), its feature's largest code
+    noted in ``largest``."""
     if "is_linear" in info and info["is_linear"]:
         raise UnsupportedModelError("LightGBM linear trees are not supported")
     rows: list[tuple[int, float, int, int, bool, list[float]]] = []  # feature, threshold, left, right, NaN left, vector
@@ -126,18 +165,20 @@ def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool],
         if "leaf_value" in node:
             rows[at] = (-1, 0.0, -1, -1, False, leaf_vector(float(node["leaf_value"]), k, n_scores))
             return at
-        if node["missing_type"] == "Zero":
-            raise UnsupportedModelError(
-                "LightGBM models reading zeros as missing values (zero_as_missing=True) are not supported"
-            )
         f = int(node["split_feature"])
-        if node["missing_type"] == "NaN":
+        if node["missing_type"] in ("NaN", "Zero"):
             shown.append(True)
         if node["decision_type"] == "==":
             codes = frozenset(int(c) for c in str(node["threshold"]).split("||"))
             largest[f] = max(largest.get(f, 0), *codes)
             listed[at] = codes
             nan_left, threshold = False, 0.0
+        elif node["missing_type"] == "Zero":
+            nan_left, threshold = bool(node["default_left"]), _threshold(float(node["threshold"]))
+            cuts = bands[f]
+            zero = cuts.index(ZERO)  # the zero band's state, (-ZERO-, ZERO]
+            below = {s for s in range(cuts.index(threshold) + 1) if s != zero}
+            listed[at] = frozenset(below | ({zero} if nan_left else set()))
         elif node["missing_type"] == "NaN":
             nan_left, threshold = bool(node["default_left"]), _threshold(float(node["threshold"]))
         else:  # missing_type None: LightGBM reads NaN as 0
@@ -150,12 +191,16 @@ def _node_arrays(info: dict[str, Any], k: int, n_scores: int, shown: list[bool],
     return NodeArrays.of_rows(rows, listed)
 
 
+#: The float32 number below ``-ZERO``: ``x <= _BELOW_ZERO`` is ``x < -ZERO``.
+_BELOW_ZERO = float(np.nextafter(np.float32(-ZERO), np.float32(-np.inf)))
+
+
 def _threshold(t: float) -> float:
     """The float32 threshold of LightGBM's split ``x <= t`` (module docstring): every ``|x| <=
     ZERO`` is read as 0, so a ``t`` in ``[-ZERO, 0)`` asks ``x < -ZERO`` and one in ``[0, ZERO)``
     asks ``x <= ZERO`` (both float32 numbers, exact); any other ``t`` is rounded to nearest."""
     if -ZERO <= t < 0:
-        return float(np.nextafter(np.float32(-ZERO), np.float32(-np.inf)))
+        return _BELOW_ZERO
     if 0 <= t < ZERO:
         return ZERO
     return float(nearest_float32(t))
