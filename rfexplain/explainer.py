@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from rfexplain.batch import BatchRecord, explain_many, index_labels, iter_explain
-from rfexplain.core.boosted_import import boosted_predict, compares_float64
+from rfexplain.core.boosted_import import boosted_predict, compares_float64, string_categories
 from rfexplain.core.budget import Budget, check_max_memory, default_max_memory
 from rfexplain.core.domain import restrict
 from rfexplain.core.errors import InvalidForestError, InvalidInstanceError
 from rfexplain.core.floats import cell_decimal
 from rfexplain.core.forest import VOTE_MODES, Forest
-from rfexplain.core.instances import as_matrix, check_feature_names, in_model_order, model_input, pandas
+from rfexplain.core.instances import check_feature_names, in_model_order, model_input, pandas
 from rfexplain.core.pyvalues import to_python
 from rfexplain.decision import Decision, InputRoundingWarning, SoftVoteWarning, hold_immutable, soft_vote_differs
 from rfexplain.engines.base import Instance
@@ -178,7 +178,7 @@ class Explainer:
                 raise InvalidInstanceError(
                     f'bounds must be a dict {{feature: (low, high)}} or "data" with data=X. Got {bounds!r} instead.'
                 )
-            X = self.pipeline.encode(data) if self.pipeline is not None else as_matrix(data, self.forest.feature_names)
+            X = self.pipeline.encode(data) if self.pipeline is not None else self.forest.matrix(data)
             if X.ndim != 2 or X.shape[1] != self.forest.n_features:
                 width = X.shape[1] if X.ndim == 2 else 1
                 raise InvalidInstanceError(
@@ -221,7 +221,7 @@ class Explainer:
         as given otherwise than its float32 rounding (``ours``, the explained decision)."""
         if self.pipeline is not None or not compares_float64(self.model):
             return
-        raw = as_matrix(x, self.forest.feature_names)[:1]
+        raw = self.forest.matrix(x)[:1]
         theirs = to_python(boosted_predict(self.model, model_input(self.model, raw))[0])
         if soft_vote_differs(theirs, ours):
             warnings.warn(
@@ -247,14 +247,22 @@ class Explainer:
         :meth:`~rfexplain.pipelines.PipelineModel.decode`); for a plain model, a DataFrame with
         the feature names. Numbers are the shortest decimals that read back as the float32
         values the trees compare (``6.1``, not ``6.099999904632568``;
-        :func:`~rfexplain.core.floats.cell_decimal`)."""
+        :func:`~rfexplain.core.floats.cell_decimal`); the columns of a model's string categories
+        hold the categories, as its ``predict`` reads them
+        (:func:`~rfexplain.core.instances.model_input`)."""
         if self.pipeline is not None:
             return self.pipeline.decode(values)
         pd = pandas()
         rows = self.forest.check_instances(values)
         thresholds = self.forest.thresholds
         short = [[cell_decimal(v, thresholds[f]) for f, v in enumerate(row)] for row in rows.tolist()]
-        return pd.DataFrame(short, columns=list(self.forest.feature_names), dtype=np.float64)
+        frame = pd.DataFrame(short, columns=list(self.forest.feature_names), dtype=np.float64)
+        strings = string_categories(self.model)
+        if strings:
+            named = np.asarray(model_input(self.model, rows), dtype=object)
+            for f in strings:
+                frame[self.forest.feature_names[f]] = named[:, f]
+        return frame
 
     def explain_many(
         self,

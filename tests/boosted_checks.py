@@ -10,6 +10,7 @@ import numpy as np
 
 import rfexplain as rx
 from rfexplain import Budget, Forest
+from rfexplain.core.instances import model_input
 from rfexplain.engines.base import Instance
 from rfexplain.oracle import Oracle
 from rfexplain.sat.engine import SatEngine
@@ -30,7 +31,10 @@ def check_sat_equals_oracle(model: Any, seed: int, instances: int = 4) -> Forest
     with SatEngine(forest) as engine:
         for k in np.random.default_rng(seed).choice(len(grid), size=instances, replace=False):
             instance = Instance.from_states(forest, grid[k])
-            assert forest.classes[instance.prediction] == model.predict(np.asarray([instance.values]))[0]
+            assert (
+                forest.classes[instance.prediction]
+                == model.predict(model_input(model, np.asarray([instance.values])))[0]
+            )
             axps = list(engine.sufficient_reasons(instance, Budget()))
             cxps = list(engine.necessary_reasons(instance, Budget()))
             assert reason_keys(axps) == reason_keys(oracle.sufficient_reasons(instance))

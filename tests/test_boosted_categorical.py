@@ -191,11 +191,16 @@ def test_states_named_by_the_pandas_categories_the_library_keeps(kind: str) -> N
     assert (forest.predict(codes) == model.predict(frame)).all()
 
 
-def test_hist_gradient_boosting_refuses_categories_that_are_not_integer_codes() -> None:
+def test_hist_gradient_boosting_refuses_categories_neither_integer_codes_nor_strings() -> None:
+    """Categories such as ``0.5`` (numbers that are no codes) stay refused, naming the remedies;
+    string categories are read (``tests/test_boosted_string_categories.py``)."""
     pd = pytest.importorskip("pandas")
     X, y = _data(seed=10, nan=0.0)
-    frame = pd.DataFrame({"x": X[:, 0], "a": np.asarray(["r", "g", "b", "c", "p", "o"])[X[:, 1].astype(int)]})
+    frame = pd.DataFrame({"x": X[:, 0], "a": X[:, 1] + 0.5})
     model = HistGradientBoostingClassifier(max_iter=3, categorical_features="from_dtype", random_state=0)
     model.fit(frame.astype({"a": "category"}), y)
     with pytest.raises(UnsupportedModelError, match="cat.codes"):
         Forest.from_sklearn(model)
+    strings = frame.assign(a=np.asarray(["r", "g", "b", "c", "p", "o"])[X[:, 1].astype(int)])
+    model.fit(strings.astype({"a": "category"}), y)
+    assert Forest.from_sklearn(model).categories[1] == ("b", "c", "g", "o", "p", "r", "(other)")

@@ -67,7 +67,7 @@ from rfexplain.core.errors import NotFittedError, UnsupportedModelError
 from rfexplain.core.floats import nearest_float32
 from rfexplain.core.imported import ImportedModel, NodeArrays
 
-__all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict", "compares_float64"]
+__all__ = ["BOOSTED", "is_boosted", "boosted_trees", "boosted_predict", "compares_float64", "string_categories"]
 
 #: The gradient-boosted classifiers the readers take (XGBoost's: :mod:`rfexplain.core.xgboost_import`,
 #: LightGBM's: :mod:`rfexplain.core.lightgbm_import`; a ``Booster`` of either).
@@ -198,7 +198,8 @@ def _hist_gradient_boosting(model: Any, codes: dict[int, list[str]]) -> tuple[li
     sends NaN by its ``missing_go_to_left``, which scikit-learn sets, for a feature with no NaN
     in training, to the child with more training samples (its ``count``)."""
     column, known = _categories(model)
-    codes.update({f: code_labels([], max(values, default=-1)) for f, values in known.items()})
+    strings = string_categories(model)
+    codes.update({f: code_labels(strings.get(f, []), max(values, default=-1)) for f, values in known.items()})
     n_scores = int(model.n_trees_per_iteration_)
     initial = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
     trees = []
@@ -237,20 +238,49 @@ def _hist_gradient_boosting(model: Any, codes: dict[int, list[str]]) -> tuple[li
     return trees, _vector_of(initial, n_scores, False), False
 
 
+def _encoded(model: Any) -> list[tuple[int, list[Any]]]:
+    """Per categorical column of a ``HistGradientBoostingClassifier``, ``(column, categories)``:
+    its encoder's categories but NaN, in the encoder's order (empty for another model)."""
+    categorical = getattr(model, "is_categorical_", None)
+    preprocessor = getattr(model, "_preprocessor", None)
+    if type(model).__name__ != "HistGradientBoostingClassifier" or preprocessor is None or not np.any(categorical):
+        return []
+    encoder = preprocessor.named_transformers_["encoder"]
+    return [
+        (f, [v for v in values.tolist() if not (isinstance(v, float) and math.isnan(v))])
+        for f, values in zip(np.flatnonzero(np.asarray(categorical, dtype=bool)).tolist(), encoder.categories_)
+    ]
+
+
+def string_categories(model: Any) -> dict[int, list[str]]:
+    """Per categorical column of a ``HistGradientBoostingClassifier`` whose categories are strings
+    (a DataFrame's ``category`` or ``object`` column), its categories in the encoder's order:
+    category ``c`` is the state ``c`` of its feature (module docstring). Empty for another model."""
+    return {f: values for f, values in _encoded(model) if values and all(isinstance(v, str) for v in values)}
+
+
 def _categories(model: Any) -> tuple[np.ndarray, dict[int, list[int]]]:
     """Per column of the trees, the model's column (its encoder puts the categorical ones first),
-    and per categorical column of the model its categories, non-negative integers in the
-    encoder's order (module docstring)."""
+    and per categorical column of the model its categories as codes in the encoder's order: the
+    non-negative integers themselves, or, for string categories, their positions (module
+    docstring)."""
     n_features = int(model.n_features_in_)
-    categorical = getattr(model, "is_categorical_", None)
-    if getattr(model, "_preprocessor", None) is None or categorical is None or not np.any(categorical):
+    encoded = _encoded(model)
+    if not encoded:
         return np.arange(n_features), {}
-    categorical = np.asarray(categorical, dtype=bool)
+    categorical = np.asarray(model.is_categorical_, dtype=bool)
     column = np.concatenate([np.flatnonzero(categorical), np.flatnonzero(~categorical)])
-    encoder = model._preprocessor.named_transformers_["encoder"]
+    strings = string_categories(model)
     known: dict[int, list[int]] = {}
-    for f, values in zip(np.flatnonzero(categorical).tolist(), encoder.categories_):
-        values = [v for v in values.tolist() if not (isinstance(v, float) and math.isnan(v))]
+    for f, values in encoded:
+        if f in strings:
+            if len(values) > MAX_CODES:
+                raise UnsupportedModelError(
+                    f"this HistGradientBoostingClassifier's categorical feature {f} has {len(values)} categories: "
+                    f"up to {MAX_CODES} are supported"
+                )
+            known[f] = list(range(len(values)))
+            continue
         integers = all(
             isinstance(v, (int, float, np.integer, np.floating))
             and not isinstance(v, bool)
@@ -260,9 +290,9 @@ def _categories(model: Any) -> tuple[np.ndarray, dict[int, list[int]]]:
         )
         if not integers:
             raise UnsupportedModelError(
-                f"this HistGradientBoostingClassifier's categorical feature {f} has categories that are not integer "
-                f"codes 0 to {MAX_CODES - 1} (e.g. {values[:3]}): fit it on the integer codes of the categories "
-                "(for a DataFrame, X[col].cat.codes) to explain it"
+                f"this HistGradientBoostingClassifier's categorical feature {f} has categories that are neither "
+                f"integer codes 0 to {MAX_CODES - 1} nor strings (e.g. {values[:3]}): fit it on the integer codes "
+                "of the categories (for a DataFrame, X[col].cat.codes) or on string categories to explain it"
             )
         known[f] = [int(v) for v in values]
     return column, known

@@ -496,9 +496,12 @@ class Forest:
         categorical feature (:attr:`categories`) that is not an integer. A categorical feature
         whose last state but the missing one is :data:`~rfexplain.core.set_splits.OTHER` reads
         every integer beyond its states as that state, negative ones too (a boosted model's
-        unknown category codes, :mod:`rfexplain.core.boosted_nodes`).
+        unknown category codes, :mod:`rfexplain.core.boosted_nodes`). A categorical feature's value
+        may also be given as the label of its state (a category: ``"red"``; another string is the
+        ``OTHER`` state, :func:`rfexplain.core.instances.labelled_values`), and a string is read
+        as 0 in a feature no tree tests of a forest with categorical features.
         """
-        arr = as_matrix(X, self.feature_names)
+        arr = self.matrix(X)
         if arr.ndim != 2:
             raise InvalidInstanceError(f"expected a 1-D instance or a 2-D array, got {arr.ndim} dimensions")
         if arr.shape[1] != self.n_features:
@@ -542,6 +545,14 @@ class Forest:
                         f"bounds [{bound[0]!r}, {bound[1]!r}]"
                     )
         return arr32
+
+    def matrix(self, X: Any) -> np.ndarray:
+        """Raw instances as a 2-D float64 array in the order of :attr:`feature_names`, not checked
+        (:func:`rfexplain.core.instances.as_matrix`): a categorical feature's value may be given
+        as its label, and a string is read as 0 in a feature no tree tests (of a forest with
+        categorical features)."""
+        labels = [c if c is not None or ts else () for c, ts in zip(self.categories, self.thresholds)]
+        return as_matrix(X, self.feature_names, labels)
 
     def states(self, X: Any) -> np.ndarray:
         """The state matrix of raw instances: entry ``[i, f]`` is the state of ``X[i, f]`` (NaN is

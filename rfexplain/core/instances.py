@@ -32,6 +32,7 @@ from rfexplain.core.errors import InvalidInstanceError
 
 __all__ = [
     "as_matrix",
+    "labelled_values",
     "mapping_rows",
     "in_model_order",
     "named_labels",
@@ -103,26 +104,72 @@ def in_model_order(X: Any, feature_names: Sequence[str], *, by_position: bool = 
     return X.iloc[:, [int(k) for k in order]]
 
 
-def as_matrix(X: Any, feature_names: Sequence[str]) -> np.ndarray:
+def as_matrix(X: Any, feature_names: Sequence[str], categories: Sequence[Sequence[str] | None] = ()) -> np.ndarray:
     """One instance (1-D) or many (2-D) as a 2-D float64 array in the order of ``feature_names``.
 
     Named pandas input is matched by name (see the module docstring); other input is taken by
-    position. Values are not validated here beyond being numeric.
+    position. Values are not validated here beyond being numeric, but for the categorical
+    features of ``categories`` (per feature, ``None`` or the labels of its states, as
+    :attr:`Forest.categories <rfexplain.core.forest.Forest.categories>`), whose value may be given
+    as a label (:func:`labelled_values`).
     """
     mappings = mapping_rows(X)
     if mappings is not None:
-        return _mapping_matrix(mappings, feature_names, what="instance" if isinstance(X, Mapping) else "rows")
+        what = "instance" if isinstance(X, Mapping) else "rows"
+        return _mapping_matrix(mappings, feature_names, categories, what=what)
     labels = named_labels(X)
     one = labels is not None and getattr(X, "ndim", 2) == 1
+    raw = X.to_numpy() if hasattr(X, "to_numpy") else X
     try:
-        arr = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
+        arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
+        if not any(c is not None for c in categories):
+            raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
+        arr = np.asarray(raw, dtype=object)
     if arr.ndim == 1:
         arr = arr[None, :]
     if labels is not None and arr.ndim == 2:
         arr = reorder_by_name(arr, labels, feature_names, what="instance" if one else "frame")
-    return arr
+    return labelled_values(arr, categories, feature_names) if arr.dtype == object else arr
+
+
+def labelled_values(
+    rows: np.ndarray, categories: Sequence[Sequence[str] | None], feature_names: Sequence[str]
+) -> np.ndarray:
+    """The 2-D object array ``rows`` as float64 numbers: a categorical feature's value given as
+    one of its state labels (a category, as the model was fitted on it) is that state's index,
+    :data:`~rfexplain.core.set_splits.MISSING` and ``None`` are NaN, and any other string is the
+    :data:`~rfexplain.core.set_splits.OTHER` state where the feature has one (a category the model
+    did not see); a string is 0 for a feature whose labels are empty (one no tree tests, whose
+    value is not read); every other value must be a number."""
+    from rfexplain.core.set_splits import MISSING, OTHER
+
+    if rows.ndim != 2 or rows.shape[1] != len(categories):
+        raise InvalidInstanceError(f"instances must be numeric rows of {len(categories)} features")
+    out = np.empty(rows.shape, dtype=np.float64)
+    for f, labels in enumerate(categories):
+        index = {label: k for k, label in enumerate(labels or ())}
+        for r, value in enumerate(rows[:, f].tolist()):
+            if value is None or (labels is not None and value == MISSING):
+                out[r, f] = np.nan
+            elif labels == () and isinstance(value, str):
+                out[r, f] = 0.0
+            elif labels is not None and isinstance(value, str):
+                if value not in index and OTHER not in index:
+                    raise InvalidInstanceError(
+                        f"instance {r} has the unknown category {value!r} in feature {feature_names[f]!r} "
+                        f"(known: {[v for v in labels if v != MISSING]})"
+                    )
+                out[r, f] = index.get(value, index.get(OTHER, 0))
+            else:
+                try:
+                    out[r, f] = float(value)
+                except (TypeError, ValueError):
+                    kind = "a category or a number" if labels is not None else "a number"
+                    raise InvalidInstanceError(
+                        f"instance {r} has {value!r} in feature {feature_names[f]!r}, which must be {kind}"
+                    ) from None
+    return out
 
 
 def mapping_rows(X: Any) -> list[Mapping[Any, Any]] | None:
@@ -135,8 +182,15 @@ def mapping_rows(X: Any) -> list[Mapping[Any, Any]] | None:
     return None
 
 
-def _mapping_matrix(rows: Sequence[Mapping[Any, Any]], feature_names: Sequence[str], *, what: str) -> np.ndarray:
-    """Rows given as mappings of feature names to values, in the order of ``feature_names``."""
+def _mapping_matrix(
+    rows: Sequence[Mapping[Any, Any]],
+    feature_names: Sequence[str],
+    categories: Sequence[Sequence[str] | None],
+    *,
+    what: str,
+) -> np.ndarray:
+    """Rows given as mappings of feature names to values, in the order of ``feature_names``
+    (categories given by label as in :func:`as_matrix`)."""
     out = np.empty((len(rows), len(feature_names)), dtype=np.float64)
     for k, row in enumerate(rows):
         names = list(row.keys())
@@ -147,8 +201,11 @@ def _mapping_matrix(rows: Sequence[Mapping[Any, Any]], feature_names: Sequence[s
         try:
             values = np.asarray([list(row.values())], dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
-        out[k] = reorder_by_name(values, names, feature_names, what=what)[0]
+            if not any(c is not None for c in categories):
+                raise InvalidInstanceError(f"instances must be numeric: {exc}") from None
+            values = np.asarray([list(row.values())], dtype=object)
+        ordered = reorder_by_name(values, names, feature_names, what=what)
+        out[k] = (labelled_values(ordered, categories, feature_names) if ordered.dtype == object else ordered)[0]
     return out
 
 
@@ -189,9 +246,22 @@ def pandas() -> Any:
 def model_input(model: Any, X32: np.ndarray) -> Any:
     """``X32`` (rows in the model's column order) as the model wants it: a DataFrame with its
     ``feature_names_in_`` when it was fitted on one (no "valid feature names" warning), else the
-    array itself."""
+    array itself; the columns of a ``HistGradientBoostingClassifier``'s string categories hold
+    the categories (:func:`~rfexplain.core.boosted_import.string_categories`: a value that is the
+    code of one, its category, any other value NaN, which its encoder reads as it reads an unknown
+    category)."""
+    from rfexplain.core.boosted_import import string_categories
+
     names = getattr(model, "feature_names_in_", None)
+    strings = string_categories(model)
+    if strings:
+        rows = np.asarray(X32, dtype=np.float64)
+        X32 = rows.astype(object)
+        for f, values in strings.items():
+            code = rows[:, f]
+            known = (code == np.floor(code)) & (code >= 0) & (code < len(values))
+            X32[:, f] = [values[int(c)] if k else np.nan for c, k in zip(code.tolist(), known.tolist())]
     if names is None:
         return X32
     pd = pandas()  # fitted on a DataFrame, so pandas is installed
-    return pd.DataFrame(np.asarray(X32), columns=list(names))
+    return pd.DataFrame(X32 if strings else np.asarray(X32), columns=list(names))

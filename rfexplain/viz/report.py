@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rfexplain.core.errors import InvalidInstanceError, QueryArgumentError
-from rfexplain.core.instances import as_matrix, in_model_order, mapping_rows
+from rfexplain.core.instances import in_model_order, mapping_rows
 from rfexplain.viz.chart import relevance_chart
 from rfexplain.viz.report_html import class_summary, describe_model, document, glossary, row_section, summary_table
 from rfexplain.viz.report_rows import RowReport, explain_rows
@@ -43,7 +43,7 @@ def _rows(explainer: Any, X: Any) -> list[Any]:
     """The rows to explain: for a pipeline, rows of its original columns (a DataFrame matched by
     name, or mappings of names to values); otherwise numbers in the forest's column order."""
     if getattr(explainer, "pipeline", None) is None:
-        return list(as_matrix(X, explainer.forest.feature_names))
+        return list(explainer.forest.matrix(X))
     mappings = mapping_rows(X)
     if mappings is not None:
         return mappings
