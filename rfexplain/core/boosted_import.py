@@ -47,12 +47,18 @@ in their order, then the numeric ones; the reader maps the trees' columns back),
 categories become NaN, and a categorical split sends a code left iff it is in the node's
 ``raw_left_cat_bitsets``, NaN and (after the encoder, none) unknown codes by
 ``missing_go_to_left``. The reader supports categories that are non-negative integers (the codes
-the model saw; categories of another kind, such as a DataFrame's string categories, are
-refused): the feature is one categorical feature of the forest (:mod:`rfexplain.core.boosted_nodes`)
-whose states are the integers ``0, ..., K - 1`` (``K`` one more than the largest category),
-labelled by themselves (``"3"``), then ``"(other)"``, then the missing state; an integer that is
-not a category of the model (``"(other)"``, or a state below ``K`` the model did not see) goes
-where NaN goes, as scikit-learn's encoder and predictor send it.
+the model saw) and strings (a DataFrame's ``category`` or ``object`` column); other categories
+(numbers that are no codes) are refused. The feature is one categorical feature of the forest
+(:mod:`rfexplain.core.boosted_nodes`). For integer categories its states are the integers ``0,
+..., K - 1`` (``K`` one more than the largest category), labelled by themselves (``"3"``); for
+string categories they are the encoder's codes ``0, ..., K - 1``, labelled by the categories
+(state ``c`` is ``categories_[c]``, :func:`string_categories`), and the user gives the strings
+(:meth:`Forest.matrix <rfexplain.core.forest.Forest.matrix>` reads a label as its state) while
+every call back into the model gives it the categories
+(:func:`~rfexplain.core.instances.model_input`). Then come ``"(other)"`` and the missing state;
+an input that is not a category of the model (``"(other)"``, an unknown string, or a state below
+``K`` the model did not see) goes where NaN goes, as scikit-learn's encoder (unknown categories
+and NaN both encoded as NaN) and predictor send it.
 """
 
 from __future__ import annotations
