@@ -21,11 +21,11 @@ def reason_keys(reasons: Any) -> set[Any]:
     return {(r.kind, tuple(sorted((f, tuple(sorted(s))) for f, s in r.literals.items())), r.target) for r in reasons}
 
 
-def check_sat_equals_oracle(model: Any, seed: int, instances: int = 4) -> Forest:
-    """On ``instances`` random state vectors of ``model``'s forest: the decision is the model's
-    ``predict``; every AXp and CXp and the robustness equal the oracle's; every reason verifies
-    against the model. Returns the forest."""
-    forest = Forest.from_sklearn(model)
+def check_sat_equals_oracle(model: Any, seed: int, instances: int = 4, missing: Any = "learned") -> Forest:
+    """On ``instances`` random state vectors of ``model``'s forest (read with ``missing``): the
+    decision is the model's ``predict``; every AXp and CXp and the robustness equal the oracle's;
+    every reason verifies against the model. Returns the forest."""
+    forest = Forest.from_sklearn(model, missing=missing)
     oracle = Oracle(forest)
     grid = np.asarray(oracle.grid)
     with SatEngine(forest) as engine:

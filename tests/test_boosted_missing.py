@@ -218,7 +218,7 @@ def test_hist_gradient_boosting_without_nan_in_training_sends_nan_to_the_larger_
 def test_lightgbm_nan_as_zero_and_zero_as_missing() -> None:
     """``use_missing=False`` (every NaN read as 0, ``missing_type`` None) decides as ``predict``
     read with ``missing="all"``; ``zero_as_missing=True`` (zeros and NaN routed by
-    ``default_left``) decides as ``predict`` read by default, NaN and zeros included
+    ``default_left``) decides as ``predict`` read with ``missing="all"``, NaN and zeros included
     (``tests/test_boosted_zero_missing.py`` checks every value class)."""
     X, y = _data(seed=4, nan=0.2)
     model = _fit("lgbm", X, y, use_missing=False)
@@ -226,7 +226,7 @@ def test_lightgbm_nan_as_zero_and_zero_as_missing() -> None:
     _assert_decides_as_predict("lgbm", forest, model, X)
     X[::5, 0] = 0.0
     zero = _fit("lgbm", X, y, zero_as_missing=True)
-    read = Forest.from_sklearn(zero)
+    read = Forest.from_sklearn(zero, missing="all")
     assert read.accepts_missing(0)
     _assert_decides_as_predict("lgbm", read, zero, X)
 

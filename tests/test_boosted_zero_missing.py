@@ -1,6 +1,7 @@
 """LightGBM models reading zeros as missing values (``zero_as_missing=True``, splits of
 ``missing_type`` Zero; :mod:`rfexplain.core.lightgbm_import`): the zero band ``|x| <= 1e-35``
-(float32) and NaN go by ``default_left``, every other number by ``x <= threshold``. The decision
+(float32) and NaN go by ``default_left``, every other number by ``x <= threshold``; NaN is read
+with ``missing="all"``. The decision
 equals ``predict`` on every value class (0, -0.0, the band's edges and their neighbours, tiny
 numbers, NaN, numbers on both sides of the thresholds), with ``use_missing=False`` and
 categorical features too; the SAT engine equals the oracle on small models and every reason
@@ -90,18 +91,23 @@ def _zero_splits(model: Any) -> int:
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_zero_as_missing_decides_as_predict_on_every_value_class(n_classes: int) -> None:
-    """``zero_as_missing=True``: read by default (the model routes missing values, so NaN is a
-    state of every tested feature), the forest decides every value class as ``predict``; it was
-    refused before."""
+    """``zero_as_missing=True`` (it was refused before): read by default, the zero band is read
+    and NaN (which its splits read as 0) is not; read with ``missing="all"``, NaN is a state of
+    every tested feature. Both decide every value class as ``predict``."""
     X, y = _data(seed=n_classes, n_classes=n_classes)
     model = _fit(X, y, zero_as_missing=True)
     assert _zero_splits(model) > 0
-    forest = Forest.from_sklearn(model)
-    assert all(forest.accepts_missing(f) for f in forest.tested_features)
     rows = _value_rows(X, seed=n_classes)
-    assert (forest.predict(X) == model.predict(X)).all()
-    _assert_decides_as_predict(forest, model, rows)
-    assert Forest.from_json(forest.to_json()) == forest
+    numbers = rows[~np.isnan(rows).any(axis=1)]
+    forest = Forest.from_sklearn(model)
+    assert not any(forest.accepts_missing(f) for f in forest.tested_features)
+    _assert_decides_as_predict(forest, model, numbers)
+    everywhere = Forest.from_sklearn(model, missing="all")
+    assert all(everywhere.accepts_missing(f) for f in everywhere.tested_features)
+    assert (everywhere.predict(X) == model.predict(X)).all()
+    _assert_decides_as_predict(everywhere, model, rows)
+    for read in (forest, everywhere):
+        assert Forest.from_json(read.to_json()) == read
 
 
 def _assert_decides_as_predict(forest: Forest, model: Any, rows: np.ndarray) -> None:
@@ -140,14 +146,15 @@ def test_zero_as_missing_with_use_missing_false_or_categorical_features(options:
     _assert_decides_as_predict(forest, model, rows)
 
 
+@pytest.mark.parametrize("missing", ["learned", "all"])
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_sat_equals_oracle_with_the_zero_band(n_classes: int) -> None:
-    """The engine contract on small models reading zeros as missing: every AXp, CXp and the
-    robustness equal the oracle's and every reason verifies against LightGBM's ``predict`` (the
-    witnesses' values in the band are read as zero by it)."""
+def test_sat_equals_oracle_with_the_zero_band(n_classes: int, missing: str) -> None:
+    """The engine contract on small models reading zeros as missing, NaN read or not: every AXp,
+    CXp and the robustness equal the oracle's and every reason verifies against LightGBM's
+    ``predict`` (the witnesses' values in the band are read as zero by it)."""
     X, y = _data(seed=10 + n_classes, n_classes=n_classes)
     model = _fit(X, y, rounds=3, leaves=4, zero_as_missing=True)
-    check_sat_equals_oracle(model, seed=n_classes, instances=5)
+    check_sat_equals_oracle(model, seed=n_classes, instances=5, missing=missing)
 
 
 def test_reasons_on_zero_rows_verify() -> None:
@@ -156,7 +163,7 @@ def test_reasons_on_zero_rows_verify() -> None:
     X, y = _data(seed=20)
     model = _fit(X, y, rounds=6, zero_as_missing=True)
     rows = np.asarray([[0.0, 0.4, 1.0], [-0.0, 0.0, -1.0], [1e-36, np.nan, 0.2], [1.5, -1e-36, 0.0]])
-    with rx.Explainer(model, engine="sat") as explainer:
+    with rx.Explainer(model, engine="sat", missing="all") as explainer:
         for row in rows:
             decision = explainer.explain(row)
             assert decision.prediction == model.predict(row[None, :])[0]

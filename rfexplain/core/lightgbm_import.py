@@ -34,8 +34,10 @@ intervals between the float32 thresholds of the feature's Zero splits and the ba
 ``x < -ZERO`` and ``x <= ZERO`` (so that the band ``[-ZERO, ZERO]`` is a state of its own): it
 sends left the states at most its threshold but the band, and the band and NaN when
 ``default_left``. :func:`~rfexplain.core.boosted_nodes.read_boosted` rewrites it as threshold
-tests, as it does the categorical splits; the model routes missing values, so they are read by
-default as for a model with splits of ``missing_type`` NaN.
+tests, as it does the categorical splits. The zero band is always read; NaN, which such a split
+reads as 0 as a split of ``missing_type`` None does, is read where ``missing`` chooses (by
+default, ``"learned"``, only when a split of ``missing_type`` NaN shows training with missing
+values).
 
 Linear trees, random-forest mode (``average_output``) and objectives other than binary and
 multi-class classification are refused.
@@ -72,7 +74,7 @@ def lightgbm_trees(model: Any, missing: Any = "learned", given_names: Any = None
     ``own_vote`` is ``"additive"``. ``missing`` chooses the features whose NaN the trees route as
     LightGBM does (:func:`rfexplain.core.boosted_nodes.read_boosted`; names in it
     ``given_names``, else the model's); the model shows training with missing values by a split
-    of ``missing_type`` NaN or Zero."""
+    of ``missing_type`` NaN (NaN is read as 0 at the others)."""
     booster = model.booster_ if type(model).__name__ == "LGBMClassifier" else model
     dump = booster.dump_model()
     objective = str(dump.get("objective", "")).split(" ")[0]
@@ -149,10 +151,9 @@ def _node_arrays(
 ) -> NodeArrays:
     """One dumped tree as node arrays (nodes depth first, the left child first). A NaN goes to the
     ``default_left`` side of a split of ``missing_type`` NaN (one is appended to ``shown``), and
-    is read as 0 by one of ``missing_type`` None; a split of ``missing_type`` Zero (one is
-    appended to ``shown``) sends left the states of ``bands`` (its feature's) at most its
-    threshold but the zero band, and the zero band and NaN by ``default_left`` (module
-    docstring); a categorical split sends its codes left (NaN right), its feature's largest code
+    is read as 0 by one of ``missing_type`` None; a split of ``missing_type`` Zero sends left the
+    states of ``bands`` (its feature's) at most its threshold but the zero band, and the zero band
+    and NaN by ``default_left`` (module docstring); a categorical split sends its codes left (NaN right), its feature's largest code
     noted in ``largest``."""
     if "is_linear" in info and info["is_linear"]:
         raise UnsupportedModelError("LightGBM linear trees are not supported")
@@ -166,7 +167,7 @@ def _node_arrays(
             rows[at] = (-1, 0.0, -1, -1, False, leaf_vector(float(node["leaf_value"]), k, n_scores))
             return at
         f = int(node["split_feature"])
-        if node["missing_type"] in ("NaN", "Zero"):
+        if node["missing_type"] == "NaN":
             shown.append(True)
         if node["decision_type"] == "==":
             codes = frozenset(int(c) for c in str(node["threshold"]).split("||"))
