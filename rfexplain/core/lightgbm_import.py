@@ -153,8 +153,8 @@ def _node_arrays(
     ``default_left`` side of a split of ``missing_type`` NaN (one is appended to ``shown``), and
     is read as 0 by one of ``missing_type`` None; a split of ``missing_type`` Zero sends left the
     states of ``bands`` (its feature's) at most its threshold but the zero band, and the zero band
-    and NaN by ``default_left`` (module docstring); a categorical split sends its codes left (NaN right), its feature's largest code
-    noted in ``largest``."""
+    and NaN by ``default_left`` (module docstring); a categorical split sends its codes left (NaN
+    right), its feature's largest code noted in ``largest``."""
     if "is_linear" in info and info["is_linear"]:
         raise UnsupportedModelError("LightGBM linear trees are not supported")
     rows: list[tuple[int, float, int, int, bool, list[float]]] = []  # feature, threshold, left, right, NaN left, vector
