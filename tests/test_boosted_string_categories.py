@@ -81,6 +81,8 @@ def test_decides_as_predict_on_every_category_unknown_and_missing(dtype: str, n_
     rows = _every_value(frame)
     assert (forest.predict(frame) == model.predict(frame)).all()
     assert (forest.predict(rows) == model.predict(rows)).all()
+    typed = rows.astype({"colour": "string", "size": "string"})  # missing values as pandas.NA
+    assert (forest.predict(typed) == model.predict(rows)).all()
     assert Forest.from_json(forest.to_json()) == forest
 
 

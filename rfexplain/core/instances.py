@@ -138,7 +138,7 @@ def labelled_values(
 ) -> np.ndarray:
     """The 2-D object array ``rows`` as float64 numbers: a categorical feature's value given as
     one of its state labels (a category, as the model was fitted on it) is that state's index,
-    :data:`~rfexplain.core.set_splits.MISSING` and ``None`` are NaN, and any other string is the
+    :data:`~rfexplain.core.set_splits.MISSING`, ``None`` and ``pandas.NA`` are NaN, and any other string is the
     :data:`~rfexplain.core.set_splits.OTHER` state where the feature has one (a category the model
     did not see); a string is 0 for a feature whose labels are empty (one no tree tests, whose
     value is not read); every other value must be a number."""
@@ -150,7 +150,7 @@ def labelled_values(
     for f, labels in enumerate(categories):
         index = {label: k for k, label in enumerate(labels or ())}
         for r, value in enumerate(rows[:, f].tolist()):
-            if value is None or (labels is not None and value == MISSING):
+            if value is None or type(value).__name__ == "NAType" or (labels is not None and value == MISSING):
                 out[r, f] = np.nan
             elif labels == () and isinstance(value, str):
                 out[r, f] = 0.0
