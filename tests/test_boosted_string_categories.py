@@ -145,3 +145,61 @@ def test_explainer_takes_and_gives_the_users_columns() -> None:
     assert any("colour in {" in text for text in texts)
     assert back["colour"].tolist()[0] == "red" and back["size"].tolist()[0] == "L"
     assert pd.isna(back["colour"].tolist()[1]) and pd.isna(back["size"].tolist()[1])
+
+
+def test_the_command_line_reads_string_categories(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``rfexplain explain --input`` / ``--values`` and ``rfexplain batch --input`` on a model of
+    string categories read its CSV cells as the user's strings (by the header's names), as the
+    API does (an unknown string is the ``(other)`` state); a short row is its own error."""
+    import json
+
+    import joblib
+
+    from rfexplain.cli import main
+
+    frame, y = _frame(4)
+    model = _fit(frame, y)
+    model_path = tmp_path / "hgb.joblib"
+    joblib.dump(model, model_path)
+    rows = frame.iloc[:4].copy()
+    rows.iloc[2, 1] = "gold"
+    csv_path = tmp_path / "rows.csv"
+    rows[["size", "x", "colour"]].to_csv(csv_path, index=False)  # columns matched by name
+    explainer = rx.Explainer(model, engine="oracle")
+    expected = [explainer.explain(rows.iloc[[k]]).sufficient_reason().to_dict() for k in range(4)]
+    assert main(["batch", str(model_path), "--input", str(csv_path), "--engine", "oracle", "--no-progress"]) == 0
+    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [d["error"] for d in docs] == [None] * 4
+    assert [d["result"] for d in docs] == [[e] for e in expected]  # a batch record holds a list of reasons
+    html = tmp_path / "rows.html"
+    assert main(["report", str(model_path), "--input", str(csv_path), "--engine", "oracle", "--out", str(html)]) == 0
+    assert "gold" not in html.read_text() or "(other)" in html.read_text()
+    capsys.readouterr()
+    values = f"x={rows.iloc[0, 0]},colour={rows.iloc[0, 1]},size={rows.iloc[0, 2]}"
+    assert main(["explain", str(model_path), "--values", values, "--engine", "oracle", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["prediction"] == docs[0]["prediction"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("x,colour,size\n0.5,red,S\n0.1,M\n")
+    assert main(["batch", str(model_path), "--input", str(bad), "--engine", "oracle", "--no-progress"]) == 1
+    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert docs[0]["error"] is None and docs[1]["error"].startswith("InvalidInstanceError: row 1")
+
+
+def test_flips_of_a_row_with_a_missing_or_unknown_category_read_its_state() -> None:
+    """A row whose categorical value is missing (or a category the model never saw) is decided,
+    printed and flipped: each change of its necessary reasons starts from the row's own state
+    of the feature (its missing or ``(other)`` state), and ends in the witness's."""
+    frame, y = _frame(5)
+    model = _fit(frame, y)
+    explainer = rx.Explainer(model, engine="oracle")
+    rows = frame.iloc[:12].astype(object)
+    rows.iloc[0, 1], rows.iloc[1, 1], rows.iloc[2, 1] = None, "gold", np.nan
+    states = explainer.forest.states(rows)
+    for k in range(len(rows)):
+        d = explainer.explain(rows.iloc[[k]])
+        assert str(d)  # printed with its actions
+        for reason in d.necessary_reasons(limit=5):
+            witness = explainer.forest.states(np.asarray([reason.witnesses[0].values]))[0]
+            for change in reason.changes:
+                assert change.before == states[k, change.feature]
+                assert change.after == witness[change.feature]

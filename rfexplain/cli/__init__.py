@@ -28,7 +28,7 @@ The modules, in the order they build on each other:
 from rfexplain.cli.batch_command import cmd_batch
 from rfexplain.cli.commands import cmd_explain, cmd_info, cmd_report, cmd_train, cmd_warmup
 from rfexplain.cli.dispatch import ISSUES, main
-from rfexplain.cli.inputs import read_batch_input, read_input
+from rfexplain.cli.inputs import read_batch_input
 from rfexplain.cli.models import load_forest_or_model, train_forest
 from rfexplain.cli.options import UsageError
 from rfexplain.cli.parser import QUERY_CHOICES, build_parser
@@ -40,7 +40,6 @@ __all__ = [
     "ISSUES",
     "UsageError",
     "load_forest_or_model",
-    "read_input",
     "read_batch_input",
     "train_forest",
     "cmd_info",

@@ -1,5 +1,7 @@
-"""The ``--input`` CSV of instances: read whole (:func:`read_input`) or row by row, a bad row
-named instead of refusing the file (:func:`read_batch_input`, for ``rfexplain batch``)."""
+"""The ``--input`` CSV of instances, read row by row, a bad row named instead of refusing the
+file (:func:`read_batch_input`, for ``rfexplain batch`` and ``rfexplain report``). A
+pipeline explained in its original columns, and a model fitted on a DataFrame's string
+categories, read the file as a table of the user's columns, matched by the header's names."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from rfexplain.cli.options import UsageError
 
-__all__ = ["existing_file", "read_input", "read_batch_input"]
+__all__ = ["existing_file", "read_batch_input", "reads_columns"]
 
 
 def existing_file(path: str, what: str = "a model file") -> Path:
@@ -22,29 +24,23 @@ def existing_file(path: str, what: str = "a model file") -> Path:
     return file
 
 
-def read_input(path: str, forest: Any, model: Any) -> Any:
-    """The instances of ``--input``: a numeric array in the forest's column order, or, for a
-    pipeline explained in its original columns, a DataFrame of those columns (matched by name);
-    either way one extra last column is a label and is ignored."""
-    from rfexplain import datasets
+def reads_columns(model: Any) -> bool:
+    """Whether ``model``'s instances are rows of the user's columns, read by name from a CSV
+    file's header: a pipeline explained in its original columns, or a model whose categories are
+    strings (:func:`~rfexplain.core.boosted_import.string_categories`)."""
+    from rfexplain.core.boosted_import import string_categories
     from rfexplain.pipelines import is_transforming_pipeline
 
-    if model is not None and is_transforming_pipeline(model):
-        from rfexplain.core.instances import pandas
-
-        frame = pandas().read_csv(existing_file(path, "a CSV file of instances"), skipinitialspace=True)
-        names = set(forest.feature_names)
-        if len(frame.columns) == len(names) + 1 and frame.columns[-1] not in names:
-            frame = frame.iloc[:, :-1]  # one extra last column is the label, as for a plain model
-        return frame
-    return datasets.read_instances(path, forest.feature_names)
+    return model is not None and (is_transforming_pipeline(model) or bool(string_categories(model)))
 
 
 def read_batch_input(path: str, forest: Any, model: Any) -> tuple[Any, dict[int, str]]:
-    """``(instances, bad rows)`` of ``batch --input``: as :func:`read_input`, except that a row
-    that is wrong on its own (too few or too many values, a value that is not a number) is kept
-    as a placeholder and named in ``bad rows`` (row number -> what is wrong, with its line in the
-    file), so that it gets its own error record. A header that does not name the model's columns
+    """``(instances, bad rows)`` of ``--input``: a numeric array in the forest's column order, or,
+    where :func:`reads_columns`, a DataFrame of the user's columns (matched by name); either way
+    one extra last column is a label and is ignored. A row that is wrong on its own (too few or
+    too many values, a value that is not a number) is kept as a placeholder and named in ``bad
+    rows`` (row number -> what is wrong, with its line in the file), so that it gets its own
+    error record. A header that does not name the model's columns
     concerns every row and is refused (:class:`~rfexplain.InvalidInstanceError`)."""
     import csv
     import io
@@ -52,7 +48,6 @@ def read_batch_input(path: str, forest: Any, model: Any) -> tuple[Any, dict[int,
     import numpy as np
 
     from rfexplain.core.instances import pandas, reorder_by_name
-    from rfexplain.pipelines import is_transforming_pipeline
 
     file = existing_file(path, "a CSV file of instances")
     with file.open(newline="") as handle:
@@ -64,7 +59,7 @@ def read_batch_input(path: str, forest: Any, model: Any) -> tuple[Any, dict[int,
     width = len(names)
     name = file.name
     bad: dict[int, str] = {}
-    if model is not None and is_transforming_pipeline(model):  # original columns, matched by name
+    if reads_columns(model):  # the user's columns, matched by name
         columns = [cell.strip() for cell in lines[0][1]]
         keep = columns[:-1] if len(columns) == width + 1 and columns[-1] not in set(names) else columns
         good: list[list[str]] = []

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from rfexplain.cli.inputs import existing_file, read_batch_input, read_input
+from rfexplain.cli.inputs import existing_file, read_batch_input
 from rfexplain.cli.options import UsageError
 
 __all__ = ["load_forest_or_model", "is_regressor", "train_forest", "train_split", "instance_pool", "rows_read_whole"]
@@ -76,13 +76,11 @@ def train_forest(args: argparse.Namespace, test_size: float | None = None) -> An
     )
 
 
-def instance_pool(
-    args: argparse.Namespace, path: str | None, bad: dict[int, str] | None = None
-) -> tuple[Any, Any, Any, list[int]]:
+def instance_pool(args: argparse.Namespace, path: str | None, bad: dict[int, str]) -> tuple[Any, Any, Any, list[int]]:
     """``(forest, model, rows, row ids)`` of ``batch`` and ``report``: a saved model or a forest
     trained on ``--dataset``, and the rows to explain (``--input`` CSV, else the dataset's rows).
-    Given ``bad``, an ``--input`` row that is wrong on its own is named there (row number ->
-    what is wrong, :func:`read_batch_input`) instead of refusing the file."""
+    An ``--input`` row that is wrong on its own is named in ``bad`` (row number -> what is wrong,
+    :func:`read_batch_input`) instead of refusing the file."""
     from rfexplain import datasets
 
     pool: Any = None
@@ -97,11 +95,8 @@ def instance_pool(
     else:
         raise UsageError("give a model file or --dataset")
     if args.input:
-        if bad is None:
-            pool = read_input(args.input, forest, model)
-        else:
-            pool, found = read_batch_input(args.input, forest, model)
-            bad.update(found)
+        pool, found = read_batch_input(args.input, forest, model)
+        bad.update(found)
         pool_ids = list(range(len(pool)))
     if pool is None:
         raise UsageError("give the instances: --dataset (its rows) or --input CSV")

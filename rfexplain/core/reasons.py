@@ -309,9 +309,12 @@ class Reason:
         return f"to get {self.changes_lead_to!r}: " + " and ".join(c.describe() for c in changes)
 
     def _state(self, feature: int, value: float) -> int:
-        """The state of a raw value of ``feature`` (a category's index for a categorical one)."""
-        if self.space is None or self.space.category_labels(feature) is not None:
+        """The state of a raw value of ``feature`` (for a categorical one
+        :meth:`~rfexplain.core.space.FeatureSpace.category_state`)."""
+        if self.space is None:
             return int(round(value))
+        if self.space.category_labels(feature) is not None:
+            return self.space.category_state(feature, value)
         thresholds = np.asarray(self.space.thresholds[feature], dtype=np.float64)
         return int(np.searchsorted(thresholds, float(np.float32(value)), side="left"))
 
@@ -579,3 +582,4 @@ def _json_value(value: float, space: FeatureSpace, feature: int) -> float | str:
     if space.category_labels(feature) is not None:
         return float(value)
     return cell_decimal(value, space.thresholds[feature])
+

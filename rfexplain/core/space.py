@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from rfexplain.core.floats import float32_text, largest_float32_at_most, significant_digits
+from rfexplain.core.set_splits import OTHER
 
 __all__ = ["FeatureSpace", "has_missing_state"]
 
@@ -61,6 +62,20 @@ class FeatureSpace:
     def category_labels(self, feature: int) -> tuple[str, ...] | None:
         """The state labels of a categorical feature, ``None`` for a numeric one."""
         return self.categories[feature] if self.categories else None
+
+    def category_state(self, feature: int, value: float) -> int:
+        """The state of a categorical feature's raw value: its code; NaN is the missing state (the
+        last) where the feature may be missing; a code beyond its categories, or not an integer,
+        is the ``"(other)"`` state where the feature has one (a model's unknown category,
+        :mod:`rfexplain.core.set_splits`)."""
+        labels = self.category_labels(feature) or ()
+        missing = self.accepts_missing(feature)
+        if math.isnan(value) and missing:
+            return self.n_states(feature) - 1
+        known = len(labels) - (1 if missing else 0)
+        if OTHER in labels and (math.isnan(value) or not 0 <= value < known or value != round(value)):
+            return labels.index(OTHER)
+        return int(round(value))
 
     def n_states(self, feature: int) -> int:
         return len(self.thresholds[feature]) + 1

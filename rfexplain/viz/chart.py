@@ -118,7 +118,7 @@ def _numeric_line(
 
 
 def _categorical_line(
-    y: int, labels: tuple[str, ...], value: float, states: frozenset[int] | None, change: Change | None
+    y: int, labels: tuple[str, ...], state: int, states: frozenset[int] | None, change: Change | None
 ) -> list[str]:
     width = (_RIGHT - _LEFT - 20) / max(len(labels), 1)
     parts = []
@@ -131,7 +131,7 @@ def _categorical_line(
         fits = max(int(width / 5.5), 3)  # characters of 9-pixel text the cell holds
         shown = label if len(label) <= fits else label[: fits - 1] + "…"
         parts.append(f'<text class="m" x="{x0 + width / 2:.1f}" y="{y + 12}">{_escape(shown)}</text>')
-    here = _LEFT + 10 + (int(round(value)) + 0.5) * width
+    here = _LEFT + 10 + (state + 0.5) * width
     parts.append(f'<path class="i" d="M{here:.1f} {y - 10}l4 5-4 5-4-5z"/>')
     return parts
 
@@ -141,7 +141,7 @@ def value_text(space: FeatureSpace, feature: int, value: float) -> str:
     reads back as the float32 number the trees compare (``6.6``, not ``6.599999904632568``)."""
     labels = space.category_labels(feature)
     if labels is not None:
-        return str(labels[int(round(value))])
+        return str(labels[space.category_state(feature, value)])
     return float32_text(value)
 
 
@@ -201,7 +201,7 @@ def reason_chart(
         name = space.feature_names[f]
         body.append(_name(y, name))
         if labels is not None:
-            body += _categorical_line(y, labels, values[f], literals.get(f), moves.get(f))
+            body += _categorical_line(y, labels, space.category_state(f, values[f]), literals.get(f), moves.get(f))
         else:
             body += _numeric_line(y, space.thresholds[f], values[f], literals.get(f), moves.get(f))
         condition = _condition(space, f, values[f], literals.get(f), moves.get(f))
