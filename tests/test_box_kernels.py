@@ -223,3 +223,82 @@ def test_remaining_work_is_unknown_at_the_root_and_none_once_the_stack_is_empty(
     assert run.remaining_work([0, 0], [3, 1]) == 10 * 4 * 0.5 / 0.5
     run.state[:] = 0  # an empty stack
     assert run.remaining_work([0, 0], [3, 1]) == 0.0
+
+
+def _chain_order(trees: np.ndarray, rows: np.ndarray, partner: np.ndarray) -> list[int]:
+    """The trees of ``rows`` in the chain bound's order: as they come, each followed by its partner."""
+    present = list(dict.fromkeys(trees[rows].tolist()))
+    order: list[int] = []
+    for t in present:
+        p = int(partner[t])
+        if p in present and p < t:
+            continue
+        order.append(t)
+        if p in present:
+            order.append(p)
+    return order
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(leaf_boxes(), st.integers(0, 2**32 - 1), st.sampled_from([-np.inf, 0.0, 1.0]))
+def test_chain_bound_is_the_best_chain_of_consistent_neighbours(case: dict[str, Any], seed: int, floor: float) -> None:
+    """The chain bound against its definition (one other class, rows in decreasing margin within
+    each tree, a random matching of trees): the best sum over one leaf per tree where each leaf
+    shares a point with the one of the tree before it in the chain (each tree's partner right
+    after it), when above ``floor``, else at most ``floor``; never above the pair bound, and never
+    below the best set of leaves, one per tree, that share a point pairwise (every point's)."""
+    from rfexplain.sat.chain_kernels import chain_bound
+
+    low, high, trees, rows = case["low"], case["high"], case["trees"], case["rows"]
+    rng = np.random.default_rng(seed)
+    margins = np.round(rng.uniform(-1, 1, size=(len(low), 1)), 1)
+    rows = rows[np.lexsort((-margins[rows, 0], trees[rows]))]
+    n_trees = int(trees.max()) + 1
+    ids = rng.permutation(n_trees)
+    partner = np.full(n_trees, -1, np.int64)
+    for a, b in zip(ids[0::2], ids[1::2]):
+        if rng.random() < 0.8:
+            partner[a], partner[b] = b, a
+
+    def meets(a: int, b: int) -> bool:
+        return bool(np.all(np.maximum(low[a], low[b]) <= np.minimum(high[a], high[b])))
+
+    order = _chain_order(trees, rows, partner)
+    best: dict[int, float] = {}  # the best chain ending at each leaf of the last tree so far
+    for k, t in enumerate(order):
+        mine = [int(r) for r in rows if trees[r] == t]
+        if k == 0:
+            best = {r: float(margins[r, 0]) for r in mine}
+        else:
+            best = {
+                r: float(margins[r, 0]) + max((v for q, v in best.items() if meets(r, q)), default=-np.inf)
+                for r in mine
+            }
+    expected = max(best.values(), default=-np.inf)
+    n = len(rows)
+    scratch = [np.zeros(n_trees, np.int64), np.zeros(n_trees, np.int64), np.zeros(n + 1, np.int64)]
+    chain, tail = np.zeros(n + 1, np.int64), np.zeros(n + 1)
+    value, ranked = np.zeros(max(n, 1)), np.zeros(max(n, 1), np.int64)
+    for serial in (1, 2):  # a second call on the same scratch gives the same
+        got = chain_bound(
+            rows, n, low, high, trees, margins, partner, floor, *scratch, serial, chain, tail, value, ranked
+        )
+        if expected > floor:
+            assert np.isclose(got, expected)
+        else:
+            assert got <= floor
+    if n == 0:
+        return
+    pairs = kernels.pair_bound(rows, n, low, high, trees, margins, partner, *scratch, 3)
+    assert got <= pairs + 1e-12 or got <= floor
+    groups = [[int(r) for r in rows if trees[r] == t] for t in order]
+    if np.prod([len(g) for g in groups]) <= 4096:
+        import itertools
+
+        cliques = [
+            sum(float(margins[r, 0]) for r in pick)
+            for pick in itertools.product(*groups)
+            if all(meets(a, b) for a, b in itertools.combinations(pick, 2))
+        ]
+        if cliques and max(cliques) > floor:
+            assert got >= max(cliques) - 1e-12
