@@ -436,37 +436,6 @@ def test_branch_and_bound_with_the_pair_bound_from_the_first_box_settles_right(
     _check(forest, data, 0, bnb_slice=1, first_slice=1, pair_bound_after=0, split_rules=rules, hard_bnb_nodes=1_000_000)
 
 
-@settings(max_examples=examples(100, 25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.sampled_from(["soft", "additive"]).flatmap(
-        lambda vote: forests(max_trees=8, max_classes=2, max_features=5, max_depth=4, vote=vote)
-    ),
-    st.sampled_from([(True,), (False,)]),
-    st.sampled_from([1.0, float("inf")]),
-    st.data(),
-)
-def test_branch_and_bound_with_the_chain_bound_settles_right(
-    forest: Any, rules: tuple[bool, ...], gate: float, data: Any
-) -> None:
-    """Every query through the branch and bound with the chain bound (weighted votes, two
-    classes) judging the children from the first box on, at its gate or on every child the pair
-    bound keeps, and the paired table joining too: the answers, witnesses and cores stay exact,
-    under each split rule."""
-    _check(
-        forest,
-        data,
-        0,
-        bnb_slice=1,
-        first_slice=1,
-        pair_bound_after=0,
-        pair_gate=float("inf"),
-        chain_gate=gate,
-        pair_growth=float("inf"),
-        split_rules=rules,
-        hard_bnb_nodes=1_000_000,
-    )
-
-
 @pytest.mark.parametrize("vote", ["hard", "soft"])
 @pytest.mark.parametrize("dataset, row", [("breast_cancer", 0), ("breast_cancer", 7)])
 def test_the_pair_bound_prunes_boxes_the_per_tree_bound_keeps(vote: str, dataset: str, row: int) -> None:

@@ -54,7 +54,6 @@ import numpy as np
 from rfexplain.core.jit import kernel
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
-from rfexplain.sat.chain_kernels import chain_bound
 from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
 from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
 from rfexplain.sat.whole_kernels import (
@@ -427,7 +426,6 @@ def search(
     guided,
     partner,
     pair_gate,
-    chain,
     stack_lo,
     stack_hi,
     stack_rows,
@@ -451,10 +449,7 @@ def search(
     id, -1: none), which then also judges every child the per-tree bound keeps (an empty array:
     none; else the rows must be in decreasing margin within each tree) whose margin of the
     per-tree bound (plus ``near_tie``) is at most ``pair_gate`` times what its parent's pairs
-    took off their parent's bound (``+inf`` at the root; every child when ``pair_gate`` is
-    ``inf``); ``chain``: a child the pair bound keeps is judged again by the chain bound
-    (:func:`.chain_kernels.chain_bound`) when the pair bound's margin is at most ``chain`` times
-    what the pairs took off the per-tree bound (``inf``: always). The stack
+    took off their parent's bound (``+inf`` at the root). The stack
     (``stack_lo``/``stack_hi`` intervals, ``stack_rows`` pool ranges), ``pool``, ``ties`` and
     ``state`` carry the search from one call to the next. ``toward``: ``(j, 1)`` searches the
     upper child of a box split on free feature ``j`` first and, in a box searched whole, the cells
@@ -492,10 +487,6 @@ def search(
     stamp = np.zeros(partner.shape[0], np.int64)
     tree_run = np.zeros(partner.shape[0], np.int64)
     run_start = np.empty(low.shape[0] + 1, np.int64)
-    chain_runs = np.empty(low.shape[0] + 1, np.int64)
-    value = np.empty(low.shape[0])
-    tail = np.empty(low.shape[0] + 1)
-    ranked = np.empty(low.shape[0], np.int64)
     serial = 0
     examined = 0
     while examined < node_limit:
@@ -643,31 +634,10 @@ def search(
                 continue
             count = n_right if is_right else n_left
             child_gain = gain
-            if paired and (pair_gate == np.inf or slack + near_tie <= pair_gate * gain):
+            if paired and slack + near_tie <= pair_gate * gain:
                 serial += 1
                 kept = right if is_right else left
                 total = pair_bound(kept, count, low, high, trees, margins, partner, stamp, tree_run, run_start, serial)
-                pair_slack = total - penalty[0] + near_tie
-                if pair_slack > 0.0 and (chain == np.inf or pair_slack <= chain * (slack - total + penalty[0])):
-                    serial += 1
-                    total = chain_bound(
-                        kept,
-                        count,
-                        low,
-                        high,
-                        trees,
-                        margins,
-                        partner,
-                        penalty[0] - near_tie,
-                        stamp,
-                        tree_run,
-                        run_start,
-                        serial,
-                        chain_runs,
-                        tail,
-                        value,
-                        ranked,
-                    )
                 if total - penalty[0] <= -near_tie:
                     continue
                 child_gain = slack - (total - penalty[0])
@@ -754,7 +724,6 @@ def warm_up(box_dtype: np.dtype) -> None:
             1,
             soft,
             np.full(1, -1, dtype=np.int64),
-            1.0,
             1.0,
             np.zeros((2, 1), dtype=np.int64),
             np.zeros((2, 1), dtype=np.int64),

@@ -55,10 +55,7 @@ class SatTuning:
     - ``pair_bound_after``: boxes of the first search before it restarts with the pair bound
       (two classes); ``pair_gate``: the pair bound judges a child box only when its margin of the
       per-tree bound is at most this many times what its parent's pairs took off their parent's
-      bound (``inf``: every child); ``chain_gate``: a child the pair bound keeps is judged again
-      by the chain bound (:func:`~rfexplain.sat.chain_kernels.chain_bound`) when the pair bound's
-      margin is at most this many times what the pairs took off the per-tree bound (``inf``:
-      always, 0: never).
+      bound.
     - ``bnb_stack``, ``bnb_pool``: the search's box stack (boxes) and row pool (rows per table
       row) at first; both double when full, and the table's later searches start at the sizes
       reached (:class:`~rfexplain.sat.deciders.leaves.BoxCapacity`).
@@ -148,7 +145,6 @@ class SatTuning:
     progress_after: int = 4096
     pair_bound_after: int = 64
     pair_gate: float = 1.0
-    chain_gate: float = 1.0
     bnb_stack: int = 64
     bnb_pool: int = 8
     bnb_ties: int = 64

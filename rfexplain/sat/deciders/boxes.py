@@ -321,7 +321,6 @@ class BoxSearch:
         self.guided = guided
         self.partner = partner if partner is not None else _NO_PAIRS
         self.pair_gate = float(tuning.pair_gate)
-        self.chain = float(tuning.chain_gate)
         self.capacity = capacity
         self.n_rows = n_rows
         stack, per_row = (
@@ -423,7 +422,6 @@ class BoxSearch:
                 self.guided,
                 self.partner,
                 self.pair_gate,
-                self.chain,
                 self.stack_lo,
                 self.stack_hi,
                 self.stack_rows,
