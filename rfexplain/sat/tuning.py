@@ -63,9 +63,9 @@ class SatTuning:
     - ``nearest_box_points``, ``nearest_pair_after_more``, ``nearest_pair_bound_after``:
       ``box_points``, ``pair_after_more`` and ``pair_bound_after`` of the searches for a
       counterexample nearest to a bound of an inflated reason
-      (:meth:`~rfexplain.sat.engine.SatEngine.box_nearest`; a slice or box count no search
-      reaches: the paired table never joins with three classes or more, and the first search
-      never restarts with the pair bound).
+      (:meth:`~rfexplain.sat.engine.SatEngine.box_nearest`; a slice count no search reaches:
+      the paired table never joins with three classes or more; the first search restarts with
+      the pair bound only in a long search, once it has examined 4096 boxes).
 
     Lattices (:mod:`rfexplain.sat.deciders.lattice`, soft vote):
 
@@ -150,7 +150,7 @@ class SatTuning:
     bnb_ties: int = 64
     nearest_box_points: int = 16
     nearest_pair_after_more: int = 1 << 30
-    nearest_pair_bound_after: int = 1 << 30
+    nearest_pair_bound_after: int = 4096
     lattice_levels: tuple[int, ...] = (24,)
     lattice_nodes: int = 65_536
     lattice_impure: float = 0.1
