@@ -360,44 +360,29 @@ class BoxSearch:
         are dropped. The boxes are then stacked so that the one reaching furthest up on ``j``
         (``upward``; else down), or nearest the state ``around`` on ``j``, is searched first.
         ``reopen``: the last step returned a witness, whose box (popped, searched whole, its rows
-        untouched) goes back on the stack first."""
-        from rfexplain.sat.box_kernels import STACK_SIZE, TIES
-
+        untouched) goes back on the stack first. The compiled loop
+        :func:`.box_kernels.clip_stack` does the work."""
         state = self.state
         if reopen:
-            state[STACK_SIZE] += 1
-        size = int(state[STACK_SIZE])
-        box_lo, box_hi = self.stack_lo[:size].copy(), self.stack_hi[:size].copy()
-        np.maximum(box_lo[:, j], low, out=box_lo[:, j])
-        np.minimum(box_hi[:, j], high, out=box_hi[:, j])
-        kept = np.flatnonzero(box_lo[:, j] <= box_hi[:, j])
-        # the furthest on top (last), else in stack order
-        if around is not None:
-            distance = np.maximum(box_lo[kept, j] - around, 0) + np.maximum(around - box_hi[kept, j], 0)
-            kept = kept[np.argsort(-distance, kind="stable")]
-        else:
-            kept = kept[np.argsort(box_hi[kept, j] if upward else -box_lo[kept, j], kind="stable")]
-        starts, stops = self.stack_rows[kept, 0], self.stack_rows[kept, 1]
-        lengths = stops - starts
-        entry = np.repeat(np.arange(len(kept)), lengths)
-        offsets = np.cumsum(lengths) - lengths
-        rows = self.pool[np.arange(int(lengths.sum())) - offsets[entry] + starts[entry]]
-        meets = (self.arguments[0][rows, j] <= box_hi[kept[entry], j]) & (
-            self.arguments[1][rows, j] >= box_lo[kept[entry], j]
+            state[self.kernels.STACK_SIZE] += 1
+        toward, state_around = (2, around) if around is not None else (1 if upward else -1, 0)
+        self.kernels.clip_stack(
+            self.arguments[0],
+            self.arguments[1],
+            j,
+            low,
+            high,
+            toward,
+            state_around,
+            self.stack_lo,
+            self.stack_hi,
+            self.stack_rows,
+            self.stack_counts,
+            self.stack_gain,
+            self.pool,
+            self.ties,
+            state,
         )
-        counts = np.bincount(entry[meets], minlength=len(kept))
-        ends = np.cumsum(counts)
-        self.pool[: len(entry[meets])] = rows[meets]
-        self.stack_rows[: len(kept), 0] = ends - counts
-        self.stack_rows[: len(kept), 1] = ends
-        self.stack_lo[: len(kept)], self.stack_hi[: len(kept)] = box_lo[kept], box_hi[kept]
-        self.stack_gain[: len(kept)] = self.stack_gain[kept]
-        self.stack_counts[: len(kept)] = 0
-        state[STACK_SIZE] = len(kept)
-        ties = self.ties[: state[TIES]]
-        inside = ties[(ties[:, j] >= low) & (ties[:, j] <= high)]
-        self.ties[: len(inside)] = inside
-        state[TIES] = len(inside)
 
     def remaining_work(self, bottom: list[int], top: list[int]) -> float:
         """The search's estimated remaining work, in boxes times leaf rows (a box's cost grows
