@@ -50,9 +50,10 @@ class Boxes:
     of the race (cliques, climbs)."""
 
     name = "boxes"
-    #: the table rows of the searches that join next, and their arguments (:meth:`set_table`)
-    rows: np.ndarray
-    arguments: tuple[Any, ...]
+    #: the table rows of the searches that join next and their arguments (:meth:`set_table`),
+    #: before the cut of the features clipped since (:attr:`rows`, :attr:`arguments`)
+    _rows: np.ndarray
+    _arguments: tuple[Any, ...]
 
     def __init__(
         self,
@@ -78,6 +79,8 @@ class Boxes:
         self.top = list(top) if top is not None else [table.n_states[f] - 1 for f in free]
         #: whether the box searches run (the ``"boxes"`` decider is on)
         self.searching = searching
+        #: the free features (indexes) clipped since the table was last cut down (:meth:`clip`)
+        self._clipped: set[int] = set()
         self.set_table(rows, boxes)
         self.runs = [self._search(self.arguments, guided=tuning.split_rules[0])] if searching else []
         #: the trees paired for the pair bound once the first search runs with it
@@ -120,12 +123,37 @@ class Boxes:
         for run in self.runs:
             run.clip(j, low, high, reopen=run is self.found, upward=upward, around=around)
         self.found = None
-        lows, highs = self.arguments[0], self.arguments[1]
-        keep = np.flatnonzero((lows[:, j] <= high) & (highs[:, j] >= low))
-        if len(keep) < len(lows):  # the rows that meet the box, in their order
-            self.rows = self.rows[keep]
-            self.arguments = tuple(
-                np.ascontiguousarray(a[keep]) if i in _ROW_ARGUMENTS else a for i, a in enumerate(self.arguments)
+        self._clipped.add(j)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The table rows of the searches that join next (:meth:`set_table`), those that meet
+        the box."""
+        self._cut_table()
+        return self._rows
+
+    @property
+    def arguments(self) -> tuple[Any, ...]:
+        """The arguments of :func:`.box_kernels.search` for the searches that join next, on
+        :attr:`rows`."""
+        self._cut_table()
+        return self._arguments
+
+    def _cut_table(self) -> None:
+        """Keep the table's rows that meet the box on the features clipped since the last cut,
+        in their order (each clip only narrows the box, so one cut at the end keeps the rows that
+        a cut after every clip would)."""
+        if not self._clipped:
+            return
+        columns = sorted(self._clipped)
+        self._clipped = set()
+        lows, highs = self._arguments[0][:, columns], self._arguments[1][:, columns]
+        bottom, top = [self.bottom[j] for j in columns], [self.top[j] for j in columns]
+        keep = np.flatnonzero(np.all((lows <= top) & (highs >= bottom), axis=1))
+        if len(keep) < len(lows):
+            self._rows = self._rows[keep]
+            self._arguments = tuple(
+                np.ascontiguousarray(a[keep]) if i in _ROW_ARGUMENTS else a for i, a in enumerate(self._arguments)
             )
 
     def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
@@ -148,8 +176,9 @@ class Boxes:
         table = self.leaves.table
         margins, penalty = table.margins(self.kind, self.cls)
         allowed, allowed_at = table.allowed_of(self.free)
-        self.rows = rows
-        self.arguments = (
+        self._clipped = set()
+        self._rows = rows
+        self._arguments = (
             np.ascontiguousarray(boxes[0]),
             np.ascontiguousarray(boxes[1]),
             table.tree[rows],
@@ -178,7 +207,7 @@ class Boxes:
     @property
     def pairs_due(self) -> bool:
         """Whether the first search is still to restart with the pair bound (two classes only)."""
-        return self.partner is None and self.arguments[3].shape[1] == 1
+        return self.partner is None and self._arguments[3].shape[1] == 1  # its shape: no cut needed
 
     def join_paired(self) -> None:
         """Add the search on the paired table (:func:`paired_table`, guided split rule; on it the
