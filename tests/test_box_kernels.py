@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain.sat import box_kernels as kernels
+from rfexplain.sat import stack_kernels
 from tests.hypothesis_budget import examples
 
 
@@ -228,7 +229,7 @@ def test_remaining_work_is_unknown_at_the_root_and_none_once_the_stack_is_empty(
 def _clip_reference(
     low: np.ndarray, high: np.ndarray, j: int, bottom: int, top: int, toward: int, around: int, stack: dict[str, Any]
 ) -> dict[str, Any]:
-    """:func:`~rfexplain.sat.box_kernels.clip_stack` by its definition, in numpy: the boxes meeting
+    """:func:`~rfexplain.sat.stack_kernels.clip_stack` by its definition, in numpy: the boxes meeting
     ``bottom..top`` on ``j``, clipped, stably sorted by their key (the last on top), each keeping
     the rows of its pool range that meet it; the tie points inside."""
     size = int(stack["state"][kernels.STACK_SIZE])
@@ -266,7 +267,7 @@ def _clip_reference(
 def test_clipping_the_stack_keeps_the_boxes_that_meet_the_range_and_their_rows(
     case: dict[str, Any], seed: int, toward: int
 ) -> None:
-    """The compiled clipping of a search's stack (:func:`~rfexplain.sat.box_kernels.clip_stack`)
+    """The compiled clipping of a search's stack (:func:`~rfexplain.sat.stack_kernels.clip_stack`)
     against its definition (:func:`_clip_reference`), on random stacks of sub-boxes of the case's
     box, each with a random subset of its rows in the pool, with tie points."""
     low, high, lo, hi, j = case["low"], case["high"], case["lo"], case["hi"], case["j"]
@@ -295,7 +296,7 @@ def test_clipping_the_stack_keeps_the_boxes_that_meet_the_range_and_their_rows(
     top = int(rng.integers(bottom, hi[j] + 1))
     around = int(rng.integers(lo[j], hi[j] + 1))
     expected = _clip_reference(low, high, j, bottom, top, toward, around, stack)
-    kernels.clip_stack(
+    stack_kernels.clip_stack(
         low,
         high,
         j,

@@ -87,6 +87,7 @@ __all__ = [
     "general_necessary",
     "minimum_flip_sets",
     "by_runs",
+    "interval_runs",
     "GRID_POINTS",
     "RUN_BOXES",
 ]
@@ -143,7 +144,7 @@ class Cells:
         }
 
 
-def _runs(states: frozenset[int]) -> list[frozenset[int]]:
+def interval_runs(states: frozenset[int]) -> list[frozenset[int]]:
     """The maximal intervals of consecutive states of a set, in order."""
     ordered = sorted(states)
     starts = [k for k in range(len(ordered)) if k == 0 or ordered[k] != ordered[k - 1] + 1]
@@ -157,7 +158,7 @@ def by_runs(question: Question, categorical: Callable[[int], bool]) -> Question:
     engine's deciders take them; a set with gaps goes to its full formula)."""
 
     def ask(box: Box) -> tuple[int, ...] | None:
-        runs = [[states] if categorical(f) else _runs(states) for f, states in box.items()]
+        runs = [[states] if categorical(f) else interval_runs(states) for f, states in box.items()]
         if math.prod(map(len, runs)) > RUN_BOXES:
             return question(box)
         for part in itertools.product(*runs):

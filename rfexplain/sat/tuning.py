@@ -33,6 +33,9 @@ class SatTuning:
     leaves' boxes, its loop in :mod:`rfexplain.sat.box_kernels`):
 
     - ``box_points``: most free-feature state combinations a box may have to be searched whole.
+    - ``box_runs``: most boxes of intervals a box question with gaps in its sets of states is
+      split into for the box searches (:meth:`~rfexplain.sat.engine.SatEngine.box_counterexample`;
+      past it, or where a search gives up, the question goes to the full formula).
     - ``bnb_nodes``: boxes the soft vote's search may examine before it hands the query on (the
       budget is polled all along; the search is exact, the cap only hands the query over).
     - ``hard_bnb_nodes``: boxes the hard vote's search examines alone (0: none, small boxes
@@ -128,6 +131,7 @@ class SatTuning:
     """
 
     box_points: int = 256
+    box_runs: int = 4096
     bnb_nodes: int = 20_000_000
     hard_bnb_nodes: int = 16384
     short_bnb_nodes: int = 64

@@ -390,12 +390,14 @@ class BoxSearch:
         (``upward``; else down), or nearest the state ``around`` on ``j``, is searched first.
         ``reopen``: the last step returned a witness, whose box (popped, searched whole, its rows
         untouched) goes back on the stack first. The compiled loop
-        :func:`.box_kernels.clip_stack` does the work."""
+        :func:`.stack_kernels.clip_stack` does the work."""
+        from rfexplain.sat.stack_kernels import clip_stack
+
         state = self.state
         if reopen:
             state[self.kernels.STACK_SIZE] += 1
         toward, state_around = (2, around) if around is not None else (1 if upward else -1, 0)
-        self.kernels.clip_stack(
+        clip_stack(
             self.arguments[0],
             self.arguments[1],
             j,
