@@ -397,14 +397,14 @@ class BoxSearch:
         if reopen:
             state[self.kernels.STACK_SIZE] += 1
         toward, state_around = (2, around) if around is not None else (1 if upward else -1, 0)
-        clip_stack(
-            self.arguments[0],
-            self.arguments[1],
-            j,
-            low,
-            high,
-            toward,
-            state_around,
+        clip_stack(self.arguments[0], self.arguments[1], j, low, high, toward, state_around, *self._stack)
+
+    @property
+    def _stack(self) -> tuple[np.ndarray, ...]:
+        """The search's state as the kernels take it, in their order: the box stack (lower and
+        upper ends, rows, counts of leaf ends, pair-bound gains), the row pool, the tie buffer and
+        the counters."""
+        return (
             self.stack_lo,
             self.stack_hi,
             self.stack_rows,
@@ -412,7 +412,7 @@ class BoxSearch:
             self.stack_gain,
             self.pool,
             self.ties,
-            state,
+            self.state,
         )
 
     def remaining_work(self, bottom: list[int], top: list[int]) -> float:
@@ -434,19 +434,7 @@ class BoxSearch:
         kernels = self.kernels
         self.examined = 0
         while True:
-            own = (
-                self.guided,
-                self.partner,
-                self.pair_gate,
-                self.stack_lo,
-                self.stack_hi,
-                self.stack_rows,
-                self.stack_counts,
-                self.stack_gain,
-                self.pool,
-                self.ties,
-                self.state,
-            )
+            own = (self.guided, self.partner, self.pair_gate, *self._stack)
             status, examined = kernels.search(
                 *(self.arguments + own + (self.witness, node_limit - self.examined, self.toward))
             )
