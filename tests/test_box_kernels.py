@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfexplain.sat import box_kernels as kernels
+from rfexplain.sat import stack_kernels
 from tests.hypothesis_budget import examples
 
 
@@ -223,3 +224,99 @@ def test_remaining_work_is_unknown_at_the_root_and_none_once_the_stack_is_empty(
     assert run.remaining_work([0, 0], [3, 1]) == 10 * 4 * 0.5 / 0.5
     run.state[:] = 0  # an empty stack
     assert run.remaining_work([0, 0], [3, 1]) == 0.0
+
+
+def _clip_reference(
+    low: np.ndarray, high: np.ndarray, j: int, bottom: int, top: int, toward: int, around: int, stack: dict[str, Any]
+) -> dict[str, Any]:
+    """:func:`~rfexplain.sat.stack_kernels.clip_stack` by its definition, in numpy: the boxes meeting
+    ``bottom..top`` on ``j``, clipped, stably sorted by their key (the last on top), each keeping
+    the rows of its pool range that meet it; the tie points inside."""
+    size = int(stack["state"][kernels.STACK_SIZE])
+    box_lo, box_hi = stack["lo"][:size].copy(), stack["hi"][:size].copy()
+    box_lo[:, j] = np.maximum(box_lo[:, j], bottom)
+    box_hi[:, j] = np.minimum(box_hi[:, j], top)
+    kept = np.flatnonzero(box_lo[:, j] <= box_hi[:, j])
+    if toward == 2:
+        key = -(np.maximum(box_lo[kept, j] - around, 0) + np.maximum(around - box_hi[kept, j], 0))
+    else:
+        key = box_hi[kept, j] if toward == 1 else -box_lo[kept, j]
+    kept = kept[np.argsort(key, kind="stable")]
+    pool: list[int] = []
+    rows = []
+    for b in kept.tolist():
+        start = len(pool)
+        for r in stack["pool"][stack["rows"][b, 0] : stack["rows"][b, 1]].tolist():
+            if low[r, j] <= box_hi[b, j] and high[r, j] >= box_lo[b, j]:
+                pool.append(r)
+        rows.append([start, len(pool)])
+    ties = stack["ties"][: stack["state"][kernels.TIES]]
+    ties = ties[(ties[:, j] >= bottom) & (ties[:, j] <= top)]
+    return dict(
+        lo=box_lo[kept].tolist(),
+        hi=box_hi[kept].tolist(),
+        rows=rows,
+        gain=stack["gain"][kept].tolist(),
+        pool=pool,
+        ties=ties.tolist(),
+    )
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(leaf_boxes(), st.integers(0, 2**32 - 1), st.sampled_from([-1, 1, 2]))
+def test_clipping_the_stack_keeps_the_boxes_that_meet_the_range_and_their_rows(
+    case: dict[str, Any], seed: int, toward: int
+) -> None:
+    """The compiled clipping of a search's stack (:func:`~rfexplain.sat.stack_kernels.clip_stack`)
+    against its definition (:func:`_clip_reference`), on random stacks of sub-boxes of the case's
+    box, each with a random subset of its rows in the pool, with tie points."""
+    low, high, lo, hi, j = case["low"], case["high"], case["lo"], case["hi"], case["j"]
+    rng = np.random.default_rng(seed)
+    n_free, size = len(lo), int(rng.integers(0, 7))
+    capacity = size + 2
+    stack = dict(
+        lo=np.zeros((capacity, n_free), dtype=np.int64),
+        hi=np.zeros((capacity, n_free), dtype=np.int64),
+        rows=np.zeros((capacity, 2), dtype=np.int64),
+        counts=np.ones((capacity, n_free + 1), dtype=np.int64),
+        gain=rng.uniform(0, 1, size=capacity),
+        pool=np.zeros(size * len(low) + 1, dtype=np.int64),
+        ties=rng.integers(lo, hi + 1, size=(5, n_free)).astype(np.int64),
+        state=np.asarray([size, int(rng.integers(0, 6)), 0], dtype=np.int64),
+    )
+    position = 0
+    for b in range(size):
+        a, c = rng.integers(lo, hi + 1), rng.integers(lo, hi + 1)
+        stack["lo"][b], stack["hi"][b] = np.minimum(a, c), np.maximum(a, c)
+        rows = np.flatnonzero(rng.random(len(low)) < 0.6)
+        stack["pool"][position : position + len(rows)] = rows
+        stack["rows"][b] = position, position + len(rows)
+        position += len(rows)
+    bottom = int(rng.integers(lo[j], hi[j] + 1))
+    top = int(rng.integers(bottom, hi[j] + 1))
+    around = int(rng.integers(lo[j], hi[j] + 1))
+    expected = _clip_reference(low, high, j, bottom, top, toward, around, stack)
+    stack_kernels.clip_stack(
+        low,
+        high,
+        j,
+        bottom,
+        top,
+        toward,
+        around,
+        stack["lo"],
+        stack["hi"],
+        stack["rows"],
+        stack["counts"],
+        stack["gain"],
+        stack["pool"],
+        stack["ties"],
+        stack["state"],
+    )
+    n = int(stack["state"][kernels.STACK_SIZE])
+    assert n == len(expected["lo"])
+    assert stack["lo"][:n].tolist() == expected["lo"] and stack["hi"][:n].tolist() == expected["hi"]
+    assert stack["rows"][:n].tolist() == expected["rows"] and stack["gain"][:n].tolist() == expected["gain"]
+    assert stack["pool"][: len(expected["pool"])].tolist() == expected["pool"]
+    assert not stack["counts"][:n].any()
+    assert stack["ties"][: stack["state"][kernels.TIES]].tolist() == expected["ties"]

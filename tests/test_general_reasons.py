@@ -257,6 +257,31 @@ def test_a_box_asked_run_by_run_holds_an_input_iff_it_does_whole(case: tuple[For
         assert forest.decide(parts) != instance.prediction
 
 
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["hard", "soft"]).flatmap(cases), st.data())
+def test_the_sat_engine_asks_a_box_with_gaps_run_by_run_as_the_oracle_answers_it(
+    case: tuple[Forest, Instance], data: Any
+) -> None:
+    """The SAT engine's box question on sets of states with gaps, split into boxes of intervals
+    for its box searches (the tuning's ``box_runs``) or sent whole to its full formula
+    (``box_runs=1``): a point decided otherwise, inside the box, iff the oracle finds one."""
+    from rfexplain.sat.engine import SatEngine
+
+    forest, instance = case
+    box = {
+        f: frozenset(data.draw(st.sets(st.integers(0, n - 1), min_size=1)))
+        for f, n in enumerate(forest.states_per_feature)
+    }
+    expected = OracleEngine(forest).box_counterexample(instance, box)
+    for runs in (4096, 1):
+        with SatEngine(forest, tuning={"box_runs": runs}) as engine:
+            found = engine.box_counterexample(instance, box)
+        assert (found is None) == (expected is None), runs
+        if found is not None:
+            assert all(found[f] in states for f, states in box.items())
+            assert forest.decide(found) != instance.prediction
+
+
 def test_a_general_sufficient_reason_with_a_gap() -> None:
     """x <= 0.5 or x > 1.5 gives class a: at x = 0 the general sufficient reason is x in {0, 2},
     a set with a gap that inflation (intervals) alone would stop at {0}."""

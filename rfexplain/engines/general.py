@@ -87,6 +87,7 @@ __all__ = [
     "general_necessary",
     "minimum_flip_sets",
     "by_runs",
+    "interval_runs",
     "GRID_POINTS",
     "RUN_BOXES",
 ]
@@ -143,7 +144,7 @@ class Cells:
         }
 
 
-def _runs(states: frozenset[int]) -> list[frozenset[int]]:
+def interval_runs(states: frozenset[int]) -> list[frozenset[int]]:
     """The maximal intervals of consecutive states of a set, in order."""
     ordered = sorted(states)
     starts = [k for k in range(len(ordered)) if k == 0 or ordered[k] != ordered[k - 1] + 1]
@@ -157,7 +158,7 @@ def by_runs(question: Question, categorical: Callable[[int], bool]) -> Question:
     engine's deciders take them; a set with gaps goes to its full formula)."""
 
     def ask(box: Box) -> tuple[int, ...] | None:
-        runs = [[states] if categorical(f) else _runs(states) for f, states in box.items()]
+        runs = [[states] if categorical(f) else interval_runs(states) for f, states in box.items()]
         if math.prod(map(len, runs)) > RUN_BOXES:
             return question(box)
         for part in itertools.product(*runs):
@@ -188,17 +189,20 @@ class _Hitting:
         self.n_blocks: dict[int, int] = {}
         for f, b in elements:
             self.n_blocks[f] = max(self.n_blocks.get(f, 0), b + 1)
-        #: Per feature, each region's alternative on it: (region index, blocks as a bit set).
-        self.alternatives: dict[int, list[tuple[int, int]]] = {f: [] for f in self.n_blocks}
+        #: Per feature, the alternatives of the regions added since :meth:`tables` last ran:
+        #: (region index, its blocks on the feature).
+        self.alternatives: dict[int, list[tuple[int, frozenset[int]]]] = {f: [] for f in self.n_blocks}
         self.n_regions = 0
-        self._tables: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {
+            f: (np.zeros(0, dtype=np.int64), np.zeros((0, n), dtype=bool)) for f, n in self.n_blocks.items()
+        }
 
     def add_region(self, region: Blocks) -> None:
         if not region:
             raise RuntimeError("internal error: a box question found an input that no box can avoid")
         clause = []
         for f, ks in sorted(region.items()):
-            self.alternatives[f].append((self.n_regions, mask_of(ks)))
+            self.alternatives[f].append((self.n_regions, ks))
             lits = [self.var[(f, b)] for b in sorted(ks)]
             if len(lits) == 1:
                 clause.append(lits[0])
@@ -208,19 +212,22 @@ class _Hitting:
             for lit in lits:
                 self.solver.add_clause([-self.top, lit])
         self.n_regions += 1
-        self._tables = None
         self.solver.add_clause(clause)
 
     def tables(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """Per feature: the regions of its alternatives and their blocks (alternatives x blocks)."""
-        if self._tables is None:
-            self._tables = {}
-            for f, alternatives in self.alternatives.items():
-                members = np.zeros((len(alternatives), self.n_blocks[f]), dtype=bool)
-                for row, (_, bits) in enumerate(alternatives):
-                    members[row, list(bits_of(bits))] = True
-                ids = np.asarray([r for r, _ in alternatives], dtype=np.int64)
-                self._tables[f] = (ids, members)
+        """Per feature: the regions of its alternatives and their blocks (alternatives x blocks),
+        in the order the regions were added (the rows of the regions added since the last call
+        appended)."""
+        for f, alternatives in self.alternatives.items():
+            if not alternatives:
+                continue
+            members = np.zeros((len(alternatives), self.n_blocks[f]), dtype=bool)
+            for row, (_, ks) in enumerate(alternatives):
+                members[row, sorted(ks)] = True
+            ids = np.asarray([r for r, _ in alternatives], dtype=np.int64)
+            old_ids, old_members = self._tables[f]
+            self._tables[f] = (np.concatenate((old_ids, ids)), np.concatenate((old_members, members)))
+            alternatives.clear()
         return self._tables
 
     def next(self) -> dict[int, int] | None:

@@ -53,6 +53,7 @@ import numpy as np
 
 from rfexplain.core.jit import kernel
 from rfexplain.core.vote import NEAR_TIE
+from rfexplain.sat import stack_kernels
 from rfexplain.sat.bound_kernels import _binding_class, bound, bound_core
 from rfexplain.sat.pair_kernels import _overlap, merge_pairs, merged_rows, pair_partners
 from rfexplain.sat.point_kernels import hard_winner, reduce_hard_point, reduce_soft_point
@@ -675,8 +676,8 @@ def search(
 def warm_up(box_dtype: np.dtype) -> None:
     """Load (or compile, on a machine's first run) :func:`search` for the argument types the
     box decider passes (leaf boxes of ``box_dtype``), on a one-leaf box, and the other kernels
-    (:mod:`.bound_kernels`, :mod:`.point_kernels`, :mod:`.pair_kernels`) on one-node
-    inputs: numba does it on a function's first call, which would otherwise land inside the first
+    (:mod:`.bound_kernels`, :mod:`.point_kernels`, :mod:`.pair_kernels`, :mod:`.stack_kernels`) on
+    one-node inputs: numba does it on a function's first call, which would otherwise land inside the first
     query that needs it."""
     one = np.zeros((1, 1), dtype=box_dtype)
     bound(np.zeros(1, dtype=np.int64), 1, np.zeros(1, dtype=np.int64), np.zeros((1, 1)), np.zeros(1), True)
@@ -737,3 +738,4 @@ def warm_up(box_dtype: np.dtype) -> None:
             1,
             np.zeros(2, dtype=np.int64),
         )
+    stack_kernels.warm_up(box_dtype)

@@ -37,6 +37,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -52,6 +53,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import EngineBase, Instance
+from rfexplain.engines.general import interval_runs
 from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Answer, Question
 from rfexplain.sat.deciders.bounds import slack
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
@@ -362,14 +364,14 @@ class SatEngine(EngineBase):
         return self._reason("necessary", instance, found)
 
     def box_counterexample(self, instance: Instance, box: Mapping[int, frozenset[int]]) -> tuple[int, ...] | None:
-        """Whether the box holds a point not decided as the instance. With the compiled loops and
-        a box of intervals, first the deciders over the leaf boxes (:meth:`_box_by_leaves`); then
-        (or else) one call of the solver of "not the instance's class" (the full formula, with
-        the soft vote's refinement): an interval of states is two assumptions on the order
-        variables ``x_f > t_j`` of its ends, any other set a clause over its states' selectors,
-        switched on by a fresh assumption."""
+        """Whether the box holds a point not decided as the instance. With the compiled loops,
+        first the deciders over the leaf boxes, a box with gaps one box of intervals at a time
+        (:meth:`_box_by_runs`); then (or else) one call of the solver of "not the instance's
+        class" (the full formula, with the soft vote's refinement): an interval of states is two
+        assumptions on the order variables ``x_f > t_j`` of its ends, any other set a clause over
+        its states' selectors, switched on by a fresh assumption."""
         oracle = self.oracle("not", instance.prediction)
-        settled = self._box_by_leaves(instance, box)
+        settled = self._box_by_runs(instance, box)
         if settled is not None:
             return settled[0]
         pool = self.encoding.pool
@@ -421,6 +423,24 @@ class SatEngine(EngineBase):
         found = Chunks(oracle.run, self.tuning.conflict_chunk, "searching a box").decide(assumptions)
         assert found is not None  # a solver call always answers
         return self.encoding.decode(oracle.model()) if found.sat else None
+
+    def _box_by_runs(
+        self, instance: Instance, box: Mapping[int, frozenset[int]]
+    ) -> tuple[tuple[int, ...] | None] | None:
+        """:meth:`_box_by_leaves` on the boxes of intervals that make up the box (each set of
+        states split into its runs of consecutive states, :func:`.interval_runs`; the box holds a
+        point iff one of them does), in order, when there are at most the tuning's ``box_runs``:
+        ``(witness,)`` from the first that has one, ``(None,)`` when they all settle sufficient,
+        ``None`` when one is left open; when there are more, the whole box (left open unless it
+        is one of intervals)."""
+        runs = [interval_runs(states) for states in box.values()]
+        if math.prod(map(len, runs)) > self.tuning.box_runs:
+            return self._box_by_leaves(instance, box)
+        for part in itertools.product(*runs):
+            settled = self._box_by_leaves(instance, dict(zip(box, part)))
+            if settled is None or settled[0] is not None:
+                return settled
+        return (None,)
 
     def _box_by_leaves(
         self, instance: Instance, box: Mapping[int, frozenset[int]]

@@ -33,6 +33,9 @@ class SatTuning:
     leaves' boxes, its loop in :mod:`rfexplain.sat.box_kernels`):
 
     - ``box_points``: most free-feature state combinations a box may have to be searched whole.
+    - ``box_runs``: most boxes of intervals a box question with gaps in its sets of states is
+      split into for the box searches (:meth:`~rfexplain.sat.engine.SatEngine.box_counterexample`;
+      past it, or where a search gives up, the question goes to the full formula).
     - ``bnb_nodes``: boxes the soft vote's search may examine before it hands the query on (the
       budget is polled all along; the search is exact, the cap only hands the query over).
     - ``hard_bnb_nodes``: boxes the hard vote's search examines alone (0: none, small boxes
@@ -63,9 +66,9 @@ class SatTuning:
     - ``nearest_box_points``, ``nearest_pair_after_more``, ``nearest_pair_bound_after``:
       ``box_points``, ``pair_after_more`` and ``pair_bound_after`` of the searches for a
       counterexample nearest to a bound of an inflated reason
-      (:meth:`~rfexplain.sat.engine.SatEngine.box_nearest`; a slice or box count no search
-      reaches: the paired table never joins with three classes or more, and the first search
-      never restarts with the pair bound).
+      (:meth:`~rfexplain.sat.engine.SatEngine.box_nearest`; a slice count no search reaches:
+      the paired table never joins with three classes or more; the first search restarts with
+      the pair bound only in a long search, once it has examined 4096 boxes).
 
     Lattices (:mod:`rfexplain.sat.deciders.lattice`, soft vote):
 
@@ -128,6 +131,7 @@ class SatTuning:
     """
 
     box_points: int = 256
+    box_runs: int = 4096
     bnb_nodes: int = 20_000_000
     hard_bnb_nodes: int = 16384
     short_bnb_nodes: int = 64
@@ -150,7 +154,7 @@ class SatTuning:
     bnb_ties: int = 64
     nearest_box_points: int = 16
     nearest_pair_after_more: int = 1 << 30
-    nearest_pair_bound_after: int = 1 << 30
+    nearest_pair_bound_after: int = 4096
     lattice_levels: tuple[int, ...] = (24,)
     lattice_nodes: int = 65_536
     lattice_impure: float = 0.1

@@ -50,9 +50,10 @@ class Boxes:
     of the race (cliques, climbs)."""
 
     name = "boxes"
-    #: the table rows of the searches that join next, and their arguments (:meth:`set_table`)
-    rows: np.ndarray
-    arguments: tuple[Any, ...]
+    #: the table rows of the searches that join next and their arguments (:meth:`set_table`),
+    #: before the cut of the features clipped since (:attr:`rows`, :attr:`arguments`)
+    _rows: np.ndarray
+    _arguments: tuple[Any, ...]
 
     def __init__(
         self,
@@ -78,6 +79,8 @@ class Boxes:
         self.top = list(top) if top is not None else [table.n_states[f] - 1 for f in free]
         #: whether the box searches run (the ``"boxes"`` decider is on)
         self.searching = searching
+        #: the free features (indexes) clipped since the table was last cut down (:meth:`clip`)
+        self._clipped: set[int] = set()
         self.set_table(rows, boxes)
         self.runs = [self._search(self.arguments, guided=tuning.split_rules[0])] if searching else []
         #: the trees paired for the pair bound once the first search runs with it
@@ -120,12 +123,37 @@ class Boxes:
         for run in self.runs:
             run.clip(j, low, high, reopen=run is self.found, upward=upward, around=around)
         self.found = None
-        lows, highs = self.arguments[0], self.arguments[1]
-        keep = np.flatnonzero((lows[:, j] <= high) & (highs[:, j] >= low))
-        if len(keep) < len(lows):  # the rows that meet the box, in their order
-            self.rows = self.rows[keep]
-            self.arguments = tuple(
-                np.ascontiguousarray(a[keep]) if i in _ROW_ARGUMENTS else a for i, a in enumerate(self.arguments)
+        self._clipped.add(j)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The table rows of the searches that join next (:meth:`set_table`), those that meet
+        the box."""
+        self._cut_table()
+        return self._rows
+
+    @property
+    def arguments(self) -> tuple[Any, ...]:
+        """The arguments of :func:`.box_kernels.search` for the searches that join next, on
+        :attr:`rows`."""
+        self._cut_table()
+        return self._arguments
+
+    def _cut_table(self) -> None:
+        """Keep the table's rows that meet the box on the features clipped since the last cut,
+        in their order (each clip only narrows the box, so one cut at the end keeps the rows that
+        a cut after every clip would)."""
+        if not self._clipped:
+            return
+        columns = sorted(self._clipped)
+        self._clipped = set()
+        lows, highs = self._arguments[0][:, columns], self._arguments[1][:, columns]
+        bottom, top = [self.bottom[j] for j in columns], [self.top[j] for j in columns]
+        keep = np.flatnonzero(np.all((lows <= top) & (highs >= bottom), axis=1))
+        if len(keep) < len(lows):
+            self._rows = self._rows[keep]
+            self._arguments = tuple(
+                np.ascontiguousarray(a[keep]) if i in _ROW_ARGUMENTS else a for i, a in enumerate(self._arguments)
             )
 
     def _search(self, arguments: tuple[Any, ...], *, guided: bool, partner: np.ndarray | None = None) -> BoxSearch:
@@ -148,8 +176,9 @@ class Boxes:
         table = self.leaves.table
         margins, penalty = table.margins(self.kind, self.cls)
         allowed, allowed_at = table.allowed_of(self.free)
-        self.rows = rows
-        self.arguments = (
+        self._clipped = set()
+        self._rows = rows
+        self._arguments = (
             np.ascontiguousarray(boxes[0]),
             np.ascontiguousarray(boxes[1]),
             table.tree[rows],
@@ -178,7 +207,7 @@ class Boxes:
     @property
     def pairs_due(self) -> bool:
         """Whether the first search is still to restart with the pair bound (two classes only)."""
-        return self.partner is None and self.arguments[3].shape[1] == 1
+        return self.partner is None and self._arguments[3].shape[1] == 1  # its shape: no cut needed
 
     def join_paired(self) -> None:
         """Add the search on the paired table (:func:`paired_table`, guided split rule; on it the
@@ -360,44 +389,31 @@ class BoxSearch:
         are dropped. The boxes are then stacked so that the one reaching furthest up on ``j``
         (``upward``; else down), or nearest the state ``around`` on ``j``, is searched first.
         ``reopen``: the last step returned a witness, whose box (popped, searched whole, its rows
-        untouched) goes back on the stack first."""
-        from rfexplain.sat.box_kernels import STACK_SIZE, TIES
+        untouched) goes back on the stack first. The compiled loop
+        :func:`.stack_kernels.clip_stack` does the work."""
+        from rfexplain.sat.stack_kernels import clip_stack
 
         state = self.state
         if reopen:
-            state[STACK_SIZE] += 1
-        size = int(state[STACK_SIZE])
-        box_lo, box_hi = self.stack_lo[:size].copy(), self.stack_hi[:size].copy()
-        np.maximum(box_lo[:, j], low, out=box_lo[:, j])
-        np.minimum(box_hi[:, j], high, out=box_hi[:, j])
-        kept = np.flatnonzero(box_lo[:, j] <= box_hi[:, j])
-        # the furthest on top (last), else in stack order
-        if around is not None:
-            distance = np.maximum(box_lo[kept, j] - around, 0) + np.maximum(around - box_hi[kept, j], 0)
-            kept = kept[np.argsort(-distance, kind="stable")]
-        else:
-            kept = kept[np.argsort(box_hi[kept, j] if upward else -box_lo[kept, j], kind="stable")]
-        starts, stops = self.stack_rows[kept, 0], self.stack_rows[kept, 1]
-        lengths = stops - starts
-        entry = np.repeat(np.arange(len(kept)), lengths)
-        offsets = np.cumsum(lengths) - lengths
-        rows = self.pool[np.arange(int(lengths.sum())) - offsets[entry] + starts[entry]]
-        meets = (self.arguments[0][rows, j] <= box_hi[kept[entry], j]) & (
-            self.arguments[1][rows, j] >= box_lo[kept[entry], j]
+            state[self.kernels.STACK_SIZE] += 1
+        toward, state_around = (2, around) if around is not None else (1 if upward else -1, 0)
+        clip_stack(self.arguments[0], self.arguments[1], j, low, high, toward, state_around, *self._stack)
+
+    @property
+    def _stack(self) -> tuple[np.ndarray, ...]:
+        """The search's state as the kernels take it, in their order: the box stack (lower and
+        upper ends, rows, counts of leaf ends, pair-bound gains), the row pool, the tie buffer and
+        the counters."""
+        return (
+            self.stack_lo,
+            self.stack_hi,
+            self.stack_rows,
+            self.stack_counts,
+            self.stack_gain,
+            self.pool,
+            self.ties,
+            self.state,
         )
-        counts = np.bincount(entry[meets], minlength=len(kept))
-        ends = np.cumsum(counts)
-        self.pool[: len(entry[meets])] = rows[meets]
-        self.stack_rows[: len(kept), 0] = ends - counts
-        self.stack_rows[: len(kept), 1] = ends
-        self.stack_lo[: len(kept)], self.stack_hi[: len(kept)] = box_lo[kept], box_hi[kept]
-        self.stack_gain[: len(kept)] = self.stack_gain[kept]
-        self.stack_counts[: len(kept)] = 0
-        state[STACK_SIZE] = len(kept)
-        ties = self.ties[: state[TIES]]
-        inside = ties[(ties[:, j] >= low) & (ties[:, j] <= high)]
-        self.ties[: len(inside)] = inside
-        state[TIES] = len(inside)
 
     def remaining_work(self, bottom: list[int], top: list[int]) -> float:
         """The search's estimated remaining work, in boxes times leaf rows (a box's cost grows
@@ -418,19 +434,7 @@ class BoxSearch:
         kernels = self.kernels
         self.examined = 0
         while True:
-            own = (
-                self.guided,
-                self.partner,
-                self.pair_gate,
-                self.stack_lo,
-                self.stack_hi,
-                self.stack_rows,
-                self.stack_counts,
-                self.stack_gain,
-                self.pool,
-                self.ties,
-                self.state,
-            )
+            own = (self.guided, self.partner, self.pair_gate, *self._stack)
             status, examined = kernels.search(
                 *(self.arguments + own + (self.witness, node_limit - self.examined, self.toward))
             )
