@@ -186,6 +186,35 @@ def test_range_query_equals_brute_force(
         assert abs(got - float(exact)) <= 64 * 2.0**-52 * max(1.0, abs(got))
 
 
+@settings(max_examples=examples(30, fast=6), deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    row=st.integers(0, 441),
+    free=st.sets(st.integers(0, 2)),
+    step=st.sampled_from([0, 10, 50]),
+)
+def test_best_leaf_per_tree_is_each_trees_first_best_meeting_leaf(
+    seed: int, row: int, free: set[int], step: int
+) -> None:
+    """Per tree, the range search's bound takes the first of its leaves meeting the box with the
+    largest value (``argmax`` over the tree's rows, leaves not meeting it left out), ties
+    included (values rounded to ``step``)."""
+    from rfexplain.regression.range_search import _best_per_tree, _meeting
+
+    model, X = _model(RandomForestRegressor, seed, depth=3, trees=5)
+    regression = RegressionForest.from_sklearn(model)
+    boxes = LeafBoxes(regression)
+    values = np.round(boxes.value / step) * step if step else boxes.value
+    lo = np.asarray(Instance.of(regression.base, X[row]).states, dtype=np.int64)
+    hi = lo.copy()
+    for f in free:
+        lo[f], hi[f] = 0, regression.base.states_per_feature[f] - 1
+    meets = np.all((boxes.lo <= hi) & (boxes.hi >= lo), axis=1)
+    ends = np.append(boxes.starts[1:], len(values))
+    expected = [a + int(np.argmax(np.where(meets[a:b], values[a:b], -np.inf))) for a, b in zip(boxes.starts, ends)]
+    assert _best_per_tree(boxes, values, _meeting(boxes, lo, hi)).tolist() == expected
+
+
 def test_reasons_keep_or_leave_the_band_as_the_range_query_measures() -> None:
     """A sufficient reason's free features cannot move the prediction out of the band; the
     features of a necessary reason can; on a model trained with missing values, an instance with

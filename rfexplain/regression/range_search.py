@@ -7,15 +7,15 @@ feature range over an interval of its states. Its bound is the sum over trees of
 leaf value among the leaves whose box meets it. When the leaves reaching those maxima have boxes
 with a common point inside the box, the bound is reached there; otherwise the box is cut in two
 on a feature where they have none, between the lowest upper end and the rest. Boxes are searched
-highest bound first, so the first bound reached is the maximum; bounds are float64 sums, so the
-search goes on over every box whose bound is within their rounding error of the best value found,
-whose leaves' sum is then compared exactly (rationals): the answer is the exact maximum. The
-minimum is the maximum of the negated values.
+depth first, the half with the higher bound first, each holding the rows of the leaves that meet
+it (a half's are those of its parent that meet it on the feature cut). A box is dropped when its
+bound is below the best value found by more than the rounding error of a float64 sum; every
+bound reached is compared with the best exactly (rationals), so the answer is the exact maximum.
+The minimum is the maximum of the negated values.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -74,18 +74,26 @@ class LeafBoxes:
         self.slack = len(starts) * 2.0**-50 * float(sum(np.abs(v).max() for v in np.split(self.value, starts[1:])))
 
 
-def _best_per_tree(boxes: LeafBoxes, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
-    """Per tree, the row of its best leaf meeting the box ``[lo, hi]`` (``None``: a tree has none)."""
-    meets = np.all((boxes.lo <= hi) & (boxes.hi >= lo), axis=1)
-    masked = np.where(meets, values, -np.inf)
-    best = np.maximum.reduceat(masked, boxes.starts)
-    if np.isneginf(best).any():
+def _meeting(boxes: LeafBoxes, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The rows of the leaves whose box meets the box ``[lo, hi]``, in order."""
+    return np.flatnonzero(np.all((boxes.lo <= hi) & (boxes.hi >= lo), axis=1))
+
+
+def _best_per_tree(boxes: LeafBoxes, values: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+    """Per tree, the first of the ``rows`` (sorted) with the largest value among its own
+    (``None``: a tree has none)."""
+    cuts = np.searchsorted(rows, boxes.starts)
+    sizes = np.diff(np.append(cuts, len(rows)))
+    if not sizes.all():
         return None
-    rows = np.empty(len(boxes.starts), dtype=np.int64)
-    ends = np.append(boxes.starts[1:], len(values))
-    for t, (a, b) in enumerate(zip(boxes.starts, ends)):
-        rows[t] = a + int(np.argmax(masked[a:b]))
-    return rows
+    candidates = values[rows]
+    best = np.maximum.reduceat(candidates, cuts)
+    reaching = np.flatnonzero(candidates == np.repeat(best, sizes))  # rows at their tree's best
+    return rows[reaching[np.searchsorted(reaching, cuts)]]  # the first of each tree, as argmax
+
+
+#: A box to search: its bound, ``lo``, ``hi``, the rows of the leaves meeting it, each tree's best row.
+_Open = tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _maximum(
@@ -94,25 +102,23 @@ def _maximum(
     """The exact largest sum of ``values`` (one leaf per tree) over the box ``[lo, hi]``, with a
     state vector reaching it."""
     best: tuple[Fraction, tuple[int, ...]] | None = None
-    counter = 0
-    heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def push(lo: np.ndarray, hi: np.ndarray) -> None:
-        nonlocal counter
-        rows = _best_per_tree(boxes, values, lo, hi)
+    def opened(lo: np.ndarray, hi: np.ndarray, meeting: np.ndarray) -> _Open | None:
+        rows = _best_per_tree(boxes, values, meeting)
         if rows is None:
-            return
+            return None
         bound = float(values[rows].sum())
-        if best is None or bound >= float(best[0]) - boxes.slack:
-            counter += 1
-            heapq.heappush(heap, (-bound, counter, lo, hi, rows))
+        if best is not None and bound < float(best[0]) - boxes.slack:
+            return None
+        return bound, lo, hi, meeting, rows
 
-    push(lo, hi)
-    while heap:
+    root = opened(lo, hi, _meeting(boxes, lo, hi))
+    stack = [root] if root is not None else []
+    while stack:
         budget.check("searching the prediction's range")
-        negative, _, lo, hi, rows = heapq.heappop(heap)
-        if best is not None and -negative < float(best[0]) - boxes.slack:
-            break
+        bound, lo, hi, meeting, rows = stack.pop()
+        if best is not None and bound < float(best[0]) - boxes.slack:
+            continue
         common_lo = np.maximum(lo, boxes.lo[rows].max(axis=0))
         common_hi = np.minimum(hi, boxes.hi[rows].min(axis=0))
         apart = np.flatnonzero(common_lo > common_hi)
@@ -125,8 +131,11 @@ def _maximum(
         cut = int(common_hi[f])  # lo[f] <= cut < hi[f]: both halves hold a state
         left_hi, right_lo = hi.copy(), lo.copy()
         left_hi[f], right_lo[f] = cut, cut + 1
-        push(lo, left_hi)
-        push(right_lo, hi)
+        halves = [
+            opened(lo, left_hi, meeting[boxes.lo[meeting, f] <= cut]),
+            opened(right_lo, hi, meeting[boxes.hi[meeting, f] > cut]),
+        ]
+        stack.extend(sorted((h for h in halves if h is not None), key=lambda h: h[0]))  # the higher bound first
     assert best is not None, "every tree has a leaf in every box of states"
     return best
 
