@@ -123,7 +123,7 @@ CANONICAL: tuple[Result, ...] = (
         wall_column="wall",
     ),
     Result("add_outcomes", "add_outcomes", "ADD outcome explanations against sufficient reasons", wall_column="wall"),
-    Result("pipelines", "pipelines_quick", "Pipelines in their original columns (quick size only)"),
+    Result("pipelines", "pipelines", "Pipelines in their original columns"),
     Result("sat_shortest", "sat_shortest", "One shortest AXp and CXp per instance"),
     Result("cold_start", "cold_start", "Time to first answer: empty compiled-code cache against warm", headline=True),
     Result(
