@@ -124,6 +124,8 @@ CANONICAL: tuple[Result, ...] = (
     ),
     Result("add_outcomes", "add_outcomes", "ADD outcome explanations against sufficient reasons", wall_column="wall"),
     Result("pipelines", "pipelines", "Pipelines in their original columns"),
+    Result("regression", "regression", "Regression forests: AXps of a band and the range query"),
+    Result("regression", "regression_missing", "Forests trained with missing values"),
     Result("sat_shortest", "sat_shortest", "One shortest AXp and CXp per instance"),
     Result("cold_start", "cold_start", "Time to first answer: empty compiled-code cache against warm", headline=True),
     Result(
@@ -317,8 +319,14 @@ def runtime_table(results: Path = RESULTS) -> str:
         runs = [r for r in CANONICAL if r.benchmark == name]
         if not runs:
             lines.append(f"| `{name}` | none yet | not run at full size | |")
+        seen: dict[str, str] = {}  # the date of a run already listed -> its stem
         for r in runs:
             wall, source = _wall(r, results)
+            date = str(_machine(r, results).get("date") or "")
+            if date and date in seen:  # files of one run: its time is listed once
+                wall, source = f"in `{seen[date]}`'s", "written by the same run"
+            elif date:
+                seen[date] = r.stem
             quick = " (quick size)" if _machine(r, results).get("quick") or r.stem.endswith("_quick") else ""
             lines.append(f"| `{name}` | `{r.stem}`{quick} | {wall} | {source} |")
     return "\n".join(lines)

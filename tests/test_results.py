@@ -101,3 +101,23 @@ def test_the_page_links_only_files_that_exist() -> None:
 )
 def test_recorded_commands_read_as_benchmark_commands(recorded: str, expected: str | None) -> None:
     assert summary.normalise_command(recorded) == expected
+
+
+def test_a_run_that_wrote_two_tables_has_its_time_listed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two canonical results of one run (the same machine description's date) count its wall
+    clock once in the run-time table; a run of another date counts its own."""
+    import json
+
+    runs = (
+        summary.Result("regression", "first", "one run's first table"),
+        summary.Result("regression", "second", "its second table"),
+        summary.Result("regression", "third", "another run"),
+    )
+    for stem, date, elapsed in (("first", "d1", 600.0), ("second", "d1", 600.0), ("third", "d2", 90.0)):
+        (tmp_path / f"{stem}.md").write_text(f"# {stem}\n")
+        (tmp_path / f"{stem}.machine.json").write_text(json.dumps({"date": date, "elapsed_s": elapsed}))
+    monkeypatch.setattr(summary, "CANONICAL", runs)
+    table = summary.runtime_table(tmp_path)
+    assert "| `regression` | `first` | 10 min (600 s) |" in table
+    assert "| `regression` | `second` | in `first`'s | written by the same run |" in table
+    assert "| `regression` | `third` | 90 s |" in table
