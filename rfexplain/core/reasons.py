@@ -582,4 +582,3 @@ def _json_value(value: float, space: FeatureSpace, feature: int) -> float | str:
     if space.category_labels(feature) is not None:
         return float(value)
     return cell_decimal(value, space.thresholds[feature])
-

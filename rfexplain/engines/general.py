@@ -88,6 +88,7 @@ __all__ = [
     "minimum_flip_sets",
     "by_runs",
     "interval_runs",
+    "interval_parts",
     "GRID_POINTS",
     "RUN_BOXES",
 ]
@@ -151,18 +152,30 @@ def interval_runs(states: frozenset[int]) -> list[frozenset[int]]:
     return [frozenset(ordered[a:b]) for a, b in zip(starts, [*starts[1:], len(ordered)])]
 
 
+def interval_parts(
+    box: Mapping[int, frozenset[int]], limit: int, categorical: Callable[[int], bool] = lambda f: False
+) -> Iterator[Box] | None:
+    """The boxes of intervals that make up ``box``, in order (each set of states of a feature
+    not ``categorical`` split in its runs of consecutive states, :func:`interval_runs`; the box
+    holds an input iff one of its parts does); ``None`` when they would be more than ``limit``."""
+    runs = [[states] if categorical(f) else interval_runs(states) for f, states in box.items()]
+    if math.prod(map(len, runs)) > limit:
+        return None
+    return (dict(zip(box, part)) for part in itertools.product(*runs))
+
+
 def by_runs(question: Question, categorical: Callable[[int], bool]) -> Question:
-    """``question`` asked of a box one box of intervals at a time (each numeric feature's states
-    split in runs of consecutive states; the box holds an input iff one of its parts does), when
-    that makes at most :data:`RUN_BOXES` parts: engines answer boxes of intervals fastest (the SAT
-    engine's deciders take them; a set with gaps goes to its full formula)."""
+    """``question`` asked of a box one box of intervals at a time (:func:`interval_parts` of its
+    numeric features), when that makes at most :data:`RUN_BOXES` parts: engines answer boxes of
+    intervals fastest (the SAT engine's deciders take them; a set with gaps goes to its full
+    formula)."""
 
     def ask(box: Box) -> tuple[int, ...] | None:
-        runs = [[states] if categorical(f) else interval_runs(states) for f, states in box.items()]
-        if math.prod(map(len, runs)) > RUN_BOXES:
+        parts = interval_parts(box, RUN_BOXES, categorical)
+        if parts is None:
             return question(box)
-        for part in itertools.product(*runs):
-            z = question(dict(zip(box, part)))
+        for part in parts:
+            z = question(part)
             if z is not None:
                 return z
         return None

@@ -37,7 +37,6 @@ True
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -53,7 +52,7 @@ from rfexplain.core.forest import Forest
 from rfexplain.core.reasons import Reason, Witness
 from rfexplain.core.vote import NEAR_TIE
 from rfexplain.engines.base import EngineBase, Instance
-from rfexplain.engines.general import interval_runs
+from rfexplain.engines.general import interval_parts
 from rfexplain.sat.deciders.base import COMPILED_DECIDERS, DECIDERS, Answer, Question
 from rfexplain.sat.deciders.bounds import slack
 from rfexplain.sat.deciders.leaves import InstanceLeaves, LeafTable, warm_up
@@ -427,17 +426,17 @@ class SatEngine(EngineBase):
     def _box_by_runs(
         self, instance: Instance, box: Mapping[int, frozenset[int]]
     ) -> tuple[tuple[int, ...] | None] | None:
-        """:meth:`_box_by_leaves` on the boxes of intervals that make up the box (each set of
-        states split into its runs of consecutive states, :func:`.interval_runs`; the box holds a
-        point iff one of them does), in order, when there are at most the tuning's ``box_runs``:
+        """:meth:`_box_by_leaves` on the boxes of intervals that make up the box
+        (:func:`.interval_parts`; the box holds a point iff one of them does), in order, when
+        there are at most the tuning's ``box_runs``:
         ``(witness,)`` from the first that has one, ``(None,)`` when they all settle sufficient,
         ``None`` when one is left open; when there are more, the whole box (left open unless it
         is one of intervals)."""
-        runs = [interval_runs(states) for states in box.values()]
-        if math.prod(map(len, runs)) > self.tuning.box_runs:
+        parts = interval_parts(box, self.tuning.box_runs)
+        if parts is None:
             return self._box_by_leaves(instance, box)
-        for part in itertools.product(*runs):
-            settled = self._box_by_leaves(instance, dict(zip(box, part)))
+        for part in parts:
+            settled = self._box_by_leaves(instance, part)
             if settled is None or settled[0] is not None:
                 return settled
         return (None,)
